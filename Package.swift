@@ -1,0 +1,36 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "RealmSwiftLinux",
+    products: [
+        .library(name: "RealmStorage", targets: ["RealmStorage"]),
+        .executable(name: "realm-demo", targets: ["RealmDemo"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        .target(
+            name: "RealmStorage",
+            dependencies: ["CLZ4"]
+        ),
+        .executableTarget(
+            name: "RealmDemo",
+            dependencies: ["RealmStorage"],
+            path: "Tools/realm-demo"
+        ),
+        .executableTarget(
+            name: "StorageCrashWriter",
+            dependencies: ["RealmStorage"],
+            path: "Tests/StorageCrashWriter"
+        ),
+        .testTarget(
+            name: "RealmStorageTests",
+            dependencies: ["RealmStorage"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

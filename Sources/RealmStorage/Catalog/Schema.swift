@@ -1,0 +1,114 @@
+/// A column of a table as stored in the catalog (Spec/FORMAT.md §5.2).
+public struct ColumnSchema: Sendable, Hashable {
+    /// Stable identifier within its table; never reused after removal.
+    public internal(set) var id: UInt32
+    public var name: String
+    public var type: ColumnType
+    public var isNullable: Bool
+    public var isList: Bool
+    /// For `.link` columns: the name of the target table.
+    public var linkTarget: String?
+    /// Whether a persisted index is kept for this column.
+    public var isIndexed: Bool
+
+    /// Describes a column to add; `id` is assigned by the catalog.
+    public init(_ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, linkTarget: String? = nil, indexed: Bool = false) {
+        self.id = 0
+        self.name = name
+        self.type = type
+        self.isNullable = nullable
+        self.isList = list
+        self.linkTarget = linkTarget
+        self.isIndexed = indexed
+    }
+}
+
+/// A table as stored in the catalog.
+public struct TableSchema: Sendable, Hashable {
+    /// Stable identifier; never reused after removal.
+    public internal(set) var id: UInt32
+    public var name: String
+    public internal(set) var columns: [ColumnSchema]
+    /// The name of the primary-key column, if any.
+    public internal(set) var primaryKey: String?
+    var nextColumnId: UInt32
+
+    init(id: UInt32, name: String) {
+        self.id = id
+        self.name = name
+        self.columns = []
+        self.primaryKey = nil
+        self.nextColumnId = 1
+    }
+
+    /// The column named `name`.
+    public func column(_ name: String) -> ColumnSchema? { columns.first { $0.name == name } }
+    func column(id: UInt32) -> ColumnSchema? { columns.first { $0.id == id } }
+    /// The primary-key column.
+    public var primaryKeyColumn: ColumnSchema? { primaryKey.flatMap(column) }
+}
+
+/// The schema stored in the file: every table and column, so tools need no Swift model classes.
+public struct Catalog: Sendable, Hashable {
+    public internal(set) var tables: [TableSchema] = []
+    var nextTableId: UInt32 = 1
+
+    public init() {}
+
+    public func table(_ name: String) -> TableSchema? { tables.first { $0.name == name } }
+    func table(id: UInt32) -> TableSchema? { tables.first { $0.id == id } }
+
+    // MARK: Encoding (Spec/FORMAT.md §5.2)
+
+    func encode(into w: inout ByteWriter) {
+        w.u32(nextTableId)
+        w.u32(UInt32(tables.count))
+        for t in tables {
+            w.u32(t.id)
+            w.string(t.name)
+            w.u32(t.nextColumnId)
+            w.u32(t.primaryKeyColumn?.id ?? 0)
+            w.u32(UInt32(t.columns.count))
+            for c in t.columns {
+                w.u32(c.id)
+                w.string(c.name)
+                w.u8(c.type.rawValue)
+                w.u8((c.isNullable ? 1 : 0) | (c.isList ? 2 : 0) | (c.isIndexed ? 4 : 0))
+                w.u32(c.linkTarget.flatMap { table($0)?.id } ?? 0)
+            }
+        }
+    }
+
+    static func decode(_ r: inout BlockReader) throws -> Catalog {
+        var cat = Catalog()
+        cat.nextTableId = try r.u32()
+        let n = try r.count(max: 1 << 16, "table count")
+        var linkTargets: [(Int, Int, UInt32)] = []
+        for ti in 0..<n {
+            var t = TableSchema(id: try r.u32(), name: try r.string())
+            t.nextColumnId = try r.u32()
+            let pkId = try r.u32()
+            let nc = try r.count(max: 1 << 16, "column count")
+            for _ in 0..<nc {
+                let id = try r.u32()
+                let name = try r.string()
+                let rawType = try r.u8()
+                guard let type = ColumnType(rawValue: rawType) else { throw r.corrupted("unknown column type \(rawType)") }
+                let flags = try r.u8()
+                let target = try r.u32()
+                var c = ColumnSchema(name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, indexed: flags & 4 != 0)
+                c.id = id
+                if type == .link { linkTargets.append((ti, t.columns.count, target)) }
+                t.columns.append(c)
+                if id == pkId { t.primaryKey = name }
+            }
+            if pkId != 0 && t.primaryKey == nil { throw r.corrupted("primary key column \(pkId) of '\(t.name)' does not exist") }
+            cat.tables.append(t)
+        }
+        for (ti, ci, target) in linkTargets {
+            guard let tt = cat.table(id: target) else { throw r.corrupted("link column targets missing table \(target)") }
+            cat.tables[ti].columns[ci].linkTarget = tt.name
+        }
+        return cat
+    }
+}

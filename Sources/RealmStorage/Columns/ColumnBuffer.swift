@@ -1,0 +1,296 @@
+/// The decoded, mutable form of one column of one row group, used while a write transaction builds
+/// new segments. Typed storage keeps bulk inserts free of per-value boxing.
+package struct ColumnBuffer: Sendable {
+    package let type: ColumnType
+    package let nullable: Bool
+    package let isList: Bool
+
+    package enum Storage: Sendable {
+        case ints([Int64])
+        case floats([Float])
+        case doubles([Double])
+        case fixed(width: Int, [UInt8])
+        case strings([String])
+        case blobs([[UInt8]])
+        case lists([[StorageValue]])
+    }
+    package private(set) var storage: Storage
+    /// Present (non-null) flags; nil when the column is not nullable or is a list.
+    package private(set) var valid: [Bool]?
+    package private(set) var count: Int = 0
+
+    package init(type: ColumnType, nullable: Bool, isList: Bool, capacity: Int = 0) {
+        self.type = type
+        self.nullable = nullable
+        self.isList = isList
+        if isList {
+            storage = .lists([])
+        } else {
+            switch type {
+            case .int, .bool, .link: storage = .ints([])
+            case .float: storage = .floats([])
+            case .double: storage = .doubles([])
+            case .string: storage = .strings([])
+            case .binary: storage = .blobs([])
+            case .timestamp, .objectId, .uuid, .decimal128:
+                if case .fixed(let w) = type.lane { storage = .fixed(width: w, []) } else { fatalError("unreachable") }
+            }
+        }
+        valid = nullable && !isList ? [] : nil
+        if capacity > 0 { reserve(capacity) }
+    }
+
+    package mutating func reserve(_ n: Int) {
+        switch storage {
+        case .ints(var a): a.reserveCapacity(n); storage = .ints(a)
+        case .doubles(var a): a.reserveCapacity(n); storage = .doubles(a)
+        case .strings(var a): a.reserveCapacity(n); storage = .strings(a)
+        default: break
+        }
+        valid?.reserveCapacity(n)
+    }
+
+    /// The value stored for a missing field: null when nullable, else the type's zero.
+    package static func defaultValue(type: ColumnType, nullable: Bool, isList: Bool) -> StorageValue {
+        if isList { return .list([]) }
+        if nullable { return .null }
+        switch type {
+        case .int: return .int(0)
+        case .bool: return .bool(false)
+        case .float: return .float(0)
+        case .double: return .double(0)
+        case .string: return .string("")
+        case .binary: return .binary([])
+        case .timestamp: return .timestamp(seconds: 0, nanoseconds: 0)
+        case .objectId: return .objectId([UInt8](repeating: 0, count: 12))
+        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .decimal128: return .decimal128(low: 0, high: 0x3040_0000_0000_0000)
+        case .link: return .null
+        }
+    }
+
+    /// Checks that `value` can be stored here; throws ``StorageError/Code/typeMismatch`` otherwise.
+    package func validate(_ value: StorageValue, column: String) throws {
+        if isList {
+            guard case .list(let elems) = value else {
+                throw StorageError(.typeMismatch, "column '\(column)' is a list of \(type); got \(value)")
+            }
+            for e in elems where !(e.fits(type) || (e.isNull && nullable)) {
+                throw StorageError(.typeMismatch, "list '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e)")
+            }
+            return
+        }
+        if value.isNull {
+            guard nullable else { throw StorageError(.typeMismatch, "column '\(column)' is not nullable") }
+            return
+        }
+        guard value.fits(type) else {
+            throw StorageError(.typeMismatch, "column '\(column)' holds \(type); got \(value)")
+        }
+    }
+
+    /// Appends a value already checked with ``validate(_:column:)``.
+    package mutating func append(_ value: StorageValue) {
+        count += 1
+        if valid != nil { valid!.append(!value.isNull) }
+        switch storage {
+        case .ints(var a):
+            storage = .ints([])
+            a.append(Self.int(value))
+            storage = .ints(a)
+        case .floats(var a):
+            storage = .floats([])
+            if case .float(let f) = value { a.append(f) } else { a.append(0) }
+            storage = .floats(a)
+        case .doubles(var a):
+            storage = .doubles([])
+            if case .double(let d) = value { a.append(d) } else { a.append(0) }
+            storage = .doubles(a)
+        case .fixed(let w, var a):
+            storage = .ints([])
+            a.append(contentsOf: Self.fixedBytes(value, width: w))
+            storage = .fixed(width: w, a)
+        case .strings(var a):
+            storage = .ints([])
+            if case .string(let s) = value { a.append(s) } else { a.append("") }
+            storage = .strings(a)
+        case .blobs(var a):
+            storage = .ints([])
+            if case .binary(let b) = value { a.append(b) } else { a.append([]) }
+            storage = .blobs(a)
+        case .lists(var a):
+            storage = .ints([])
+            if case .list(let l) = value { a.append(l) } else { a.append([]) }
+            storage = .lists(a)
+        }
+    }
+
+    /// Replaces the value at `index`.
+    package mutating func set(_ index: Int, _ value: StorageValue) {
+        precondition(index >= 0 && index < count)
+        if valid != nil { valid![index] = !value.isNull }
+        switch storage {
+        case .ints(var a):
+            storage = .ints([])
+            a[index] = Self.int(value)
+            storage = .ints(a)
+        case .floats(var a):
+            storage = .ints([])
+            a[index] = { if case .float(let f) = value { f } else { 0 } }()
+            storage = .floats(a)
+        case .doubles(var a):
+            storage = .ints([])
+            a[index] = { if case .double(let d) = value { d } else { 0 } }()
+            storage = .doubles(a)
+        case .fixed(let w, var a):
+            storage = .ints([])
+            a.replaceSubrange(index * w..<(index + 1) * w, with: Self.fixedBytes(value, width: w))
+            storage = .fixed(width: w, a)
+        case .strings(var a):
+            storage = .ints([])
+            a[index] = { if case .string(let s) = value { s } else { "" } }()
+            storage = .strings(a)
+        case .blobs(var a):
+            storage = .ints([])
+            a[index] = { if case .binary(let b) = value { b } else { [] } }()
+            storage = .blobs(a)
+        case .lists(var a):
+            storage = .ints([])
+            a[index] = { if case .list(let l) = value { l } else { [] } }()
+            storage = .lists(a)
+        }
+    }
+
+    /// The value at `index`.
+    package func value(_ index: Int) -> StorageValue {
+        if let valid, !valid[index] { return .null }
+        switch storage {
+        case .ints(let a): return Self.decodeInt(a[index], type)
+        case .floats(let a): return .float(a[index])
+        case .doubles(let a): return .double(a[index])
+        case .fixed(let w, let a): return Self.decodeFixed(Array(a[index * w..<(index + 1) * w]), type)
+        case .strings(let a): return .string(a[index])
+        case .blobs(let a): return .binary(a[index])
+        case .lists(let a): return .list(a[index])
+        }
+    }
+
+    /// Removes the rows at the given sorted, distinct indices.
+    package mutating func remove(sortedIndices: [Int]) {
+        guard !sortedIndices.isEmpty else { return }
+        let drop = Set(sortedIndices)
+        func keep<T>(_ a: [T]) -> [T] { a.enumerated().filter { !drop.contains($0.offset) }.map(\.element) }
+        switch storage {
+        case .ints(let a): storage = .ints(keep(a))
+        case .floats(let a): storage = .floats(keep(a))
+        case .doubles(let a): storage = .doubles(keep(a))
+        case .fixed(let w, let a):
+            var out: [UInt8] = []
+            out.reserveCapacity(a.count)
+            for i in 0..<count where !drop.contains(i) { out.append(contentsOf: a[i * w..<(i + 1) * w]) }
+            storage = .fixed(width: w, out)
+        case .strings(let a): storage = .strings(keep(a))
+        case .blobs(let a): storage = .blobs(keep(a))
+        case .lists(let a): storage = .lists(keep(a))
+        }
+        if let v = valid { valid = keep(v) }
+        count -= drop.count
+    }
+
+    /// Appends all rows of `other` (same column).
+    package mutating func append(contentsOf other: ColumnBuffer) {
+        switch (storage, other.storage) {
+        case (.ints(var a), .ints(let b)): storage = .ints([]); a += b; storage = .ints(a)
+        case (.floats(var a), .floats(let b)): storage = .ints([]); a += b; storage = .floats(a)
+        case (.doubles(var a), .doubles(let b)): storage = .ints([]); a += b; storage = .doubles(a)
+        case (.fixed(let w, var a), .fixed(_, let b)): storage = .ints([]); a += b; storage = .fixed(width: w, a)
+        case (.strings(var a), .strings(let b)): storage = .ints([]); a += b; storage = .strings(a)
+        case (.blobs(var a), .blobs(let b)): storage = .ints([]); a += b; storage = .blobs(a)
+        case (.lists(var a), .lists(let b)): storage = .ints([]); a += b; storage = .lists(a)
+        default: preconditionFailure("appending a column of another type")
+        }
+        if valid != nil { valid! += other.valid ?? [Bool](repeating: true, count: other.count) }
+        count += other.count
+    }
+
+    /// Rows `range` as a new buffer.
+    package func slice(_ range: Range<Int>) -> ColumnBuffer {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)
+        switch storage {
+        case .ints(let a): b.storage = .ints(Array(a[range]))
+        case .floats(let a): b.storage = .floats(Array(a[range]))
+        case .doubles(let a): b.storage = .doubles(Array(a[range]))
+        case .fixed(let w, let a): b.storage = .fixed(width: w, Array(a[range.lowerBound * w..<range.upperBound * w]))
+        case .strings(let a): b.storage = .strings(Array(a[range]))
+        case .blobs(let a): b.storage = .blobs(Array(a[range]))
+        case .lists(let a): b.storage = .lists(Array(a[range]))
+        }
+        if let v = valid { b.valid = Array(v[range]) }
+        b.count = range.count
+        return b
+    }
+
+    /// Builds a buffer from already-decoded parts (used by the segment decoder).
+    package static func make(type: ColumnType, nullable: Bool, isList: Bool, storage: Storage, valid: [Bool]?, count: Int) -> ColumnBuffer {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)
+        b.storage = storage
+        b.valid = (nullable && !isList) ? (valid ?? [Bool](repeating: true, count: count)) : nil
+        b.count = count
+        return b
+    }
+
+    // MARK: value ↔ lane conversions
+
+    @inline(__always)
+    static func int(_ v: StorageValue) -> Int64 {
+        switch v {
+        case .int(let i): i
+        case .bool(let b): b ? 1 : 0
+        case .link(let k): k.rawValue
+        default: 0
+        }
+    }
+
+    @inline(__always)
+    static func decodeInt(_ raw: Int64, _ type: ColumnType) -> StorageValue {
+        switch type {
+        case .bool: .bool(raw != 0)
+        case .link: .link(ObjectKey(raw))
+        default: .int(raw)
+        }
+    }
+
+    static func fixedBytes(_ v: StorageValue, width: Int) -> [UInt8] {
+        var w = ByteWriter(capacity: width)
+        switch v {
+        case .timestamp(let s, let n):
+            w.i64(s)
+            w.i32(n)
+        case .objectId(let b): w.append(b)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { w.append(contentsOf: $0) }
+        case .decimal128(let lo, let hi):
+            w.u64(lo)
+            w.u64(hi)
+        default: break
+        }
+        var out = w.bytes
+        if out.count < width { out += [UInt8](repeating: 0, count: width - out.count) }
+        return Array(out.prefix(width))
+    }
+
+    static func decodeFixed(_ b: [UInt8], _ type: ColumnType) -> StorageValue {
+        func u64(_ o: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
+        func u32(_ o: Int) -> UInt32 { (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[o + $1]) << (8 * UInt32($1)) } }
+        switch type {
+        case .timestamp:
+            return .timestamp(seconds: Int64(bitPattern: u64(0)), nanoseconds: Int32(bitPattern: u32(8)))
+        case .objectId: return .objectId(b)
+        case .uuid:
+            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        case .decimal128: return .decimal128(low: u64(0), high: u64(8))
+        default: return .null
+        }
+    }
+}
+
+import Foundation

@@ -1,0 +1,58 @@
+/// The type of a column's values (Spec/FORMAT.md §4.1). Raw values are stored in the file.
+public enum ColumnType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case int = 1
+    case bool = 2
+    case float = 3
+    case double = 4
+    case string = 5
+    case binary = 6
+    case timestamp = 7
+    case objectId = 8
+    case uuid = 9
+    case decimal128 = 10
+    case link = 11
+
+    /// The physical lane the values are stored in.
+    var lane: Lane {
+        switch self {
+        case .int, .bool, .link: .integer
+        case .float: .fixed(4)
+        case .double: .fixed(8)
+        case .timestamp: .fixed(12)
+        case .objectId: .fixed(12)
+        case .uuid, .decimal128: .fixed(16)
+        case .string, .binary: .bytes
+        }
+    }
+
+    enum Lane: Equatable {
+        case integer
+        case fixed(Int)
+        case bytes
+    }
+
+    public var description: String {
+        switch self {
+        case .int: "int"
+        case .bool: "bool"
+        case .float: "float"
+        case .double: "double"
+        case .string: "string"
+        case .binary: "binary"
+        case .timestamp: "timestamp"
+        case .objectId: "objectId"
+        case .uuid: "uuid"
+        case .decimal128: "decimal128"
+        case .link: "link"
+        }
+    }
+}
+
+/// A stable, 64-bit identifier of an object within its table. Keys are never reused.
+public struct ObjectKey: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var rawValue: Int64
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+    public init(_ v: Int64) { rawValue = v }
+    public static func < (a: ObjectKey, b: ObjectKey) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "#\(rawValue)" }
+}

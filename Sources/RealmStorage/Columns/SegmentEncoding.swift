@@ -1,0 +1,196 @@
+/// Array encodings inside a segment (Spec/FORMAT.md §4.3). Raw values are stored in the file.
+package enum ArrayEncoding: UInt8, Sendable, CustomStringConvertible {
+    case intPlain = 1
+    case intPacked = 2
+    case fixedPlain = 3
+    case bytesOffsets = 4
+    case bytesDictionary = 5
+    case lz4 = 6
+    case bitmap = 7
+
+    package var description: String {
+        switch self {
+        case .intPlain: "int-plain"
+        case .intPacked: "int-packed"
+        case .fixedPlain: "fixed-plain"
+        case .bytesOffsets: "bytes-offsets"
+        case .bytesDictionary: "bytes-dictionary"
+        case .lz4: "lz4"
+        case .bitmap: "bitmap"
+        }
+    }
+
+    /// The bit widths a packed array may use (values never straddle a 64-bit word).
+    static let packedWidths = [0, 1, 2, 4, 8, 16, 32]
+}
+
+/// Encodes a ``ColumnBuffer`` into a segment block (Spec/FORMAT.md §4) choosing, per array, the
+/// smallest of the candidate encodings; LZ4 is applied only when it saves at least a quarter.
+package enum SegmentEncoder {
+    static let magic: UInt32 = 0x4745_5352  // "RSEG"
+    static let lz4MinimumSaving = 0.25
+
+    /// The encoded block, checksum trailer included.
+    package static func encode(_ column: ColumnBuffer) -> [UInt8] {
+        var w = ByteWriter(capacity: 64 + column.count * 8)
+        w.u32(magic)
+        w.u8(column.type.rawValue)
+        w.u8((column.nullable ? 1 : 0) | (column.isList ? 2 : 0))
+        w.u16(0)
+        w.u32(UInt32(column.count))
+        let nullCount = column.valid.map { $0.reduce(0) { $0 + ($1 ? 0 : 1) } } ?? 0
+        w.u32(UInt32(nullCount))
+        if column.isList {
+            guard case .lists(let lists) = column.storage else { preconditionFailure() }
+            appendIntArray(&w, lists.map { Int64($0.count) })
+            var elements = ColumnBuffer(type: column.type, nullable: column.nullable, isList: false)
+            for l in lists { for e in l { elements.append(e) } }
+            if column.nullable { appendBitmap(&w, elements.valid ?? []) }
+            appendValues(&w, elements)
+        } else {
+            if let valid = column.valid { appendBitmap(&w, valid) }
+            appendValues(&w, column)
+        }
+        w.pad()
+        w.u64(w.checksum())
+        return w.bytes
+    }
+
+    static func appendValues(_ w: inout ByteWriter, _ c: ColumnBuffer) {
+        switch c.storage {
+        case .ints(let a): appendIntArray(&w, a)
+        case .floats(let a):
+            var raw = ByteWriter(capacity: a.count * 4)
+            for f in a { raw.u32(f.bitPattern) }
+            appendMaybeCompressed(&w, fixedArray(raw.bytes, width: 4, count: a.count))
+        case .doubles(let a):
+            var raw = ByteWriter(capacity: a.count * 8)
+            raw.doubles(a)
+            appendMaybeCompressed(&w, fixedArray(raw.bytes, width: 8, count: a.count))
+        case .fixed(let width, let bytes):
+            appendMaybeCompressed(&w, fixedArray(bytes, width: width, count: c.count))
+        case .strings(let a): appendBytesArray(&w, a.map { Array($0.utf8) })
+        case .blobs(let a): appendBytesArray(&w, a)
+        case .lists: preconditionFailure("nested lists are not stored")
+        }
+    }
+
+    static func header(_ w: inout ByteWriter, _ enc: ArrayEncoding, param: UInt8 = 0, count: Int, bodyLength: Int, param2: UInt32 = 0) {
+        w.u8(enc.rawValue)
+        w.u8(param)
+        w.u16(0)
+        w.u32(UInt32(count))
+        w.u32(UInt32(bodyLength))
+        w.u32(param2)
+    }
+
+    /// Chooses plain or frame-of-reference bit-packing for an integer array.
+    static func appendIntArray(_ w: inout ByteWriter, _ a: [Int64]) {
+        var lo = Int64.max
+        var hi = Int64.min
+        for v in a {
+            lo = min(lo, v)
+            hi = max(hi, v)
+        }
+        if a.isEmpty { lo = 0; hi = 0 }
+        let (diff, overflow) = hi.subtractingReportingOverflow(lo)
+        let span = UInt64(bitPattern: diff)
+        if !overflow, let width = ArrayEncoding.packedWidths.first(where: { $0 == 0 ? span == 0 : span >> UInt64($0) == 0 }) {
+            let words = PackedIntArray.wordCount(count: a.count, width: width)
+            header(&w, .intPacked, param: UInt8(width), count: a.count, bodyLength: 8 + words * 8)
+            w.i64(lo)
+            var packed = [Int64](repeating: 0, count: words)
+            if width > 0 {
+                let perWord = 64 / width
+                for (i, v) in a.enumerated() {
+                    let d = UInt64(bitPattern: v &- lo)
+                    packed[i / perWord] |= Int64(bitPattern: d << UInt64((i % perWord) * width))
+                }
+            }
+            w.int64s(packed)
+        } else {
+            header(&w, .intPlain, count: a.count, bodyLength: a.count * 8)
+            w.int64s(a)
+        }
+    }
+
+    static func appendBitmap(_ w: inout ByteWriter, _ bits: [Bool]) {
+        let words = (bits.count + 63) / 64
+        header(&w, .bitmap, count: bits.count, bodyLength: words * 8)
+        var out = [Int64](repeating: 0, count: words)
+        for (i, b) in bits.enumerated() where b { out[i >> 6] |= Int64(bitPattern: UInt64(1) << UInt64(i & 63)) }
+        w.int64s(out)
+    }
+
+    static func fixedArray(_ bytes: [UInt8], width: Int, count: Int) -> [UInt8] {
+        var w = ByteWriter(capacity: bytes.count + 16)
+        header(&w, .fixedPlain, count: count, bodyLength: (bytes.count + 7) / 8 * 8, param2: UInt32(width))
+        w.append(bytes)
+        w.pad()
+        return w.bytes
+    }
+
+    static func offsetsArray(_ items: [[UInt8]]) -> [UInt8] {
+        var body = ByteWriter(capacity: items.count * 4 + 8)
+        var total: UInt32 = 0
+        body.u32(0)
+        for it in items {
+            total += UInt32(it.count)
+            body.u32(total)
+        }
+        body.pad()
+        for it in items { body.append(it) }
+        body.pad()
+        var w = ByteWriter(capacity: body.count + 16)
+        header(&w, .bytesOffsets, count: items.count, bodyLength: body.count)
+        w.append(body.bytes)
+        return w.bytes
+    }
+
+    /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays.
+    static func appendBytesArray(_ w: inout ByteWriter, _ items: [[UInt8]]) {
+        let plain = offsetsArray(items)
+        var best = plain
+        var ids: [[UInt8]: Int] = [:]
+        var dict: [[UInt8]] = []
+        var indices: [Int64] = []
+        indices.reserveCapacity(items.count)
+        var abandoned = false
+        for it in items {
+            if let id = ids[it] {
+                indices.append(Int64(id))
+            } else {
+                if dict.count > items.count / 2 {
+                    abandoned = true
+                    break
+                }
+                ids[it] = dict.count
+                indices.append(Int64(dict.count))
+                dict.append(it)
+            }
+        }
+        if !abandoned && items.count > 1 {
+            var inner = ByteWriter(capacity: plain.count)
+            inner.append(offsetsArray(dict))
+            appendIntArray(&inner, indices)
+            var d = ByteWriter(capacity: inner.count + 16)
+            header(&d, .bytesDictionary, count: items.count, bodyLength: inner.count, param2: UInt32(dict.count))
+            d.append(inner.bytes)
+            if d.count < best.count { best = d.bytes }
+        }
+        appendMaybeCompressed(&w, best)
+    }
+
+    /// Wraps a complete array in an LZ4 array when that saves at least `lz4MinimumSaving`.
+    static func appendMaybeCompressed(_ w: inout ByteWriter, _ array: [UInt8]) {
+        if array.count >= 256, let c = LZ4.compress(array), Double(c.count + 16) <= Double(array.count) * (1 - lz4MinimumSaving) {
+            let padded = (c.count + 7) / 8 * 8
+            header(&w, .lz4, count: 0, bodyLength: 8 + padded, param2: UInt32(array.count))
+            w.u64(UInt64(c.count))
+            w.append(c)
+            w.pad()
+        } else {
+            w.append(array)
+        }
+    }
+}

@@ -1,0 +1,263 @@
+/// A decoded, read-only view of one segment (Spec/FORMAT.md §4). Plain and packed arrays are read
+/// straight from the mapping; LZ4 arrays are decompressed once (the caller caches the reader).
+/// Every offset, count and length inside the segment is validated while the reader is built or when
+/// a value is read, so a damaged segment throws ``StorageError/Code/corrupted`` rather than trapping.
+package struct SegmentReader: Sendable {
+    package let type: ColumnType
+    package let nullable: Bool
+    package let isList: Bool
+    package let rowCount: Int
+    package let nullCount: Int
+    /// Encodings used, outermost first (for the inspector).
+    package let encodings: [ArrayEncoding]
+    /// Bytes the arrays take once decoded.
+    package let decodedSize: Int
+
+    let validity: Bitmap?
+    let values: Values
+    /// For lists: element start index per row, rowCount + 1 entries.
+    let listStarts: [Int]
+
+    enum Values: Sendable {
+        case plain(Int64Array)
+        case packed(PackedIntArray)
+        case fixed(ByteView, width: Int, count: Int)
+        case offsets(Offsets)
+        case dictionary(Offsets, PackedIntArray?, Int64Array?)
+    }
+
+    struct Offsets: Sendable {
+        let offsets: ByteView
+        let blob: ByteView
+        let count: Int
+        func item(_ i: Int) throws -> (Int, Int) {
+            guard i >= 0, i < count else { throw StorageError.corrupted("string index \(i) out of \(count)", at: offsets.origin) }
+            let a = Int(try offsets.u32(i * 4))
+            let b = Int(try offsets.u32(i * 4 + 4))
+            guard a <= b, b <= blob.count else {
+                throw StorageError.corrupted("string offsets \(a)..\(b) outside a \(blob.count)-byte blob", at: offsets.origin + i * 4)
+            }
+            return (a, b - a)
+        }
+    }
+
+    struct Bitmap: Sendable {
+        let view: ByteView
+        let count: Int
+        func isSet(_ i: Int) throws -> Bool {
+            let word = try view.u64((i >> 6) * 8)
+            return word & (UInt64(1) << UInt64(i & 63)) != 0
+        }
+    }
+
+    /// Parses the segment block `block` (checksum already verified by the caller).
+    package init(block: ByteView) throws {
+        guard block.count >= 24 else { throw StorageError.corrupted("segment shorter than its header", at: block.origin) }
+        guard try block.u32(0) == SegmentEncoder.magic else { throw StorageError.corrupted("segment magic missing", at: block.origin) }
+        guard let t = ColumnType(rawValue: try block.u8(4)) else {
+            throw StorageError.corrupted("unknown column type \(try block.u8(4))", at: block.origin + 4)
+        }
+        let flags = try block.u8(5)
+        guard flags & ~3 == 0 else { throw StorageError.corrupted("unknown segment flags \(flags)", at: block.origin + 5) }
+        type = t
+        nullable = flags & 1 != 0
+        isList = flags & 2 != 0
+        rowCount = Int(try block.u32(8))
+        nullCount = Int(try block.u32(12))
+        var cursor = ArrayCursor(view: try block.slice(16, block.count - 24, "segment arrays"))
+        var encs: [ArrayEncoding] = []
+        var decoded = 0
+        if isList {
+            let counts = try cursor.next(&encs, &decoded)
+            let countValues = try Self.intValues(counts, expected: rowCount)
+            var starts = [Int](repeating: 0, count: rowCount + 1)
+            for i in 0..<rowCount {
+                let c = Int(try countValues.get(i))
+                guard c >= 0, c <= 1 << 31 else { throw StorageError.corrupted("bad list length \(c)", at: block.origin) }
+                starts[i + 1] = starts[i] + c
+            }
+            listStarts = starts
+            let total = starts[rowCount]
+            validity = nullable ? try Self.bitmap(try cursor.next(&encs, &decoded), expected: total) : nil
+            values = try Self.values(try cursor.next(&encs, &decoded), type: t, expected: total)
+        } else {
+            listStarts = []
+            validity = nullable ? try Self.bitmap(try cursor.next(&encs, &decoded), expected: rowCount) : nil
+            values = try Self.values(try cursor.next(&encs, &decoded), type: t, expected: rowCount)
+        }
+        encodings = encs
+        decodedSize = decoded
+    }
+
+    /// One parsed array: encoding, params, body.
+    struct RawArray {
+        let encoding: ArrayEncoding
+        let param: Int
+        let count: Int
+        let param2: Int
+        let body: ByteView
+    }
+
+    /// Walks the arrays of a segment, unwrapping LZ4.
+    struct ArrayCursor {
+        var view: ByteView
+        var offset = 0
+
+        mutating func next(_ encs: inout [ArrayEncoding], _ decoded: inout Int) throws -> RawArray {
+            let (a, used) = try Self.parse(view, at: offset)
+            offset += used
+            encs.append(a.encoding)
+            if a.encoding == .lz4 {
+                let clen = Int(try a.body.u64(0))
+                let owned = try LZ4.decompress(a.body, offset: 8, compressedLength: clen, decodedLength: a.param2)
+                let inner = owned.view(origin: a.body.origin)
+                let (ia, iused) = try Self.parse(inner, at: 0)
+                guard iused == inner.count, ia.encoding != .lz4 else {
+                    throw StorageError.corrupted("LZ4 array does not hold exactly one array", at: a.body.origin)
+                }
+                encs.append(ia.encoding)
+                decoded += inner.count
+                return ia
+            }
+            decoded += used
+            return a
+        }
+
+        static func parse(_ v: ByteView, at o: Int) throws -> (RawArray, Int) {
+            guard let enc = ArrayEncoding(rawValue: try v.u8(o)) else {
+                throw StorageError.corrupted("unknown array encoding \(try v.u8(o))", at: v.origin + o)
+            }
+            let bodyLength = Int(try v.u32(o + 8))
+            let body = try v.slice(o + 16, bodyLength, "array body")
+            return (RawArray(encoding: enc, param: Int(try v.u8(o + 1)), count: Int(try v.u32(o + 4)), param2: Int(try v.u32(o + 12)), body: body), 16 + bodyLength)
+        }
+    }
+
+    struct IntValues {
+        let plain: Int64Array?
+        let packed: PackedIntArray?
+        func get(_ i: Int) throws -> Int64 { plain?[i] ?? packed![i] }
+    }
+
+    static func intValues(_ a: RawArray, expected: Int) throws -> IntValues {
+        guard a.count == expected else { throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin) }
+        switch a.encoding {
+        case .intPlain: return IntValues(plain: try a.body.int64Array(0, count: a.count), packed: nil)
+        case .intPacked:
+            guard ArrayEncoding.packedWidths.contains(a.param) else { throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin) }
+            return IntValues(plain: nil, packed: try a.body.packedArray(8, count: a.count, width: a.param, reference: try a.body.i64(0)))
+        default: throw StorageError.corrupted("expected an integer array, found \(a.encoding)", at: a.body.origin)
+        }
+    }
+
+    static func bitmap(_ a: RawArray, expected: Int) throws -> Bitmap {
+        guard a.encoding == .bitmap, a.count == expected, a.body.count >= (expected + 63) / 64 * 8 else {
+            throw StorageError.corrupted("bad validity bitmap", at: a.body.origin)
+        }
+        return Bitmap(view: a.body, count: a.count)
+    }
+
+    static func offsets(_ a: RawArray) throws -> Offsets {
+        guard a.encoding == .bytesOffsets else { throw StorageError.corrupted("expected offsets, found \(a.encoding)", at: a.body.origin) }
+        let olen = (a.count + 1) * 4
+        let ov = try a.body.slice(0, olen, "offsets")
+        let blobStart = (olen + 7) / 8 * 8
+        let blobLen = Int(try ov.u32(a.count * 4))
+        let blob = try a.body.slice(blobStart, blobLen, "string blob")
+        return Offsets(offsets: ov, blob: blob, count: a.count)
+    }
+
+    static func values(_ a: RawArray, type: ColumnType, expected: Int) throws -> Values {
+        guard a.count == expected else { throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin) }
+        switch type.lane {
+        case .integer:
+            let iv = try intValues(a, expected: expected)
+            if let p = iv.plain { return .plain(p) }
+            return .packed(iv.packed!)
+        case .fixed(let width):
+            guard a.encoding == .fixedPlain, a.param2 == width else {
+                throw StorageError.corrupted("expected fixed-width(\(width)) array, found \(a.encoding)", at: a.body.origin)
+            }
+            return .fixed(try a.body.slice(0, width * a.count, "fixed array"), width: width, count: a.count)
+        case .bytes:
+            switch a.encoding {
+            case .bytesOffsets: return .offsets(try offsets(a))
+            case .bytesDictionary:
+                let (dictRaw, used) = try ArrayCursor.parse(a.body, at: 0)
+                guard dictRaw.count == a.param2 else { throw StorageError.corrupted("dictionary size mismatch", at: a.body.origin) }
+                let dict = try offsets(dictRaw)
+                let (idxRaw, _) = try ArrayCursor.parse(a.body, at: used)
+                let iv = try intValues(idxRaw, expected: expected)
+                return .dictionary(dict, iv.packed, iv.plain)
+            default: throw StorageError.corrupted("expected a bytes array, found \(a.encoding)", at: a.body.origin)
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// The value of row `row`.
+    package func value(_ row: Int) throws -> StorageValue {
+        guard row >= 0, row < rowCount else { throw StorageError(.notFound, "row \(row) out of \(rowCount)") }
+        if isList {
+            let a = listStarts[row]
+            let b = listStarts[row + 1]
+            var out: [StorageValue] = []
+            out.reserveCapacity(b - a)
+            for i in a..<b { out.append(try element(i)) }
+            return .list(out)
+        }
+        return try element(row)
+    }
+
+    func element(_ i: Int) throws -> StorageValue {
+        if let validity, !(try validity.isSet(i)) { return .null }
+        switch values {
+        case .plain(let p): return ColumnBuffer.decodeInt(p[i], type)
+        case .packed(let p): return ColumnBuffer.decodeInt(p[i], type)
+        case .fixed(let v, let width, _):
+            let bytes = try v.bytes(i * width, width)
+            switch type {
+            case .float: return .float(Float(bitPattern: UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24))
+            case .double: return .double(Double(bitPattern: try v.u64(i * 8)))
+            default: return ColumnBuffer.decodeFixed(bytes, type)
+            }
+        case .offsets(let o):
+            let (s, n) = try o.item(i)
+            return type == .string ? .string(try o.blob.string(s, n)) : .binary(try o.blob.bytes(s, n))
+        case .dictionary(let d, let packed, let plain):
+            let id = Int(packed?[i] ?? plain![i])
+            let (s, n) = try d.item(id)
+            return type == .string ? .string(try d.blob.string(s, n)) : .binary(try d.blob.bytes(s, n))
+        }
+    }
+
+    /// Zero-copy integer access for scans: the raw lane values of a non-list int/bool/link segment,
+    /// or nil when the segment is not an integer lane.
+    package var integers: IntegerLane? {
+        guard !isList else { return nil }
+        switch values {
+        case .plain(let p): return .plain(p)
+        case .packed(let p): return .packed(p)
+        default: return nil
+        }
+    }
+
+    package enum IntegerLane: Sendable {
+        case plain(Int64Array)
+        case packed(PackedIntArray)
+    }
+
+    /// Whether row `row` is null (non-list columns).
+    package func isNull(_ row: Int) throws -> Bool {
+        guard let validity else { return false }
+        return !(try validity.isSet(row))
+    }
+
+    /// Decodes the whole segment into a mutable buffer.
+    package func decodeAll() throws -> ColumnBuffer {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, capacity: rowCount)
+        for i in 0..<rowCount { b.append(try value(i)) }
+        return b
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// A value stored in (or read from) a column. The engine's dynamic currency: the object layer maps
+/// Swift properties to and from these.
+public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case int(Int64)
+    case bool(Bool)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case binary([UInt8])
+    /// Seconds and nanoseconds since 1970-01-01T00:00:00Z; nanoseconds in 0..<1_000_000_000 (or negative
+    /// with negative seconds, as Realm stores dates before 1970).
+    case timestamp(seconds: Int64, nanoseconds: Int32)
+    /// The 12 bytes of a BSON ObjectId.
+    case objectId([UInt8])
+    case uuid(UUID)
+    /// IEEE 754-2008 decimal128 as its low and high 64-bit words (BID encoding).
+    case decimal128(low: UInt64, high: UInt64)
+    case link(ObjectKey)
+    /// The elements of a list column.
+    case list([StorageValue])
+
+    public var isNull: Bool { if case .null = self { true } else { false } }
+
+    /// Whether this value can be stored in a column of `type` (ignoring nullability and lists).
+    func fits(_ type: ColumnType) -> Bool {
+        switch (self, type) {
+        case (.int, .int), (.bool, .bool), (.float, .float), (.double, .double), (.string, .string),
+            (.binary, .binary), (.timestamp, .timestamp), (.uuid, .uuid), (.decimal128, .decimal128),
+            (.link, .link):
+            return true
+        case (.objectId(let b), .objectId): return b.count == 12
+        default: return false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "null"
+        case .int(let v): "\(v)"
+        case .bool(let v): "\(v)"
+        case .float(let v): "\(v)"
+        case .double(let v): "\(v)"
+        case .string(let s): "\"\(s)\""
+        case .binary(let b): "<\(b.count) bytes>"
+        case .timestamp(let s, let n): "@\(s).\(n)"
+        case .objectId(let b): "ObjectId(\(b.map { String(format: "%02x", $0) }.joined()))"
+        case .uuid(let u): u.uuidString
+        case .decimal128(let lo, let hi): "Decimal128(\(hi):\(lo))"
+        case .link(let k): "→\(k)"
+        case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
+        }
+    }
+
+    /// Canonical equality used by tests and the primary-key index: floats compare by bit pattern so
+    /// NaN equals itself and -0.0 differs from 0.0.
+    package func bitwiseEquals(_ o: StorageValue) -> Bool {
+        switch (self, o) {
+        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.list(let a), .list(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.bitwiseEquals($1) }
+        default: self == o
+        }
+    }
+}

@@ -1,0 +1,58 @@
+/// A sequential, bounds-checked reader over a block's bytes; every read throws
+/// ``StorageError/Code/corrupted`` (with the absolute offset) instead of running past the block.
+struct BlockReader {
+    let view: ByteView
+    var offset: Int
+
+    init(_ view: ByteView, at offset: Int = 0) {
+        self.view = view
+        self.offset = offset
+    }
+
+    mutating func u8() throws -> UInt8 { defer { offset += 1 }; return try view.u8(offset) }
+    mutating func u16() throws -> UInt16 { defer { offset += 2 }; return try view.u16(offset) }
+    mutating func u32() throws -> UInt32 { defer { offset += 4 }; return try view.u32(offset) }
+    mutating func u64() throws -> UInt64 { defer { offset += 8 }; return try view.u64(offset) }
+    mutating func i64() throws -> Int64 { defer { offset += 8 }; return try view.i64(offset) }
+
+    mutating func string() throws -> String {
+        let n = Int(try u32())
+        defer { offset += n }
+        return try view.string(offset, n)
+    }
+
+    /// A u32 count, checked against `max` and against the bytes that remain (each item ≥ 1 byte).
+    mutating func count(max: Int, _ what: String) throws -> Int {
+        let n = Int(try u32())
+        guard n <= max, n <= view.count - offset else { throw corrupted("\(what) \(n) is implausible") }
+        return n
+    }
+
+    mutating func ref() throws -> BlockRef {
+        BlockRef(offset: try u64(), length: try u64())
+    }
+
+    func corrupted(_ reason: String) -> StorageError { StorageError.corrupted(reason, at: view.origin + offset) }
+}
+
+/// Where a block lives: its absolute offset and length (trailing checksum included).
+package struct BlockRef: Hashable, Sendable, CustomStringConvertible {
+    package var offset: UInt64
+    package var length: UInt64
+    package static let none = BlockRef(offset: 0, length: 0)
+    package var isNone: Bool { length == 0 }
+    package var description: String { isNone ? "none" : "@\(offset)+\(length)" }
+}
+
+extension ByteWriter {
+    mutating func ref(_ r: BlockRef) {
+        u64(r.offset)
+        u64(r.length)
+    }
+
+    /// Pads to 8 bytes and appends the XXH64 checksum of everything written (Spec/FORMAT.md §2.3).
+    mutating func sealBlock() {
+        pad()
+        u64(checksum())
+    }
+}

@@ -1,0 +1,79 @@
+/// The file header and its two commit slots (Spec/FORMAT.md §3).
+///
+/// ```
+/// offset 0     : static header  "RLMSWIFT" · u32 format version · u32 header size (12288) · …
+/// offset 4096  : commit slot 0 (64 bytes)
+/// offset 8192  : commit slot 1 (64 bytes)
+/// offset 12288 : first block
+/// ```
+package enum FileHeader {
+    package static let magic: [UInt8] = Array("RLMSWIFT".utf8)
+    package static let formatVersion: UInt32 = 1
+    package static let size = 12288
+    package static let slotOffsets = [4096, 8192]
+    package static let slotSize = 64
+    static let slotMagic: UInt32 = 0x544F_4C53  // "SLOT"
+
+    /// The static header (first 64 bytes of the file).
+    static func encodeStatic() -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.append(magic)
+        w.u32(formatVersion)
+        w.u32(UInt32(size))
+        w.u32(UInt32(slotOffsets[0]))
+        w.u32(UInt32(slotOffsets[1]))
+        while w.count < 56 { w.u8(0) }
+        w.u64(w.checksum())
+        return w.bytes
+    }
+
+    /// Validates the static header; returns the format version.
+    static func validateStatic(_ v: ByteView) throws -> UInt32 {
+        guard v.count >= 64, try v.bytes(0, 8) == magic else {
+            throw StorageError(.notARealmFile, "the file does not start with the Realm magic bytes")
+        }
+        let version = try v.u32(8)
+        guard version == formatVersion else {
+            throw StorageError(.unsupportedFormatVersion, "format version \(version); this library reads version \(formatVersion)")
+        }
+        guard try v.checksum(0, 56) == v.u64(56) else { throw StorageError.corrupted("static header checksum mismatch", at: 56) }
+        guard try v.u32(12) == UInt32(size), try v.u32(16) == UInt32(slotOffsets[0]), try v.u32(20) == UInt32(slotOffsets[1]) else {
+            throw StorageError.corrupted("static header geometry differs from format version 1", at: 12)
+        }
+        return version
+    }
+}
+
+/// One commit slot: the durable pointer to a version record (Spec/FORMAT.md §3.2).
+package struct CommitSlot: Sendable, Equatable {
+    package var version: UInt64
+    package var record: BlockRef
+    /// The committed file length: every byte of this version lies below it.
+    package var fileLength: UInt64
+    /// Nanoseconds since 1970.
+    package var commitTime: Int64
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.u32(FileHeader.slotMagic)
+        w.u32(0)
+        w.u64(version)
+        w.ref(record)
+        w.u64(fileLength)
+        w.i64(commitTime)
+        w.u64(0)
+        w.u64(w.checksum())
+        return w.bytes
+    }
+
+    /// Decodes a slot; nil when it is empty or its checksum does not match (a torn or never-written slot).
+    static func decode(_ v: ByteView) -> CommitSlot? {
+        guard v.count >= 64, (try? v.u32(0)) == FileHeader.slotMagic,
+            let sum = try? v.checksum(0, 56), sum == (try? v.u64(56))
+        else { return nil }
+        guard let version = try? v.u64(8), let off = try? v.u64(16), let len = try? v.u64(24),
+            let fl = try? v.u64(32), let t = try? v.i64(40)
+        else { return nil }
+        return CommitSlot(version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t)
+    }
+}

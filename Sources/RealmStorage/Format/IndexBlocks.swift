@@ -1,0 +1,94 @@
+/// A persisted hash index on one column (Spec/FORMAT.md §5.7): a directory of chunks, each a sorted
+/// run of (hash, object key) entries read by binary search straight from the mapping.
+package struct IndexDirectory: Sendable, Equatable {
+    package struct Chunk: Sendable, Equatable {
+        package var firstHash: UInt64
+        package var count: Int
+        package var block: BlockRef
+    }
+    package var columnId: UInt32
+    package var chunks: [Chunk]
+
+    static let chunkCapacity = 4096
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + chunks.count * 32)
+        w.u32(BlockMagic.indexDirectory)
+        w.u32(columnId)
+        w.u32(UInt32(chunks.count))
+        w.u32(0)
+        for c in chunks {
+            w.u64(c.firstHash)
+            w.u32(UInt32(c.count))
+            w.u32(0)
+            w.ref(c.block)
+        }
+        w.sealBlock()
+        return w.bytes
+    }
+
+    static func decode(_ v: ByteView) throws -> IndexDirectory {
+        var r = BlockReader(v, at: 4)
+        let col = try r.u32()
+        let n = Int(try r.u32())
+        _ = try r.u32()
+        guard n <= (v.count - 24) / 32 else { throw r.corrupted("index chunk count \(n) does not fit") }
+        var d = IndexDirectory(columnId: col, chunks: [])
+        var prev: UInt64 = 0
+        for i in 0..<n {
+            let h = try r.u64()
+            let c = Int(try r.u32())
+            _ = try r.u32()
+            guard c >= 1, c <= chunkCapacity * 2, i == 0 || h >= prev else { throw r.corrupted("index chunk \(i) is out of order or empty") }
+            prev = h
+            d.chunks.append(Chunk(firstHash: h, count: c, block: try r.ref()))
+        }
+        return d
+    }
+
+    static func encodeChunk(_ entries: [(UInt64, Int64)]) -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + entries.count * 16)
+        w.u32(BlockMagic.indexChunk)
+        w.u32(UInt32(entries.count))
+        var flat: [Int64] = []
+        flat.reserveCapacity(entries.count * 2)
+        for (h, k) in entries {
+            flat.append(Int64(bitPattern: h))
+            flat.append(k)
+        }
+        w.int64s(flat)
+        w.sealBlock()
+        return w.bytes
+    }
+
+    /// The entries of a chunk as a zero-copy array (hash, key, hash, key, …).
+    static func chunkEntries(_ v: ByteView) throws -> Int64Array {
+        let n = Int(try v.u32(4))
+        guard n * 16 + 16 <= v.count else { throw StorageError.corrupted("index chunk count \(n) does not fit", at: v.origin + 4) }
+        return try v.int64Array(8, count: n * 2)
+    }
+}
+
+/// The 64-bit index hash of a value (Spec/FORMAT.md §5.7): order-preserving for integers, XXH64
+/// (seeded by type) for everything else.
+package enum IndexHash {
+    package static func hash(_ v: StorageValue) -> UInt64 {
+        switch v {
+        case .null: return 0
+        case .int(let i): return UInt64(bitPattern: i) ^ (1 << 63)
+        case .bool(let b): return b ? (1 << 63) + 1 : 1 << 63
+        case .link(let k): return UInt64(bitPattern: k.rawValue) ^ (1 << 63)
+        case .string(let s): return XXH64.hash(Array(s.utf8), seed: 5)
+        case .binary(let b): return XXH64.hash(b, seed: 6)
+        case .objectId(let b): return XXH64.hash(b, seed: 8)
+        case .timestamp, .uuid, .decimal128:
+            return XXH64.hash(ColumnBuffer.fixedBytes(v, width: 16), seed: 7)
+        case .float(let f): return UInt64(f.bitPattern) &* XXH64.p1
+        case .double(let d): return d.bitPattern &* XXH64.p2
+        case .list: return 0
+        }
+    }
+
+    /// Whether hash equality implies value equality (integers), so no row needs to be read to confirm.
+    package static func isExact(_ type: ColumnType) -> Bool { type == .int || type == .bool || type == .link }
+}

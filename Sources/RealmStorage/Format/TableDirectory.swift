@@ -1,0 +1,186 @@
+/// Block magics (Spec/FORMAT.md §2.2).
+enum BlockMagic {
+    static let versionRecord: UInt32 = 0x5245_5652  // "RVER"
+    static let rowGroupList: UInt32 = 0x534C_4752  // "RGLS"
+    static let rowGroup: UInt32 = 0x5052_4752  // "RGRP"
+    static let indexDirectory: UInt32 = 0x5844_4952  // "RIDX"
+    static let indexChunk: UInt32 = 0x4358_4952  // "RIXC"
+    static let segment: UInt32 = SegmentEncoder.magic
+}
+
+/// The state of one table in one version (Spec/FORMAT.md §5.3).
+package struct TableState: Sendable, Equatable {
+    package var tableId: UInt32
+    package var nextObjectKey: Int64
+    package var objectCount: UInt64
+    /// The row-group list block; none when the table is empty.
+    package var rowGroups: BlockRef
+    /// Index directories by column id (the primary key's among them).
+    package var indexes: [UInt32: BlockRef]
+
+    func encode(into w: inout ByteWriter) {
+        w.u32(tableId)
+        w.u32(UInt32(indexes.count))
+        w.i64(nextObjectKey)
+        w.u64(objectCount)
+        w.ref(rowGroups)
+        for (col, ref) in indexes.sorted(by: { $0.key < $1.key }) {
+            w.u32(col)
+            w.u32(0)
+            w.ref(ref)
+        }
+    }
+
+    static func decode(_ r: inout BlockReader) throws -> TableState {
+        let id = try r.u32()
+        let ni = try r.count(max: 1 << 16, "index count")
+        var s = TableState(tableId: id, nextObjectKey: try r.i64(), objectCount: try r.u64(), rowGroups: try r.ref(), indexes: [:])
+        for _ in 0..<ni {
+            let col = try r.u32()
+            _ = try r.u32()
+            s.indexes[col] = try r.ref()
+        }
+        return s
+    }
+}
+
+/// An entry of a row-group list: which keys a row group holds and where it is (Spec/FORMAT.md §5.4).
+package struct RowGroupEntry: Sendable, Equatable {
+    package var firstKey: Int64
+    package var lastKey: Int64
+    package var rowCount: Int
+    package var block: BlockRef
+
+    static let size = 40
+
+    static func encodeList(_ entries: [RowGroupEntry]) -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + entries.count * size)
+        w.u32(BlockMagic.rowGroupList)
+        w.u32(UInt32(entries.count))
+        for e in entries {
+            w.i64(e.firstKey)
+            w.i64(e.lastKey)
+            w.u32(UInt32(e.rowCount))
+            w.u32(0)
+            w.ref(e.block)
+        }
+        w.sealBlock()
+        return w.bytes
+    }
+
+    static func decodeList(_ v: ByteView) throws -> [RowGroupEntry] {
+        var r = BlockReader(v, at: 4)
+        let n = Int(try r.u32())
+        guard n <= (v.count - 16) / size else { throw r.corrupted("row-group count \(n) does not fit the block") }
+        var out: [RowGroupEntry] = []
+        out.reserveCapacity(n)
+        var previousLast = Int64.min
+        for i in 0..<n {
+            let first = try r.i64()
+            let last = try r.i64()
+            let count = Int(try r.u32())
+            _ = try r.u32()
+            let ref = try r.ref()
+            guard first <= last, i == 0 || first > previousLast, count >= 1, UInt64(count) <= UInt64(last &- first) &+ 1 else {
+                throw r.corrupted("row group \(i) has inconsistent keys \(first)...\(last) for \(count) rows")
+            }
+            previousLast = last
+            out.append(RowGroupEntry(firstKey: first, lastKey: last, rowCount: count, block: ref))
+        }
+        return out
+    }
+}
+
+/// A row group: the key segment and one segment per column (Spec/FORMAT.md §5.5).
+package struct RowGroupBlock: Sendable, Equatable {
+    package var rowCount: Int
+    package var keys: BlockRef
+    package var columns: [UInt32: BlockRef]
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: 32 + columns.count * 24)
+        w.u32(BlockMagic.rowGroup)
+        w.u32(UInt32(rowCount))
+        w.u32(UInt32(columns.count))
+        w.u32(0)
+        w.ref(keys)
+        for (id, ref) in columns.sorted(by: { $0.key < $1.key }) {
+            w.u32(id)
+            w.u32(0)
+            w.ref(ref)
+        }
+        w.sealBlock()
+        return w.bytes
+    }
+
+    static func decode(_ v: ByteView) throws -> RowGroupBlock {
+        var r = BlockReader(v, at: 4)
+        let rows = Int(try r.u32())
+        let n = Int(try r.u32())
+        _ = try r.u32()
+        guard n <= (v.count - 32) / 24 else { throw r.corrupted("column count \(n) does not fit the row group") }
+        var g = RowGroupBlock(rowCount: rows, keys: try r.ref(), columns: [:])
+        for _ in 0..<n {
+            let id = try r.u32()
+            _ = try r.u32()
+            g.columns[id] = try r.ref()
+        }
+        return g
+    }
+}
+
+/// The version record: the root of one committed version (Spec/FORMAT.md §5.1).
+package struct VersionRecord: Sendable {
+    package var version: UInt64
+    package var parentVersion: UInt64
+    package var parentRecord: BlockRef
+    /// Every block this commit wrote lies at or after this offset.
+    package var parentFileLength: UInt64
+    package var commitTime: Int64
+    /// Bytes reachable from this version (header included).
+    package var liveBytes: UInt64
+    package var catalog: Catalog
+    package var tables: [UInt32: TableState]
+    package var changeset: Changeset
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: 1024)
+        w.u32(BlockMagic.versionRecord)
+        w.u32(0)
+        w.u64(version)
+        w.u64(parentVersion)
+        w.ref(parentRecord)
+        w.u64(parentFileLength)
+        w.i64(commitTime)
+        w.u64(liveBytes)
+        catalog.encode(into: &w)
+        w.u32(UInt32(tables.count))
+        for (_, t) in tables.sorted(by: { $0.key < $1.key }) { t.encode(into: &w) }
+        changeset.encode(into: &w)
+        w.sealBlock()
+        return w.bytes
+    }
+
+    static func decode(_ v: ByteView) throws -> VersionRecord {
+        var r = BlockReader(v, at: 8)
+        let version = try r.u64()
+        let parentVersion = try r.u64()
+        let parentRecord = try r.ref()
+        let parentFileLength = try r.u64()
+        let time = try r.i64()
+        let live = try r.u64()
+        let catalog = try Catalog.decode(&r)
+        let n = try r.count(max: 1 << 16, "table state count")
+        var tables: [UInt32: TableState] = [:]
+        for _ in 0..<n {
+            let t = try TableState.decode(&r)
+            guard catalog.table(id: t.tableId) != nil else { throw r.corrupted("state for unknown table \(t.tableId)") }
+            tables[t.tableId] = t
+        }
+        let cs = try Changeset.decode(&r)
+        guard parentVersion < version || version == 0 else { throw r.corrupted("parent version \(parentVersion) is not older than \(version)") }
+        return VersionRecord(
+            version: version, parentVersion: parentVersion, parentRecord: parentRecord, parentFileLength: parentFileLength,
+            commitTime: time, liveBytes: live, catalog: catalog, tables: tables, changeset: cs)
+    }
+}

@@ -1,0 +1,130 @@
+/// A bounded, read-only window onto bytes that live in a file mapping or in ``OwnedBytes``.
+///
+/// Every read is checked against the window and throws ``StorageError/Code/corrupted`` with the
+/// absolute file offset when it would leave it, so hostile lengths and offsets never reach memory.
+/// The raw pointer never leaves this type; `owner` keeps the memory alive for as long as the view.
+/// Sendable because the bytes it reads are immutable once published (append-only file, or owned
+/// buffers that are never written after construction).
+package struct ByteView: @unchecked Sendable {
+    private let owner: AnyObject?
+    private let base: UnsafeRawPointer?
+    /// Number of bytes in the window.
+    package let count: Int
+    /// The file offset of the first byte (used in error messages).
+    package let origin: Int
+
+    init(owner: AnyObject?, base: UnsafeRawPointer?, count: Int, origin: Int) {
+        self.owner = owner
+        self.base = base
+        self.count = count
+        self.origin = origin
+    }
+
+    /// An empty view.
+    package static let empty = ByteView(owner: nil, base: nil, count: 0, origin: 0)
+
+    /// A view over a copy of `bytes`.
+    package init(copying bytes: [UInt8], origin: Int = 0) {
+        self = OwnedBytes(bytes).view(origin: origin)
+    }
+
+    @inline(__always)
+    private func check(_ offset: Int, _ length: Int, _ what: @autoclosure () -> String) throws {
+        guard offset >= 0, length >= 0, offset <= count, length <= count - offset else {
+            throw StorageError.corrupted(
+                "\(what()) of \(length) bytes at +\(offset) runs past the end of a \(count)-byte structure",
+                at: origin + max(0, offset))
+        }
+    }
+
+    /// A sub-window; throws if it does not fit.
+    package func slice(_ offset: Int, _ length: Int, _ what: @autoclosure () -> String = "slice") throws -> ByteView {
+        try check(offset, length, what())
+        return ByteView(owner: owner, base: base.map { $0 + offset }, count: length, origin: origin + offset)
+    }
+
+    package func u8(_ offset: Int) throws -> UInt8 {
+        try check(offset, 1, "byte")
+        return base!.load(fromByteOffset: offset, as: UInt8.self)
+    }
+    package func u16(_ offset: Int) throws -> UInt16 {
+        try check(offset, 2, "u16")
+        return UInt16(littleEndian: base!.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+    }
+    package func u32(_ offset: Int) throws -> UInt32 {
+        try check(offset, 4, "u32")
+        return UInt32(littleEndian: base!.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+    package func u64(_ offset: Int) throws -> UInt64 {
+        try check(offset, 8, "u64")
+        return UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+    package func i64(_ offset: Int) throws -> Int64 { Int64(bitPattern: try u64(offset)) }
+    package func i32(_ offset: Int) throws -> Int32 { Int32(bitPattern: try u32(offset)) }
+
+    /// Copies `length` bytes out.
+    package func bytes(_ offset: Int, _ length: Int) throws -> [UInt8] {
+        try check(offset, length, "byte run")
+        guard length > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base! + offset, count: length))
+    }
+
+    /// All bytes, copied.
+    package func allBytes() -> [UInt8] { (try? bytes(0, count)) ?? [] }
+
+    /// Decodes `length` bytes at `offset` as UTF-8, repairing invalid sequences.
+    package func string(_ offset: Int, _ length: Int) throws -> String {
+        try check(offset, length, "string")
+        guard length > 0 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: base! + offset, count: length), as: UTF8.self)
+    }
+
+    /// Compares `length` bytes at `offset` with `other` without copying.
+    package func equals(_ offset: Int, _ length: Int, _ other: [UInt8]) throws -> Bool {
+        try check(offset, length, "byte run")
+        guard length == other.count else { return false }
+        guard length > 0 else { return true }
+        return other.withUnsafeBytes { o in memcmpBytes(base! + offset, o.baseAddress!, length) }
+    }
+
+    /// XXH64 of `length` bytes at `offset`.
+    package func checksum(_ offset: Int, _ length: Int, seed: UInt64 = 0) throws -> UInt64 {
+        try check(offset, length, "checksummed range")
+        return XXH64.hash(UnsafeRawBufferPointer(start: base.map { $0 + offset }, count: length), seed: seed)
+    }
+
+    /// Gives a C routine (the LZ4 decoder) read access to `length` bytes at `offset`.
+    package func withUnsafeBytes<R>(_ offset: Int, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try check(offset, length, "byte run")
+        return try body(UnsafeRawBufferPointer(start: base.map { $0 + offset }, count: length))
+    }
+
+    /// A zero-copy view of `count` little-endian Int64 values at `offset` (must be 8-byte aligned in memory).
+    package func int64Array(_ offset: Int, count n: Int) throws -> Int64Array {
+        guard n >= 0, n <= Int.max / 8 else { throw StorageError.corrupted("bad element count \(n)", at: origin + offset) }
+        try check(offset, n * 8, "int64 array")
+        return Int64Array(owner: owner, base: base.map { $0 + offset }, count: n)
+    }
+
+    /// A zero-copy view of a bit-packed array (`width` bits per value, added to `reference`).
+    package func packedArray(_ offset: Int, count n: Int, width: Int, reference: Int64) throws -> PackedIntArray {
+        guard n >= 0, (0...64).contains(width) else {
+            throw StorageError.corrupted("bad packed array (count \(n), width \(width))", at: origin + offset)
+        }
+        let words = PackedIntArray.wordCount(count: n, width: width)
+        try check(offset, words * 8, "packed array")
+        return PackedIntArray(owner: owner, base: base.map { $0 + offset }, count: n, width: width, reference: reference)
+    }
+
+    /// A zero-copy view of `count` little-endian Double values.
+    package func doubleArray(_ offset: Int, count n: Int) throws -> DoubleArray {
+        guard n >= 0, n <= Int.max / 8 else { throw StorageError.corrupted("bad element count \(n)", at: origin + offset) }
+        try check(offset, n * 8, "double array")
+        return DoubleArray(owner: owner, base: base.map { $0 + offset }, count: n)
+    }
+}
+
+@inline(__always)
+private func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+    UnsafeRawBufferPointer(start: a, count: n).elementsEqual(UnsafeRawBufferPointer(start: b, count: n))
+}

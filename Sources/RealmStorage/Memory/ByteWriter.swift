@@ -1,0 +1,68 @@
+/// A growable little-endian byte buffer used to build blocks before they are written.
+package struct ByteWriter: Sendable {
+    package private(set) var bytes: [UInt8]
+
+    package init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    package var count: Int { bytes.count }
+
+    package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    package mutating func u16(_ v: UInt16) { appendLE(v) }
+    package mutating func u32(_ v: UInt32) { appendLE(v) }
+    package mutating func u64(_ v: UInt64) { appendLE(v) }
+    package mutating func i64(_ v: Int64) { appendLE(UInt64(bitPattern: v)) }
+    package mutating func i32(_ v: Int32) { appendLE(UInt32(bitPattern: v)) }
+    package mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    package mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
+
+    /// A u32 length followed by the UTF-8 bytes.
+    package mutating func string(_ s: String) {
+        let u = Array(s.utf8)
+        u32(UInt32(u.count))
+        append(u)
+    }
+
+    /// Appends zero bytes up to a multiple of `alignment`.
+    package mutating func pad(to alignment: Int = 8) {
+        while bytes.count % alignment != 0 { bytes.append(0) }
+    }
+
+    /// Overwrites a little-endian u32 at `offset`.
+    package mutating func patchU32(_ v: UInt32, at offset: Int) {
+        for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
+    }
+
+    /// Overwrites a little-endian u64 at `offset`.
+    package mutating func patchU64(_ v: UInt64, at offset: Int) {
+        for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
+    }
+
+    /// Appends Int64 values in bulk.
+    package mutating func int64s(_ values: [Int64]) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: values.count * 8))
+        bytes.withUnsafeMutableBytes { raw in
+            values.withUnsafeBytes { src in
+                #if _endian(little)
+                    if let s = src.baseAddress { (raw.baseAddress! + start).copyMemory(from: s, byteCount: src.count) }
+                #else
+                    for (i, v) in values.enumerated() { raw.storeBytes(of: v.littleEndian, toByteOffset: start + i * 8, as: Int64.self) }
+                #endif
+            }
+        }
+    }
+
+    /// Appends Double values in bulk.
+    package mutating func doubles(_ values: [Double]) { int64s(values.map { Int64(bitPattern: $0.bitPattern) }) }
+
+    /// XXH64 of everything written so far.
+    package func checksum(seed: UInt64 = 0) -> UInt64 { XXH64.hash(bytes, seed: seed) }
+
+    @inline(__always)
+    private mutating func appendLE<T: FixedWidthInteger>(_ v: T) {
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+}

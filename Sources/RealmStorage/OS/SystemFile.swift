@@ -1,0 +1,207 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+// Open-file-description lock commands (Linux ≥ 3.15); Glibc does not export them to Swift.
+private let F_OFD_GETLK: Int32 = 36
+private let F_OFD_SETLK: Int32 = 37
+private let F_OFD_SETLKW: Int32 = 38
+
+/// The only caller of the C library's file functions. Every call goes through a named
+/// ``FaultPoint`` so tests can make it fail, and every failure becomes ``StorageError/Code/io``.
+///
+/// Sendable: the descriptor is immutable and the kernel serializes concurrent `pread`/`pwrite`.
+package final class SystemFile: @unchecked Sendable {
+    package let fd: Int32
+    package let path: String
+    package let writable: Bool
+
+    private init(fd: Int32, path: String, writable: Bool) {
+        self.fd = fd
+        self.path = path
+        self.writable = writable
+    }
+
+    deinit { close(fd) }
+
+    package enum OpenMode: Sendable { case readOnly, readWrite, createNew, createOrOpen }
+
+    /// Opens `path`; `createNew` fails with ``StorageError/Code/fileExists`` if it exists.
+    package static func open(_ path: String, _ mode: OpenMode) throws -> SystemFile {
+        if FaultInjection.shouldFail(.open) { throw ioError("open", EIO, path) }
+        var flags: Int32 = O_CLOEXEC
+        switch mode {
+        case .readOnly: flags |= O_RDONLY
+        case .readWrite: flags |= O_RDWR
+        case .createNew: flags |= O_RDWR | O_CREAT | O_EXCL
+        case .createOrOpen: flags |= O_RDWR | O_CREAT
+        }
+        let fd = Glibc.open(path, flags, 0o644)
+        if fd < 0 {
+            let e = errno
+            if e == EEXIST { throw StorageError(.fileExists, "file already exists", path: path) }
+            if e == ENOENT { throw StorageError(.fileNotFound, "no such file", path: path) }
+            throw ioError("open", e, path)
+        }
+        return SystemFile(fd: fd, path: path, writable: mode != .readOnly)
+    }
+
+    static func ioError(_ op: String, _ e: Int32, _ path: String) -> StorageError {
+        StorageError(.io, "\(op) failed", path: path, operation: op, errno: e)
+    }
+
+    /// The file's current size.
+    package func size() throws -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
+        return Int(st.st_size)
+    }
+
+    /// Reads exactly `count` bytes at `offset` (fewer only at end of file).
+    package func read(at offset: Int, count: Int) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Self.ioError("pread", errno, path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done == count ? out : Array(out[0..<done])
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    package func write(_ bytes: [UInt8], at offset: Int) throws {
+        if FaultInjection.shouldFail(.pwrite) { throw Self.ioError("pwrite", EIO, path) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Self.ioError("pwrite", errno, path)
+            }
+            done += n
+        }
+    }
+
+    /// Makes written data (and the size needed to read it) durable.
+    package func syncData() throws {
+        if FaultInjection.shouldFail(.fsync) { throw Self.ioError("fdatasync", EIO, path) }
+        while fdatasync(fd) != 0 {
+            if errno != EINTR { throw Self.ioError("fdatasync", errno, path) }
+        }
+    }
+
+    /// Makes data and metadata durable.
+    package func syncAll() throws {
+        if FaultInjection.shouldFail(.fsync) { throw Self.ioError("fsync", EIO, path) }
+        while fsync(fd) != 0 {
+            if errno != EINTR { throw Self.ioError("fsync", errno, path) }
+        }
+    }
+
+    package func truncate(to length: Int) throws {
+        if FaultInjection.shouldFail(.ftruncate) { throw Self.ioError("ftruncate", EIO, path) }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw Self.ioError("ftruncate", errno, path) }
+    }
+
+    // MARK: Locks (open-file-description locks: per open, released by the kernel when a process dies)
+
+    package enum LockKind: Sendable { case shared, exclusive }
+
+    /// Tries to lock one byte; returns false if another open file description holds a conflicting lock.
+    package func tryLock(byte: Int, _ kind: LockKind) throws -> Bool {
+        try lock(byte: byte, kind, wait: false)
+    }
+
+    /// Locks one byte, waiting for conflicting holders to release it.
+    package func waitLock(byte: Int, _ kind: LockKind) throws {
+        _ = try lock(byte: byte, kind, wait: true)
+    }
+
+    private func lock(byte: Int, _ kind: LockKind, wait: Bool) throws -> Bool {
+        var fl = flock()
+        fl.l_type = Int16(kind == .shared ? F_RDLCK : F_WRLCK)
+        fl.l_whence = Int16(SEEK_SET)
+        fl.l_start = off_t(byte)
+        fl.l_len = 1
+        fl.l_pid = 0
+        while fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0 {
+            let e = errno
+            if e == EINTR { continue }
+            if !wait && (e == EAGAIN || e == EACCES) { return false }
+            throw Self.ioError("fcntl(lock)", e, path)
+        }
+        return true
+    }
+
+    package func unlock(byte: Int) {
+        var fl = flock()
+        fl.l_type = Int16(F_UNLCK)
+        fl.l_whence = Int16(SEEK_SET)
+        fl.l_start = off_t(byte)
+        fl.l_len = 1
+        _ = fcntl(fd, F_OFD_SETLK, &fl)
+    }
+
+    /// Whether some other open file description holds a lock on `byte` that would conflict with an
+    /// exclusive lock; returns the holder's pid when the kernel reports one (OFD locks report -1).
+    package func isLockedByOther(byte: Int) throws -> Bool {
+        var fl = flock()
+        fl.l_type = Int16(F_WRLCK)
+        fl.l_whence = Int16(SEEK_SET)
+        fl.l_start = off_t(byte)
+        fl.l_len = 1
+        fl.l_pid = 0
+        guard fcntl(fd, F_OFD_GETLK, &fl) == 0 else { throw Self.ioError("fcntl(getlk)", errno, path) }
+        return fl.l_type != Int16(F_UNLCK)
+    }
+
+    // MARK: Mapping
+
+    /// Maps `length` bytes read-only and shared (the length may exceed the file; bytes past its end
+    /// must never be touched). Returns the base address.
+    package func mapReadOnly(length: Int) throws -> UnsafeRawPointer {
+        if FaultInjection.shouldFail(.mmap) { throw Self.ioError("mmap", ENOMEM, path) }
+        let p = mmap(nil, length, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0)
+        guard let p, p != MAP_FAILED else { throw Self.ioError("mmap", errno, path) }
+        return UnsafeRawPointer(p)
+    }
+
+    package static func unmap(_ base: UnsafeRawPointer, length: Int) {
+        munmap(UnsafeMutableRawPointer(mutating: base), length)
+    }
+
+    // MARK: Paths
+
+    /// Atomically renames `from` over `to`.
+    package static func rename(_ from: String, _ to: String) throws {
+        if FaultInjection.shouldFail(.rename) { throw ioError("rename", EIO, from) }
+        guard Glibc.rename(from, to) == 0 else { throw ioError("rename", errno, from) }
+    }
+
+    /// fsyncs a directory so a rename or create in it is durable.
+    package static func syncDirectory(_ dir: String) throws {
+        let fd = Glibc.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw ioError("open(dir)", errno, dir) }
+        defer { close(fd) }
+        if FaultInjection.shouldFail(.fsync) { throw ioError("fsync(dir)", EIO, dir) }
+        guard fsync(fd) == 0 else { throw ioError("fsync(dir)", errno, dir) }
+    }
+
+    package static func unlink(_ path: String) { _ = Glibc.unlink(path) }
+
+    package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    package static var processID: Int32 { getpid() }
+
+    /// Whether a process with this pid exists.
+    package static func processExists(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
+}

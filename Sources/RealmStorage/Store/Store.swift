@@ -1,0 +1,372 @@
+import Foundation
+import Synchronization
+
+/// An open Realm file: the entry point of the storage engine.
+///
+/// A store hands out immutable ``Snapshot``s of committed versions and one ``WriteTransaction`` at
+/// a time (across threads and processes, through the lock file beside the data file). Readers never
+/// block the writer and the writer never blocks readers.
+///
+/// ```swift
+/// let store = try Store.open(at: "/tmp/people.realm", options: .init(create: true))
+/// let tx = try store.beginWrite()
+/// try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+/// try tx.addColumn("Person", ColumnSchema("name", .string))
+/// let key = try tx.insert("Person", ["id": .int(1), "name": .string("Ada")])
+/// let snapshot = try tx.commit()
+/// print(try snapshot.value("Person", key, "name"))  // "Ada"
+/// ```
+///
+/// `Store` is `Sendable`: its mutable state lives in a `Mutex`.
+public final class Store: Sendable {
+    /// How to open a store.
+    public struct Options: Sendable {
+        /// Create the file when it does not exist.
+        public var create: Bool
+        /// Open without ever writing the data file.
+        public var readOnly: Bool
+        /// The most versions that may stay pinned after a commit; nil means unlimited.
+        public var maximumNumberOfActiveVersions: Int?
+        /// Objects per row group (a fixed property of the writer, not of the file).
+        public var rowGroupCapacity: Int
+
+        public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
+            self.create = create
+            self.readOnly = readOnly
+            self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
+            self.rowGroupCapacity = rowGroupCapacity
+        }
+    }
+
+    /// The data file's path.
+    public let path: String
+    /// The lock file's path (`path + ".lock"`).
+    public var lockPath: String { path + ".lock" }
+    public let options: Options
+    /// Whether this store never writes its data file.
+    public var isReadOnly: Bool { options.readOnly }
+
+    struct Current {
+        var file: SystemFile
+        var mapping: FileMapping
+        var slot: CommitSlot
+        var slotIndex: Int
+        var record: VersionRecord
+    }
+
+    struct State {
+        var current: Current
+        var localPins: [UInt64: [String: Int]] = [:]
+        var writerActive = false
+        var closed = false
+    }
+
+    let state: Mutex<State>
+    let lockFile: LockFile?
+    let cache = BlockCache()
+    let writerGate = Mutex(false)
+
+    private init(path: String, options: Options, current: Current, lockFile: LockFile?) {
+        self.path = path
+        self.options = options
+        self.state = Mutex(State(current: current))
+        self.lockFile = lockFile
+    }
+
+    /// Opens (or, with `options.create`, creates) the store at `path`.
+    /// - Throws: ``StorageError`` — `.fileNotFound`, `.notARealmFile`, `.unsupportedFormatVersion`,
+    ///   `.corrupted` (no valid commit), `.io`.
+    public static func open(at path: String, options: Options = Options()) throws -> Store {
+        do {
+            if !options.readOnly && options.create && !SystemFile.exists(path) {
+                try create(path)
+            }
+            let lock: LockFile?
+            if options.readOnly {
+                lock = SystemFile.exists(path + ".lock") ? try? LockFile(path: path + ".lock", readOnly: true) : nil
+            } else {
+                lock = try LockFile(path: path + ".lock", readOnly: false)
+            }
+            let file = try SystemFile.open(path, options.readOnly ? .readOnly : .readWrite)
+            let current = try recover(file)
+            return Store(path: path, options: options, current: current, lockFile: lock)
+        } catch let e as StorageError {
+            throw e.withPath(path)
+        }
+    }
+
+    /// Writes an empty version 1 to a new file and makes it durable.
+    static func create(_ path: String) throws {
+        let tmp = path + ".creating"
+        SystemFile.unlink(tmp)
+        let f = try SystemFile.open(tmp, .createNew)
+        var header = FileHeader.encodeStatic()
+        header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
+        let record = VersionRecord(
+            version: 1, parentVersion: 0, parentRecord: .none, parentFileLength: UInt64(FileHeader.size),
+            commitTime: Self.now(), liveBytes: 0, catalog: Catalog(), tables: [:], changeset: Changeset())
+        var bytes = record.encode()
+        // liveBytes = header + this record; re-encode with the right number.
+        var r2 = record
+        r2.liveBytes = UInt64(FileHeader.size + bytes.count)
+        bytes = r2.encode()
+        let slot = CommitSlot(
+            version: 1, record: BlockRef(offset: UInt64(FileHeader.size), length: UInt64(bytes.count)),
+            fileLength: UInt64(FileHeader.size + bytes.count), commitTime: r2.commitTime)
+        let s = slot.encode()
+        header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + s.count, with: s)
+        try f.write(header + bytes, at: 0)
+        try f.syncAll()
+        try SystemFile.rename(tmp, path)
+        try SystemFile.syncDirectory((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000_000) }
+
+    static func mappingLength(for fileLength: Int) -> Int {
+        var len = 1 << 34  // 16 GiB of address space; the file grows underneath
+        while len < fileLength * 2 { len <<= 1 }
+        return len
+    }
+
+    /// Finds the newest commit whose slot, record and new blocks all verify (Spec/FORMAT.md §6).
+    static func recover(_ file: SystemFile) throws -> Current {
+        let size = try file.size()
+        guard size >= 64 else {
+            if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
+            throw StorageError(.notARealmFile, "the file is \(size) bytes, shorter than a Realm header")
+        }
+        let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
+        _ = try FileHeader.validateStatic(head)
+        guard size >= FileHeader.size else { throw StorageError.corrupted("file truncated inside its header", at: size) }
+        let slots = FileHeader.slotOffsets.map { o in CommitSlot.decode(try! head.slice(o, FileHeader.slotSize)) }
+        let order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
+        guard !order.isEmpty else { throw StorageError.corrupted("neither commit slot is valid", at: FileHeader.slotOffsets[0]) }
+        var lastError: StorageError?
+        for (n, i) in order.enumerated() {
+            let slot = slots[i]!
+            do {
+                guard slot.fileLength <= UInt64(size), slot.fileLength >= UInt64(FileHeader.size) else {
+                    throw StorageError.corrupted("slot \(i) claims \(slot.fileLength) bytes; the file has \(size)", at: FileHeader.slotOffsets[i])
+                }
+                let mapping = try FileMapping(file: file, length: mappingLength(for: size))
+                let view = mapping.view(validLength: Int(slot.fileLength))
+                let recordView = try readBlock(view, slot.record, BlockMagic.versionRecord, cache: nil)
+                let record = try VersionRecord.decode(recordView)
+                guard record.version == slot.version else { throw StorageError.corrupted("slot and record disagree on the version", at: Int(slot.record.offset)) }
+                if n == 0 {
+                    // The newest commit may have been torn by a crash: verify every block it wrote.
+                    try verifyNewBlocks(view, record)
+                }
+                return Current(file: file, mapping: mapping, slot: slot, slotIndex: i, record: record)
+            } catch let e as StorageError {
+                lastError = e
+                continue
+            }
+        }
+        throw lastError ?? StorageError.corrupted("no valid commit", at: 0)
+    }
+
+    /// Checks the checksum of every block at or after the record's `parentFileLength` reachable from it.
+    static func verifyNewBlocks(_ view: ByteView, _ record: VersionRecord) throws {
+        let floor = record.parentFileLength
+        func isNew(_ r: BlockRef) -> Bool { !r.isNone && r.offset >= floor }
+        for (_, t) in record.tables {
+            if isNew(t.rowGroups) {
+                let list = try RowGroupEntry.decodeList(try readBlock(view, t.rowGroups, BlockMagic.rowGroupList, cache: nil))
+                for e in list where isNew(e.block) {
+                    let g = try RowGroupBlock.decode(try readBlock(view, e.block, BlockMagic.rowGroup, cache: nil))
+                    for r in [g.keys] + Array(g.columns.values) where isNew(r) {
+                        _ = try readBlock(view, r, BlockMagic.segment, cache: nil)
+                    }
+                }
+            }
+            for (_, idx) in t.indexes where isNew(idx) {
+                let dir = try IndexDirectory.decode(try readBlock(view, idx, BlockMagic.indexDirectory, cache: nil))
+                for c in dir.chunks where isNew(c.block) {
+                    _ = try readBlock(view, c.block, BlockMagic.indexChunk, cache: nil)
+                }
+            }
+        }
+    }
+
+    /// Validates a block reference and the block's checksum (once per process, via `cache`).
+    static func readBlock(_ view: ByteView, _ ref: BlockRef, _ magic: UInt32, cache: BlockCache?) throws -> ByteView {
+        guard ref.length >= 16, ref.length % 8 == 0, ref.offset % 8 == 0, ref.offset >= UInt64(FileHeader.size),
+            ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length
+        else {
+            throw StorageError.corrupted("block reference \(ref) lies outside the committed \(view.count) bytes", at: Int(clamping: ref.offset))
+        }
+        let b = try view.slice(Int(ref.offset), Int(ref.length))
+        guard try b.u32(0) == magic else {
+            throw StorageError.corrupted("expected block \(magicName(magic)), found \(magicName(try b.u32(0)))", at: Int(ref.offset))
+        }
+        let stored = try b.u64(b.count - 8)
+        if let cache, cache.isVerified(ref, stored) { return b }
+        guard try b.checksum(0, b.count - 8) == stored else {
+            throw StorageError.corrupted("checksum mismatch in \(magicName(magic)) block", at: Int(ref.offset))
+        }
+        cache?.markVerified(ref, stored)
+        return b
+    }
+
+    static func magicName(_ m: UInt32) -> String {
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: m >> (8 * UInt32($0))) }
+        return bytes.allSatisfy { (0x20...0x7E).contains($0) } ? String(decoding: bytes, as: UTF8.self) : String(format: "0x%08x", m)
+    }
+
+    // MARK: Snapshots
+
+    /// The newest committed version (refreshing from the file first).
+    /// - Throws: ``StorageError`` if the file cannot be read.
+    public func snapshot(kind: String = "snapshot") throws -> Snapshot {
+        try refresh()
+        return state.withLock { s in makeSnapshot(&s, s.current, kind: kind) }
+    }
+
+    func makeSnapshot(_ s: inout State, _ c: Current, kind: String) -> Snapshot {
+        pinLocked(&s, c.record.version, kind)
+        return Snapshot(store: self, view: c.mapping.view(validLength: Int(c.slot.fileLength)), record: c.record, kind: kind)
+    }
+
+    /// The version of the newest commit this store has seen.
+    public var currentVersion: UInt64 { state.withLock { $0.current.record.version } }
+
+    /// Reads the commit slots and moves to a newer commit made by another store or process.
+    /// - Returns: whether the version advanced.
+    @discardableResult
+    public func refresh() throws -> Bool {
+        let (file, known) = state.withLock { ($0.current.file, $0.current.slot) }
+        guard let newest = try Self.readNewestSlot(file), newest.1.version > known.version else { return false }
+        let (index, slot) = newest
+        let size = try file.size()
+        guard slot.fileLength <= UInt64(size) else { return false }
+        let mapping: FileMapping = try state.withLock { s in
+            if Int(slot.fileLength) <= s.current.mapping.length { return s.current.mapping }
+            return try FileMapping(file: file, length: Self.mappingLength(for: size))
+        }
+        let view = mapping.view(validLength: Int(slot.fileLength))
+        let record = try VersionRecord.decode(try Self.readBlock(view, slot.record, BlockMagic.versionRecord, cache: cache))
+        state.withLock { s in
+            if record.version > s.current.record.version {
+                s.current = Current(file: file, mapping: mapping, slot: slot, slotIndex: index, record: record)
+            }
+        }
+        return true
+    }
+
+    /// The newest slot with a valid checksum (the record is validated by the caller).
+    static func readNewestSlot(_ file: SystemFile) throws -> (Int, CommitSlot)? {
+        var best: (Int, CommitSlot)?
+        for (i, o) in FileHeader.slotOffsets.enumerated() {
+            let v = ByteView(copying: try file.read(at: o, count: FileHeader.slotSize))
+            if let s = CommitSlot.decode(v), s.version > (best?.1.version ?? 0) { best = (i, s) }
+        }
+        return best
+    }
+
+    // MARK: Pins
+
+    func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
+        let before = s.localPins[version]?[kind] ?? 0
+        s.localPins[version, default: [:]][kind] = before + 1
+        if before == 0 { try? lockFile?.publish(s.localPins) }
+    }
+
+    func unpin(_ version: UInt64, _ kind: String) {
+        state.withLock { s in
+            guard let n = s.localPins[version]?[kind] else { return }
+            if n <= 1 {
+                s.localPins[version]?[kind] = nil
+                if s.localPins[version]?.isEmpty == true { s.localPins[version] = nil }
+                try? lockFile?.publish(s.localPins)
+            } else {
+                s.localPins[version]?[kind] = n - 1
+            }
+        }
+    }
+
+    /// Every pinned version, by whom: this store's pins and those other live stores publish in the lock file.
+    public func pinnedVersions() -> [VersionPin] {
+        let local = state.withLock { s in
+            s.localPins.flatMap { v, kinds in
+                kinds.map { VersionPin(version: v, processID: SystemFile.processID, kind: $0.key, count: $0.value, isLocal: true) }
+            }
+        }
+        return (local + (lockFile?.otherPins() ?? [])).sorted { ($0.version, $0.kind) < ($1.version, $1.kind) }
+    }
+
+    /// The number of distinct versions pinned by anything, in any process.
+    public var numberOfActiveVersions: Int { Set(pinnedVersions().map(\.version)).count }
+
+    /// Whether another store (in this or another process) has this file open.
+    public func isOpenElsewhere() throws -> Bool { try lockFile?.isOpenElsewhere() ?? false }
+
+    // MARK: Writing
+
+    /// Starts the write transaction, waiting for any other writer (thread or process) to finish.
+    /// - Throws: ``StorageError/Code/readOnly`` on a read-only store; I/O errors.
+    public func beginWrite() throws -> WriteTransaction {
+        guard !isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: path) }
+        // One writer per store instance at a time (threads), then one per file (processes).
+        while !writerGate.withLock({ busy in
+            if busy { return false }
+            busy = true
+            return true
+        }) { usleep(50) }
+        do {
+            try lockFile?.lockWriter()
+            try refresh()
+            let base = try snapshot(kind: "transaction")
+            return WriteTransaction(store: self, base: base)
+        } catch {
+            lockFile?.unlockWriter()
+            writerGate.withLock { $0 = false }
+            throw error
+        }
+    }
+
+    func endWrite() {
+        lockFile?.unlockWriter()
+        writerGate.withLock { $0 = false }
+    }
+}
+
+/// Caches verified block checksums and decoded segments, bounded in bytes.
+///
+/// Sendable: all state is inside a `Mutex`.
+final class BlockCache: Sendable {
+    struct Key: Hashable {
+        let offset: UInt64
+        let checksum: UInt64
+    }
+    struct Inner {
+        var verified: Set<Key> = []
+        var segments: [Key: SegmentReader] = [:]
+        var segmentBytes = 0
+    }
+    let inner = Mutex(Inner())
+    static let maxSegmentBytes = 64 << 20
+    static let maxVerified = 1 << 20
+
+    func isVerified(_ ref: BlockRef, _ sum: UInt64) -> Bool {
+        inner.withLock { $0.verified.contains(Key(offset: ref.offset, checksum: sum)) }
+    }
+    func markVerified(_ ref: BlockRef, _ sum: UInt64) {
+        inner.withLock {
+            if $0.verified.count > Self.maxVerified { $0.verified.removeAll(keepingCapacity: true) }
+            $0.verified.insert(Key(offset: ref.offset, checksum: sum))
+        }
+    }
+    func segment(_ key: Key) -> SegmentReader? { inner.withLock { $0.segments[key] } }
+    func store(_ key: Key, _ r: SegmentReader) {
+        inner.withLock {
+            if $0.segmentBytes + r.decodedSize > Self.maxSegmentBytes {
+                $0.segments.removeAll(keepingCapacity: true)
+                $0.segmentBytes = 0
+            }
+            $0.segments[key] = r
+            $0.segmentBytes += r.decodedSize
+        }
+    }
+}

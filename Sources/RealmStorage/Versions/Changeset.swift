@@ -1,0 +1,101 @@
+/// What one commit (or a range of commits) changed, per table (Spec/FORMAT.md §5.6). Notifications
+/// are computed from it.
+public struct Changeset: Sendable, Equatable {
+    /// Changes to one table.
+    public struct TableChanges: Sendable, Equatable {
+        public var inserted: Set<ObjectKey> = []
+        public var deleted: Set<ObjectKey> = []
+        public var modified: Set<ObjectKey> = []
+        /// Ids of the columns whose values changed in ``modified`` objects.
+        public var modifiedColumns: Set<UInt32> = []
+        public init() {}
+        public var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty }
+    }
+
+    /// Changes by table name.
+    public var tables: [String: TableChanges] = [:]
+    /// Whether the schema changed.
+    public var schemaChanged = false
+
+    public init() {}
+
+    /// Folds a later changeset into this one: an object inserted then deleted disappears; a
+    /// modification of an object inserted in the range stays an insertion.
+    public mutating func merge(later: Changeset) {
+        schemaChanged = schemaChanged || later.schemaChanged
+        for (name, l) in later.tables {
+            var t = tables[name] ?? TableChanges()
+            for k in l.inserted { t.inserted.insert(k) }
+            for k in l.modified where !t.inserted.contains(k) { t.modified.insert(k) }
+            for k in l.deleted {
+                if t.inserted.remove(k) == nil { t.deleted.insert(k) }
+                t.modified.remove(k)
+            }
+            t.modifiedColumns.formUnion(l.modifiedColumns)
+            tables[name] = t
+        }
+    }
+
+    // MARK: Encoding: key sets as sorted runs (start, length)
+
+    static func runs(_ keys: Set<ObjectKey>) -> [(Int64, Int64)] {
+        var out: [(Int64, Int64)] = []
+        for k in keys.map(\.rawValue).sorted() {
+            if let last = out.last, last.0 &+ last.1 == k {
+                out[out.count - 1].1 += 1
+            } else {
+                out.append((k, 1))
+            }
+        }
+        return out
+    }
+
+    func encode(into w: inout ByteWriter, tableIds: [String: UInt32] = [:]) {
+        w.u32(schemaChanged ? 1 : 0)
+        w.u32(UInt32(tables.count))
+        for (name, t) in tables.sorted(by: { $0.key < $1.key }) {
+            w.string(name)
+            for set in [t.inserted, t.deleted, t.modified] {
+                let r = Self.runs(set)
+                w.u32(UInt32(r.count))
+                for (s, n) in r {
+                    w.i64(s)
+                    w.i64(n)
+                }
+            }
+            w.u32(UInt32(t.modifiedColumns.count))
+            for c in t.modifiedColumns.sorted() { w.u32(c) }
+        }
+    }
+
+    static func decode(_ r: inout BlockReader) throws -> Changeset {
+        var c = Changeset()
+        c.schemaChanged = try r.u32() != 0
+        let n = try r.count(max: 1 << 16, "changeset table count")
+        for _ in 0..<n {
+            let name = try r.string()
+            var t = TableChanges()
+            for which in 0..<3 {
+                let nr = try r.count(max: 1 << 26, "key run count")
+                var set = Set<ObjectKey>()
+                for _ in 0..<nr {
+                    let s = try r.i64()
+                    let len = try r.i64()
+                    guard len >= 1, len <= 1 << 32, s.addingReportingOverflow(len).overflow == false else {
+                        throw r.corrupted("bad key run \(s)+\(len)")
+                    }
+                    for k in s..<(s + len) { set.insert(ObjectKey(k)) }
+                }
+                switch which {
+                case 0: t.inserted = set
+                case 1: t.deleted = set
+                default: t.modified = set
+                }
+            }
+            let nc = try r.count(max: 1 << 16, "modified column count")
+            for _ in 0..<nc { t.modifiedColumns.insert(try r.u32()) }
+            c.tables[name] = t
+        }
+        return c
+    }
+}

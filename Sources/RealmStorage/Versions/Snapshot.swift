@@ -1,0 +1,334 @@
+import Foundation
+import Synchronization
+
+/// An immutable read view of one committed version.
+///
+/// A snapshot pins its version for as long as it lives (see ``Store/pinnedVersions()``) and can be
+/// used from any thread: it is `Sendable`, its caches are behind a `Mutex`, and the bytes it reads
+/// are never overwritten (the file is append-only).
+public final class Snapshot: Sendable {
+    /// The store this snapshot was read from.
+    public let store: Store
+    /// The committed version this snapshot shows.
+    public let version: UInt64
+    /// The schema at this version.
+    public let catalog: Catalog
+    /// What pins this version (for ``Store/pinnedVersions()``).
+    public let pinKind: String
+    let record: VersionRecord
+    let view: ByteView
+    private let lists = Mutex<[UInt32: [RowGroupEntry]]>([:])
+    private let groups = Mutex<[BlockRef: RowGroupBlock]>([:])
+    private let indexDirs = Mutex<[BlockRef: IndexDirectory]>([:])
+
+    init(store: Store, view: ByteView, record: VersionRecord, kind: String) {
+        self.store = store
+        self.view = view
+        self.record = record
+        self.version = record.version
+        self.catalog = record.catalog
+        self.pinKind = kind
+    }
+
+    deinit { store.unpin(version, pinKind) }
+
+    /// When this version was committed.
+    public var commitTime: Date { Date(timeIntervalSince1970: Double(record.commitTime) / 1e9) }
+    /// The version this one was committed on top of (0 for the first).
+    public var parentVersion: UInt64 { record.parentVersion }
+    /// The bytes of the file this version uses (the committed length).
+    public var fileLength: Int { view.count }
+    /// Bytes reachable from this version; the rest of ``fileLength`` is dead until compaction.
+    public var liveBytes: UInt64 { record.liveBytes }
+    /// What this version's commit changed.
+    public var changeset: Changeset { record.changeset }
+
+    /// Another pin of the same version (for example a frozen result derived from this one).
+    public func retained(kind: String) -> Snapshot {
+        store.state.withLock { s in store.pinLocked(&s, version, kind) }
+        return Snapshot(store: store, view: view, record: record, kind: kind)
+    }
+
+    // MARK: Tables
+
+    func table(_ name: String) throws -> (TableSchema, TableState) {
+        guard let t = catalog.table(name) else { throw StorageError(.notFound, "no table named '\(name)'") }
+        let st = record.tables[t.id] ?? TableState(tableId: t.id, nextObjectKey: 0, objectCount: 0, rowGroups: .none, indexes: [:])
+        return (t, st)
+    }
+
+    package func tableState(_ name: String) throws -> TableState { try table(name).1 }
+
+    /// The number of objects in `table`.
+    public func objectCount(_ table: String) throws -> Int { Int(try self.table(table).1.objectCount) }
+
+    package func block(_ ref: BlockRef, _ magic: UInt32) throws -> ByteView {
+        try Store.readBlock(view, ref, magic, cache: store.cache)
+    }
+
+    /// The row groups of a table, in key order.
+    package func rowGroups(_ table: String) throws -> [RowGroupEntry] {
+        let st = try self.table(table).1
+        return try rowGroups(st)
+    }
+
+    package func rowGroups(_ st: TableState) throws -> [RowGroupEntry] {
+        if st.rowGroups.isNone { return [] }
+        if let l = lists.withLock({ $0[st.tableId] }) { return l }
+        let l = try RowGroupEntry.decodeList(try block(st.rowGroups, BlockMagic.rowGroupList))
+        lists.withLock { $0[st.tableId] = l }
+        return l
+    }
+
+    package func rowGroup(_ ref: BlockRef) throws -> RowGroupBlock {
+        if let g = groups.withLock({ $0[ref] }) { return g }
+        let g = try RowGroupBlock.decode(try block(ref, BlockMagic.rowGroup))
+        groups.withLock { $0[ref] = g }
+        return g
+    }
+
+    /// The decoded segment at `ref` (cached per process).
+    package func segment(_ ref: BlockRef) throws -> SegmentReader {
+        let b = try block(ref, BlockMagic.segment)
+        let key = BlockCache.Key(offset: ref.offset, checksum: try b.u64(b.count - 8))
+        if let r = store.cache.segment(key) { return r }
+        let r = try SegmentReader(block: b)
+        store.cache.store(key, r)
+        return r
+    }
+
+    /// The reader of `column` in a row group, or nil when the group predates the column (its values
+    /// are then the column's default).
+    package func columnSegment(_ group: RowGroupBlock, _ column: ColumnSchema) throws -> SegmentReader? {
+        guard let ref = group.columns[column.id] else { return nil }
+        let r = try segment(ref)
+        guard r.type == column.type, r.isList == column.isList, r.nullable == column.isNullable, r.rowCount == group.rowCount else {
+            throw StorageError.corrupted("segment of column '\(column.name)' does not match the catalog or the row group", at: Int(ref.offset))
+        }
+        return r
+    }
+
+    package func keySegment(_ group: RowGroupBlock) throws -> SegmentReader {
+        let r = try segment(group.keys)
+        guard r.type == .int, !r.isList, !r.nullable, r.rowCount == group.rowCount, r.integers != nil else {
+            throw StorageError.corrupted("key segment does not hold \(group.rowCount) integers", at: Int(group.keys.offset))
+        }
+        return r
+    }
+
+    /// Locates `key`: the row group entry index, its block and the row within it.
+    package func locate(_ st: TableState, _ key: ObjectKey) throws -> (Int, RowGroupBlock, Int)? {
+        let list = try rowGroups(st)
+        var lo = 0
+        var hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid].lastKey < key.rawValue { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo < list.count, list[lo].firstKey <= key.rawValue else { return nil }
+        let g = try rowGroup(list[lo].block)
+        guard g.rowCount == list[lo].rowCount else {
+            throw StorageError.corrupted("row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
+        }
+        let keys = try keySegment(g)
+        var a = 0
+        var b = g.rowCount
+        while a < b {
+            let m = (a + b) / 2
+            if try keyAt(keys, m) < key.rawValue { a = m + 1 } else { b = m }
+        }
+        guard a < g.rowCount, try keyAt(keys, a) == key.rawValue else { return nil }
+        return (lo, g, a)
+    }
+
+    @inline(__always)
+    func keyAt(_ keys: SegmentReader, _ i: Int) throws -> Int64 {
+        switch keys.integers! {
+        case .plain(let p): return p[i]
+        case .packed(let p): return p[i]
+        }
+    }
+
+    /// Whether `table` holds an object with `key`.
+    public func contains(_ table: String, _ key: ObjectKey) throws -> Bool {
+        try locate(try self.table(table).1, key) != nil
+    }
+
+    /// The value of `column` of object `key`.
+    /// - Throws: `.notFound` for an unknown table, column or object; `.corrupted` for bad bytes.
+    public func value(_ table: String, _ key: ObjectKey, _ column: String) throws -> StorageValue {
+        let (t, st) = try self.table(table)
+        guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
+        guard let (_, g, row) = try locate(st, key) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        guard let seg = try columnSegment(g, c) else { return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) }
+        return try seg.value(row)
+    }
+
+    /// All values of object `key`, by column name.
+    public func object(_ table: String, _ key: ObjectKey) throws -> [String: StorageValue] {
+        let (t, st) = try self.table(table)
+        guard let (_, g, row) = try locate(st, key) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        var out: [String: StorageValue] = [:]
+        for c in t.columns {
+            out[c.name] = try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        }
+        return out
+    }
+
+    /// The keys of every object in `table`, ascending.
+    public func objectKeys(_ table: String) throws -> [ObjectKey] {
+        let st = try self.table(table).1
+        var out: [ObjectKey] = []
+        out.reserveCapacity(Int(st.objectCount))
+        for e in try rowGroups(st) {
+            let keys = try keySegment(try rowGroup(e.block))
+            for i in 0..<keys.rowCount { out.append(ObjectKey(try keyAt(keys, i))) }
+        }
+        return out
+    }
+
+    /// Calls `body` with each row group's keys and the requested columns' segments (nil where a group
+    /// predates a column). The building block of scans and queries.
+    package func forEachRowGroup(_ table: String, columns: [String], _ body: (SegmentReader, [SegmentReader?]) throws -> Void) throws {
+        let (t, st) = try self.table(table)
+        let cols = try columns.map { n in
+            guard let c = t.column(n) else { throw StorageError(.notFound, "table '\(table)' has no column '\(n)'") }
+            return c
+        }
+        for e in try rowGroups(st) {
+            let g = try rowGroup(e.block)
+            try body(try keySegment(g), try cols.map { try columnSegment(g, $0) })
+        }
+    }
+
+    /// Counts objects whose integer `column` satisfies `predicate`, scanning segments in place.
+    public func count(_ table: String, whereInt column: String, _ predicate: (Int64) -> Bool) throws -> Int {
+        var n = 0
+        try forEachRowGroup(table, columns: [column]) { keys, segs in
+            guard let seg = segs[0] else {
+                n += predicate(0) ? keys.rowCount : 0
+                return
+            }
+            guard let lane = seg.integers else { throw StorageError(.typeMismatch, "column '\(column)' is not an integer column") }
+            switch lane {
+            case .plain(let p):
+                if seg.nullable {
+                    for i in 0..<p.count where try !seg.isNull(i) && predicate(p[i]) { n += 1 }
+                } else {
+                    n += p.count(where: predicate)
+                }
+            case .packed(let p):
+                if seg.nullable {
+                    for i in 0..<p.count where try !seg.isNull(i) && predicate(p[i]) { n += 1 }
+                } else {
+                    n += p.count(where: predicate)
+                }
+            }
+        }
+        return n
+    }
+
+    // MARK: Primary keys and indexes
+
+    /// The object whose primary key equals `value`, found through the persisted index.
+    /// - Throws: `.notFound` when the table has no primary key.
+    public func objectKey(_ table: String, primaryKey value: StorageValue) throws -> ObjectKey? {
+        let (t, st) = try self.table(table)
+        guard let pk = t.primaryKeyColumn else { throw StorageError(.notFound, "table '\(table)' has no primary key") }
+        return try indexLookup(t, st, pk, value).first
+    }
+
+    /// Objects whose indexed `column` equals `value`.
+    public func objectKeys(_ table: String, indexed column: String, equalTo value: StorageValue) throws -> [ObjectKey] {
+        let (t, st) = try self.table(table)
+        guard let c = t.column(column), st.indexes[c.id] != nil || st.objectCount == 0 else {
+            throw StorageError(.notFound, "column '\(column)' of '\(table)' has no index")
+        }
+        return try indexLookup(t, st, c, value)
+    }
+
+    package func indexDirectory(_ ref: BlockRef) throws -> IndexDirectory {
+        if let d = indexDirs.withLock({ $0[ref] }) { return d }
+        let d = try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory))
+        indexDirs.withLock { $0[ref] = d }
+        return d
+    }
+
+    /// Keys whose index entries carry `hash` (not yet confirmed against the column).
+    package func indexCandidates(_ ref: BlockRef, _ hash: UInt64) throws -> [Int64] {
+        let dir = try indexDirectory(ref)
+        // The last chunk whose firstHash <= hash, and following chunks that may start with the same hash.
+        var lo = 0
+        var hi = dir.chunks.count
+        while lo < hi {
+            let m = (lo + hi) / 2
+            if dir.chunks[m].firstHash <= hash { lo = m + 1 } else { hi = m }
+        }
+        var out: [Int64] = []
+        var ci = max(0, lo - 1)
+        // Equal hashes can span a chunk boundary: start one chunk earlier when the found chunk begins with `hash`.
+        while ci > 0 && dir.chunks[ci].firstHash == hash { ci -= 1 }
+        while ci < dir.chunks.count && dir.chunks[ci].firstHash <= hash {
+            let e = try IndexDirectory.chunkEntries(try block(dir.chunks[ci].block, BlockMagic.indexChunk))
+            let n = e.count / 2
+            var a = 0
+            var b = n
+            while a < b {
+                let m = (a + b) / 2
+                if UInt64(bitPattern: e[2 * m]) < hash { a = m + 1 } else { b = m }
+            }
+            while a < n && UInt64(bitPattern: e[2 * a]) == hash {
+                out.append(e[2 * a + 1])
+                a += 1
+            }
+            ci += 1
+        }
+        return out
+    }
+
+    func indexLookup(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema, _ value: StorageValue) throws -> [ObjectKey] {
+        guard let ref = st.indexes[c.id] else { return [] }
+        let cands = try indexCandidates(ref, IndexHash.hash(value))
+        if IndexHash.isExact(c.type) && !value.isNull { return cands.map { ObjectKey($0) } }
+        return try cands.map { ObjectKey($0) }.filter { k in
+            guard let (_, g, row) = try locate(st, k) else { return false }
+            let v = try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            return v.bitwiseEquals(value)
+        }
+    }
+
+    // MARK: History
+
+    /// The record of an older version still in the file, walking parent links.
+    package func ancestorRecords(downTo oldest: UInt64) throws -> [VersionRecord] {
+        var out: [VersionRecord] = [record]
+        var r = record
+        var steps = 0
+        while r.version > oldest && !r.parentRecord.isNone {
+            r = try VersionRecord.decode(try block(r.parentRecord, BlockMagic.versionRecord))
+            out.append(r)
+            steps += 1
+            guard steps < 100_000_000, out[out.count - 2].parentVersion == r.version else {
+                throw StorageError.corrupted("version chain is broken", at: Int(r.parentRecord.offset))
+            }
+        }
+        return out
+    }
+
+    /// What changed between version `since` (exclusive) and this snapshot, coalescing every commit
+    /// in between. Throws `.notFound` when `since` is no longer in the file (after compaction).
+    public func changes(since: UInt64) throws -> Changeset {
+        guard since <= version else { throw StorageError(.notFound, "version \(since) is newer than \(version)") }
+        if since == version { return Changeset() }
+        let chain = try ancestorRecords(downTo: since)
+        guard chain.last!.version <= since else {
+            throw StorageError(.notFound, "version \(since) is no longer in the file")
+        }
+        var out = Changeset()
+        for r in chain.reversed() where r.version > since { out.merge(later: r.changeset) }
+        return out
+    }
+
+    /// Version numbers still reachable through parent links (newest first).
+    public func versionHistory() throws -> [UInt64] { try ancestorRecords(downTo: 0).map(\.version) }
+}

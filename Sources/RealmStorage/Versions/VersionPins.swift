@@ -1,0 +1,142 @@
+/// One version pinned by someone, as reported by ``Store/pinnedVersions()``.
+public struct VersionPin: Sendable, Hashable, CustomStringConvertible {
+    /// The pinned version.
+    public var version: UInt64
+    /// The process that pins it.
+    public var processID: Int32
+    /// What pins it ("snapshot", "frozen", "transaction", "realm", …), as given by the pinner.
+    public var kind: String
+    /// How many references of this kind pin it in that process's store.
+    public var count: Int
+    /// Whether the pin belongs to this store instance.
+    public var isLocal: Bool
+
+    public var description: String { "v\(version) by pid \(processID) (\(kind) ×\(count))\(isLocal ? "" : " [other]")" }
+}
+
+/// The lock file beside a data file (Spec/FORMAT.md §7): one byte every opener share-locks (so
+/// compaction can tell the file is in use), one byte the writer locks, and a table of per-store pin
+/// slots, each owned while its liveness byte is locked, so pins of a dead process vanish with it.
+final class LockFile: @unchecked Sendable {
+    // Sendable: `file` is immutable; `slot` is set once in init.
+    let file: SystemFile
+    let canWrite: Bool
+    private(set) var slot: Int?
+
+    static let openByte = 0
+    static let writerByte = 1
+    static let highWaterOffset = 512
+    static let slotLockBase = 1024
+    static let slotCount = 1024
+    static let slotDataBase = 4096
+    static let slotDataSize = 512
+    static let maxEntries = (slotDataSize - 24) / 24
+    static let kindNames = ["snapshot", "frozen", "transaction", "realm", "notifier", "other"]
+
+    init(path: String, readOnly: Bool) throws {
+        if readOnly {
+            if let f = try? SystemFile.open(path, .readWrite) {
+                file = f
+                canWrite = true
+            } else if let f = try? SystemFile.open(path, .readOnly) {
+                file = f
+                canWrite = false
+            } else {
+                throw StorageError(.readOnly, "no lock file can be opened", path: path)
+            }
+        } else {
+            file = try SystemFile.open(path, .createOrOpen)
+            canWrite = true
+        }
+        try file.waitLock(byte: Self.openByte, .shared)
+        if canWrite { try claimSlot() }
+    }
+
+    private func claimSlot() throws {
+        for i in 0..<Self.slotCount where try file.tryLock(byte: Self.slotLockBase + i, .exclusive) {
+            slot = i
+            let hw = readHighWater()
+            if i + 1 > hw {
+                var w = ByteWriter()
+                w.u32(UInt32(i + 1))
+                try file.write(w.bytes, at: Self.highWaterOffset)
+            }
+            try publish([:])
+            return
+        }
+    }
+
+    func readHighWater() -> Int {
+        guard let b = try? file.read(at: Self.highWaterOffset, count: 4), b.count == 4 else { return 0 }
+        return Int((try? ByteView(copying: b).u32(0)) ?? 0)
+    }
+
+    /// Writes this store's pins (version → kind → count) into its slot.
+    func publish(_ pins: [UInt64: [String: Int]]) throws {
+        guard let slot else { return }
+        var w = ByteWriter(capacity: Self.slotDataSize)
+        w.u32(0x4E49_5050)  // "PPIN"
+        w.u32(UInt32(bitPattern: SystemFile.processID))
+        var entries: [(UInt64, UInt32, Int)] = []
+        for (v, kinds) in pins.sorted(by: { $0.key < $1.key }) {
+            for (k, n) in kinds where n > 0 {
+                entries.append((v, UInt32(Self.kindNames.firstIndex(of: k) ?? Self.kindNames.count - 1), n))
+            }
+        }
+        entries = Array(entries.prefix(Self.maxEntries))
+        w.u32(UInt32(entries.count))
+        w.u32(0)
+        for (v, k, n) in entries {
+            w.u64(v)
+            w.u32(k)
+            w.u32(0)
+            w.u64(UInt64(n))
+        }
+        while w.count < Self.slotDataSize - 8 { w.u8(0) }
+        w.u64(w.checksum())
+        try file.write(w.bytes, at: Self.slotDataBase + slot * Self.slotDataSize)
+    }
+
+    /// Pins published by other live stores (any process), skipping this store's own slot.
+    func otherPins() -> [VersionPin] {
+        let hw = min(Self.slotCount, readHighWater())
+        var out: [VersionPin] = []
+        for i in 0..<hw where i != slot {
+            guard (try? file.isLockedByOther(byte: Self.slotLockBase + i)) == true else { continue }
+            for _ in 0..<3 {
+                guard let b = try? file.read(at: Self.slotDataBase + i * Self.slotDataSize, count: Self.slotDataSize),
+                    b.count == Self.slotDataSize
+                else { break }
+                let v = ByteView(copying: b)
+                guard (try? v.checksum(0, Self.slotDataSize - 8)) == (try? v.u64(Self.slotDataSize - 8)),
+                    (try? v.u32(0)) == 0x4E49_5050
+                else { continue }
+                let pid = Int32(bitPattern: (try? v.u32(4)) ?? 0)
+                let n = min(Self.maxEntries, Int((try? v.u32(8)) ?? 0))
+                for e in 0..<n {
+                    let o = 16 + e * 24
+                    guard let ver = try? v.u64(o), let k = try? v.u32(o + 8), let c = try? v.u64(o + 16) else { continue }
+                    out.append(VersionPin(version: ver, processID: pid, kind: Self.kindNames[min(Int(k), Self.kindNames.count - 1)], count: Int(c), isLocal: false))
+                }
+                break
+            }
+        }
+        return out
+    }
+
+    /// Whether any other store (in any process) has the data file open.
+    func isOpenElsewhere() throws -> Bool {
+        // Try to convert our shared lock to exclusive: it fails if anyone else shares it.
+        let exclusive = try file.tryLock(byte: Self.openByte, .exclusive)
+        if exclusive { try file.waitLock(byte: Self.openByte, .shared) }
+        return !exclusive
+    }
+
+    /// Pids of other processes that publish a slot (for messages).
+    func otherProcessIDs() -> [Int32] {
+        Array(Set(otherPins().map(\.processID))).sorted()
+    }
+
+    func lockWriter() throws { try file.waitLock(byte: Self.writerByte, .exclusive) }
+    func unlockWriter() { file.unlock(byte: Self.writerByte) }
+}

@@ -1,0 +1,139 @@
+/// A row group as the write transaction sees it: untouched (still the stored entry) or loaded into
+/// mutable column buffers.
+enum WorkGroup {
+    case stored(RowGroupEntry)
+    case loaded(LoadedGroup)
+
+    var firstKey: Int64 {
+        switch self {
+        case .stored(let e): e.firstKey
+        case .loaded(let g): g.keys.first ?? .min
+        }
+    }
+    var lastKey: Int64 {
+        switch self {
+        case .stored(let e): e.lastKey
+        case .loaded(let g): g.keys.last ?? .min
+        }
+    }
+    var rowCount: Int {
+        switch self {
+        case .stored(let e): e.rowCount
+        case .loaded(let g): g.keys.count
+        }
+    }
+}
+
+/// A row group loaded for modification. Columns are loaded on demand; once rows are added or removed
+/// (`rowsChanged`) every column is loaded and rewritten at commit.
+final class LoadedGroup {
+    var original: RowGroupEntry?
+    var originalBlock: RowGroupBlock?
+    var keys: [Int64]
+    var columns: [UInt32: ColumnBuffer]
+    var dirty: Set<UInt32> = []
+    var rowsChanged: Bool
+
+    init(original: RowGroupEntry?, originalBlock: RowGroupBlock?, keys: [Int64], columns: [UInt32: ColumnBuffer], rowsChanged: Bool) {
+        self.original = original
+        self.originalBlock = originalBlock
+        self.keys = keys
+        self.columns = columns
+        self.rowsChanged = rowsChanged
+    }
+
+    func row(of key: Int64) -> Int? {
+        var a = 0
+        var b = keys.count
+        while a < b {
+            let m = (a + b) / 2
+            if keys[m] < key { a = m + 1 } else { b = m }
+        }
+        return a < keys.count && keys[a] == key ? a : nil
+    }
+}
+
+/// Pending changes to one persisted index.
+final class IndexWork {
+    let column: ColumnSchema
+    let unique: Bool
+    var baseRef: BlockRef
+    var inserts: [(UInt64, Int64)] = []
+    var insertsSorted = true
+    var deletes: Set<HashKey> = []
+    var byHash: [UInt64: [Int64]]?
+
+    struct HashKey: Hashable {
+        let hash: UInt64
+        let key: Int64
+    }
+
+    init(column: ColumnSchema, unique: Bool, baseRef: BlockRef) {
+        self.column = column
+        self.unique = unique
+        self.baseRef = baseRef
+    }
+
+    var maxInsertedHash: UInt64? { insertsSorted ? inserts.last?.0 : inserts.map(\.0).max() }
+
+    func insert(_ h: UInt64, _ key: Int64) {
+        if let last = inserts.last, last.0 > h || (last.0 == h && last.1 > key) { insertsSorted = false }
+        inserts.append((h, key))
+        byHash?[h, default: []].append(key)
+    }
+
+    func delete(_ h: UInt64, _ key: Int64) {
+        if let i = byHashIndex(h, key) {
+            inserts.remove(at: i)
+            byHash?[h]?.removeAll { $0 == key }
+        } else {
+            deletes.insert(HashKey(hash: h, key: key))
+        }
+    }
+
+    private func byHashIndex(_ h: UInt64, _ key: Int64) -> Int? {
+        if let bh = byHash, bh[h]?.contains(key) != true { return nil }
+        return inserts.lastIndex { $0.0 == h && $0.1 == key }
+    }
+
+    /// Keys inserted in this transaction with hash `h`.
+    func pending(_ h: UInt64) -> [Int64] {
+        if byHash == nil {
+            var d: [UInt64: [Int64]] = [:]
+            for (hh, k) in inserts { d[hh, default: []].append(k) }
+            byHash = d
+        }
+        return byHash![h] ?? []
+    }
+}
+
+/// The working state of one table inside a write transaction.
+final class WorkingTable {
+    let tableId: UInt32
+    var groups: [WorkGroup]
+    var nextKey: Int64
+    var objectCount: Int
+    var indexes: [UInt32: IndexWork] = [:]
+    var baseState: TableState
+    var listChanged = false
+    var touched = false
+
+    init(state: TableState, groups: [RowGroupEntry]) {
+        tableId = state.tableId
+        baseState = state
+        self.groups = groups.map { .stored($0) }
+        nextKey = state.nextObjectKey
+        objectCount = Int(state.objectCount)
+    }
+
+    /// The index of the group that holds (or would hold) `key`.
+    func groupIndex(of key: Int64) -> Int? {
+        var lo = 0
+        var hi = groups.count
+        while lo < hi {
+            let m = (lo + hi) / 2
+            if groups[m].lastKey < key { lo = m + 1 } else { hi = m }
+        }
+        return lo < groups.count && groups[lo].firstKey <= key ? lo : nil
+    }
+}

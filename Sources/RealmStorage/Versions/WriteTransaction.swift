@@ -1,0 +1,424 @@
+import Foundation
+
+/// The one write transaction of a store: schema changes, inserts, updates and deletes, visible to
+/// this transaction at once and to everyone else after ``commit()``.
+///
+/// Thread-confined: use it from the thread that began it. Ends with ``commit()`` or ``cancel()``;
+/// dropping it cancels. Nothing is written to the file before ``commit()``.
+public final class WriteTransaction {
+    /// The store being written.
+    public let store: Store
+    /// The version this transaction started from.
+    public let base: Snapshot
+    /// The schema as this transaction has changed it so far.
+    public private(set) var catalog: Catalog
+    var states: [UInt32: TableState]
+    var tables: [UInt32: WorkingTable] = [:]
+    var changes: [UInt32: Changeset.TableChanges] = [:]
+    var removedTableNames: [UInt32: String] = [:]
+    var schemaChanged = false
+    var freed: UInt64 = 0
+    public private(set) var isFinished = false
+    let capacity: Int
+
+    init(store: Store, base: Snapshot) {
+        self.store = store
+        self.base = base
+        self.catalog = base.catalog
+        self.states = base.record.tables
+        self.capacity = max(1, store.options.rowGroupCapacity)
+    }
+
+    deinit { if !isFinished { cancel() } }
+
+    /// Abandons every change and releases the write lock.
+    public func cancel() {
+        guard !isFinished else { return }
+        isFinished = true
+        store.endWrite()
+    }
+
+    func checkOpen() throws {
+        guard !isFinished else { throw StorageError(.invalidTransactionState, "the write transaction has already ended") }
+    }
+
+    // MARK: Schema
+
+    /// Creates an empty table, optionally with a primary-key column (indexed, unique).
+    /// - Throws: `.invalidSchema` if the name is taken or the key type cannot be a primary key.
+    public func createTable(_ name: String, primaryKey: ColumnSchema? = nil) throws {
+        try checkOpen()
+        guard !name.isEmpty, catalog.table(name) == nil else { throw StorageError(.invalidSchema, "a table named '\(name)' already exists or the name is empty") }
+        var t = TableSchema(id: catalog.nextTableId, name: name)
+        catalog.nextTableId += 1
+        if var pk = primaryKey {
+            guard [.int, .string, .objectId, .uuid].contains(pk.type), !pk.isList else {
+                throw StorageError(.invalidSchema, "a primary key must be an int, string, objectId or uuid")
+            }
+            pk.id = t.nextColumnId
+            pk.isIndexed = true
+            t.nextColumnId += 1
+            t.columns.append(pk)
+            t.primaryKey = pk.name
+        }
+        catalog.tables.append(t)
+        states[t.id] = TableState(tableId: t.id, nextObjectKey: 0, objectCount: 0, rowGroups: .none, indexes: [:])
+        schemaChanged = true
+    }
+
+    /// Removes a table and all its objects.
+    public func removeTable(_ name: String) throws {
+        try checkOpen()
+        guard let t = catalog.table(name) else { throw StorageError(.notFound, "no table named '\(name)'") }
+        if let other = catalog.tables.first(where: { o in o.name != name && o.columns.contains { $0.linkTarget == name } }) {
+            throw StorageError(.invalidSchema, "table '\(other.name)' links to '\(name)'; remove that column first")
+        }
+        if let st = base.record.tables[t.id] { freed += try bytesReachable(st) }
+        catalog.tables.removeAll { $0.id == t.id }
+        states[t.id] = nil
+        tables[t.id] = nil
+        changes[t.id] = nil
+        removedTableNames[t.id] = name
+        schemaChanged = true
+    }
+
+    /// Adds a column; existing objects read its default (null, or the type's zero) until set.
+    public func addColumn(_ table: String, _ column: ColumnSchema) throws {
+        try checkOpen()
+        guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else { throw StorageError(.notFound, "no table named '\(table)'") }
+        guard !column.name.isEmpty, catalog.tables[ti].column(column.name) == nil else {
+            throw StorageError(.invalidSchema, "table '\(table)' already has a column '\(column.name)'")
+        }
+        if column.type == .link {
+            guard let target = column.linkTarget, catalog.table(target) != nil else {
+                throw StorageError(.invalidSchema, "link column '\(column.name)' needs an existing target table")
+            }
+        }
+        if column.isIndexed && (column.isList || column.type == .float || column.type == .double) {
+            throw StorageError(.invalidSchema, "lists, floats and doubles cannot be indexed")
+        }
+        var c = column
+        if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link is always optional
+        c.id = catalog.tables[ti].nextColumnId
+        catalog.tables[ti].nextColumnId += 1
+        catalog.tables[ti].columns.append(c)
+        schemaChanged = true
+        if let w = tables[catalog.tables[ti].id] {
+            for case .loaded(let g) in w.groups where g.rowsChanged || g.original == nil {
+                g.columns[c.id] = Self.defaults(c, g.keys.count)
+                g.dirty.insert(c.id)
+            }
+        }
+        if c.isIndexed {
+            let w = try working(table)
+            let iw = IndexWork(column: c, unique: false, baseRef: .none)
+            w.indexes[c.id] = iw
+            let def = ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: false)
+            for k in try allKeys(w) { iw.insert(IndexHash.hash(def), k) }
+        }
+    }
+
+    /// Removes a column (its bytes become dead and are dropped by compaction or the next rewrite).
+    public func removeColumn(_ table: String, _ name: String) throws {
+        try checkOpen()
+        guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else { throw StorageError(.notFound, "no table named '\(table)'") }
+        guard let c = catalog.tables[ti].column(name) else { throw StorageError(.notFound, "table '\(table)' has no column '\(name)'") }
+        guard catalog.tables[ti].primaryKey != name else { throw StorageError(.invalidSchema, "the primary key cannot be removed") }
+        catalog.tables[ti].columns.removeAll { $0.id == c.id }
+        schemaChanged = true
+        let w = try working(table)
+        for case .loaded(let g) in w.groups {
+            g.columns[c.id] = nil
+            g.dirty.remove(c.id)
+        }
+        w.indexes[c.id] = nil
+        w.listChanged = true
+        if let ref = states[w.tableId]?.indexes[c.id] {
+            freed += try indexBytes(ref)
+            states[w.tableId]?.indexes[c.id] = nil
+        }
+    }
+
+    // MARK: Reading own writes
+
+    func schema(_ table: String) throws -> TableSchema {
+        guard let t = catalog.table(table) else { throw StorageError(.notFound, "no table named '\(table)'") }
+        return t
+    }
+
+    func working(_ table: String) throws -> WorkingTable {
+        let t = try schema(table)
+        if let w = tables[t.id] { return w }
+        let st = states[t.id] ?? TableState(tableId: t.id, nextObjectKey: 0, objectCount: 0, rowGroups: .none, indexes: [:])
+        let list = st.rowGroups.isNone ? [] : try base.rowGroups(st)
+        let w = WorkingTable(state: st, groups: list)
+        for c in t.columns where c.isIndexed {
+            w.indexes[c.id] = IndexWork(column: c, unique: c.name == t.primaryKey, baseRef: st.indexes[c.id] ?? .none)
+        }
+        tables[t.id] = w
+        return w
+    }
+
+    func allKeys(_ w: WorkingTable) throws -> [Int64] {
+        var out: [Int64] = []
+        for g in w.groups {
+            switch g {
+            case .loaded(let l): out += l.keys
+            case .stored(let e):
+                let keys = try base.keySegment(try base.rowGroup(e.block))
+                for i in 0..<keys.rowCount { out.append(try base.keyAt(keys, i)) }
+            }
+        }
+        return out
+    }
+
+    static func defaults(_ c: ColumnSchema, _ n: Int) -> ColumnBuffer {
+        var b = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: n)
+        let d = ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        for _ in 0..<n { b.append(d) }
+        return b
+    }
+
+    /// Loads group `i` for modification (all columns when `allColumns`).
+    @discardableResult
+    func load(_ w: WorkingTable, _ i: Int, allColumns: Bool, column: ColumnSchema? = nil) throws -> LoadedGroup {
+        let t = catalog.table(id: w.tableId)!
+        let g: LoadedGroup
+        switch w.groups[i] {
+        case .loaded(let l): g = l
+        case .stored(let e):
+            let block = try base.rowGroup(e.block)
+            let keySeg = try base.keySegment(block)
+            var keys: [Int64] = []
+            keys.reserveCapacity(block.rowCount)
+            for r in 0..<block.rowCount { keys.append(try base.keyAt(keySeg, r)) }
+            g = LoadedGroup(original: e, originalBlock: block, keys: keys, columns: [:], rowsChanged: false)
+            w.groups[i] = .loaded(g)
+            w.listChanged = true
+        }
+        let wanted = allColumns ? t.columns : (column.map { [$0] } ?? [])
+        for c in wanted where g.columns[c.id] == nil {
+            if let block = g.originalBlock, let seg = try base.columnSegment(block, c) {
+                g.columns[c.id] = try seg.decodeAll()
+            } else {
+                g.columns[c.id] = Self.defaults(c, g.keys.count)
+            }
+        }
+        return g
+    }
+
+    /// The value of `column` of object `key`, including this transaction's changes.
+    public func value(_ table: String, _ key: ObjectKey, _ column: String) throws -> StorageValue {
+        try checkOpen()
+        let t = try schema(table)
+        guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
+        guard let w = tables[t.id] else { return try base.value(table, key, column) }
+        guard let gi = w.groupIndex(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        switch w.groups[gi] {
+        case .stored:
+            return try base.value(table, key, column)
+        case .loaded(let g):
+            guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+            if let b = g.columns[c.id] { return b.value(row) }
+            if let block = g.originalBlock, !g.rowsChanged, let seg = try base.columnSegment(block, c) { return try seg.value(row) }
+            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        }
+    }
+
+    /// Whether `table` holds `key`, including this transaction's changes.
+    public func contains(_ table: String, _ key: ObjectKey) throws -> Bool {
+        let t = try schema(table)
+        guard let w = tables[t.id] else { return try base.contains(table, key) }
+        guard let gi = w.groupIndex(of: key.rawValue) else { return false }
+        switch w.groups[gi] {
+        case .stored: return try base.contains(table, key)
+        case .loaded(let g): return g.row(of: key.rawValue) != nil
+        }
+    }
+
+    /// The number of objects in `table`, including this transaction's changes.
+    public func objectCount(_ table: String) throws -> Int {
+        let t = try schema(table)
+        if let w = tables[t.id] { return w.objectCount }
+        return Int(states[t.id]?.objectCount ?? 0)
+    }
+
+    /// The object whose primary key is `value`, including this transaction's changes.
+    public func objectKey(_ table: String, primaryKey value: StorageValue) throws -> ObjectKey? {
+        let t = try schema(table)
+        guard let pk = t.primaryKeyColumn else { throw StorageError(.notFound, "table '\(table)' has no primary key") }
+        return try indexLookup(try working(table), pk, value).first.map { ObjectKey($0) }
+    }
+
+    func indexLookup(_ w: WorkingTable, _ c: ColumnSchema, _ value: StorageValue) throws -> [Int64] {
+        guard let iw = w.indexes[c.id] else { return [] }
+        let h = IndexHash.hash(value)
+        var cands: [Int64] = []
+        if !iw.baseRef.isNone {
+            cands = try base.indexCandidates(iw.baseRef, h).filter { !iw.deletes.contains(.init(hash: h, key: $0)) }
+        }
+        cands += iw.pending(h)
+        if IndexHash.isExact(c.type) && !value.isNull { return cands }
+        let table = catalog.table(id: w.tableId)!.name
+        return try cands.filter { try self.value(table, ObjectKey($0), c.name).bitwiseEquals(value) }
+    }
+
+    // MARK: Mutations
+
+    /// Inserts an object; missing columns get their default. Returns its new, never-reused key.
+    /// - Throws: `.notFound` (unknown table or column), `.typeMismatch`, `.duplicatePrimaryKey`.
+    @discardableResult
+    public func insert(_ table: String, _ values: [String: StorageValue]) throws -> ObjectKey {
+        let t = try schema(table)
+        for name in values.keys where t.column(name) == nil {
+            throw StorageError(.notFound, "table '\(table)' has no column '\(name)'")
+        }
+        return try insert(table, row: t.columns.map { c in values[c.name] ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) })
+    }
+
+    /// Inserts an object given one value per column, in catalog order (the fast path for bulk loads).
+    @discardableResult
+    public func insert(_ table: String, row: [StorageValue]) throws -> ObjectKey {
+        try checkOpen()
+        let t = try schema(table)
+        guard row.count == t.columns.count else {
+            throw StorageError(.typeMismatch, "table '\(table)' has \(t.columns.count) columns; got \(row.count) values")
+        }
+        let w = try working(table)
+        var tail: LoadedGroup
+        if case .loaded(let g)? = w.groups.last, g.original == nil, g.keys.count < capacity {
+            tail = g
+            for (i, c) in t.columns.enumerated() { try g.columns[c.id]!.validate(row[i], column: c.name) }
+        } else {
+            var cols: [UInt32: ColumnBuffer] = [:]
+            for (i, c) in t.columns.enumerated() {
+                let b = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: min(capacity, 1024))
+                try b.validate(row[i], column: c.name)
+                cols[c.id] = b
+            }
+            tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
+        }
+        let key = w.nextKey
+        // Index checks before any change.
+        var hashes: [(IndexWork, UInt64)] = []
+        for (i, c) in t.columns.enumerated() where c.isIndexed {
+            guard let iw = w.indexes[c.id] else { continue }
+            let h = IndexHash.hash(row[i])
+            if iw.unique {
+                let baseMax = try baseMaxHash(iw)
+                let fresh = IndexHash.isExact(c.type) && !row[i].isNull && h > (iw.maxInsertedHash ?? 0) && h > baseMax
+                if !fresh, try !indexLookup(w, c, row[i]).isEmpty {
+                    throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
+                }
+            }
+            hashes.append((iw, h))
+        }
+        if case .loaded(let g)? = w.groups.last, g === tail {} else {
+            w.groups.append(.loaded(tail))
+        }
+        tail.keys.append(key)
+        for (i, c) in t.columns.enumerated() { tail.columns[c.id]!.append(row[i]) }
+        for (iw, h) in hashes { iw.insert(h, key) }
+        w.nextKey += 1
+        w.objectCount += 1
+        w.listChanged = true
+        changes[w.tableId, default: .init()].inserted.insert(ObjectKey(key))
+        return ObjectKey(key)
+    }
+
+    var baseMaxHashes: [BlockRef: UInt64] = [:]
+    func baseMaxHash(_ iw: IndexWork) throws -> UInt64 {
+        if iw.baseRef.isNone { return 0 }
+        if let h = baseMaxHashes[iw.baseRef] { return h }
+        let dir = try base.indexDirectory(iw.baseRef)
+        var h: UInt64 = 0
+        if let last = dir.chunks.last {
+            let e = try IndexDirectory.chunkEntries(try base.block(last.block, BlockMagic.indexChunk))
+            if e.count >= 2 { h = UInt64(bitPattern: e[e.count - 2]) }
+        }
+        baseMaxHashes[iw.baseRef] = h
+        return h
+    }
+
+    /// Sets one field of an existing object.
+    /// - Throws: `.notFound`, `.typeMismatch`, `.duplicatePrimaryKey`.
+    public func set(_ table: String, _ key: ObjectKey, _ column: String, _ value: StorageValue) throws {
+        try checkOpen()
+        let t = try schema(table)
+        guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
+        let w = try working(table)
+        guard let gi = w.groupIndex(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        let g = try load(w, gi, allColumns: false, column: c)
+        guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        try g.columns[c.id]!.validate(value, column: c.name)
+        let old = g.columns[c.id]!.value(row)
+        if let iw = w.indexes[c.id] {
+            if iw.unique, !old.bitwiseEquals(value), try !indexLookup(w, c, value).isEmpty {
+                throw StorageError(.duplicatePrimaryKey, "an object with primary key \(value) already exists in '\(table)'")
+            }
+            iw.delete(IndexHash.hash(old), key.rawValue)
+            iw.insert(IndexHash.hash(value), key.rawValue)
+        }
+        g.columns[c.id]!.set(row, value)
+        g.dirty.insert(c.id)
+        var ch = changes[w.tableId] ?? .init()
+        if !ch.inserted.contains(key) { ch.modified.insert(key) }
+        ch.modifiedColumns.insert(c.id)
+        changes[w.tableId] = ch
+    }
+
+    /// Deletes an object.
+    /// - Throws: `.notFound` when it does not exist.
+    public func delete(_ table: String, _ key: ObjectKey) throws {
+        try checkOpen()
+        let t = try schema(table)
+        let w = try working(table)
+        guard let gi = w.groupIndex(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        let g = try load(w, gi, allColumns: true)
+        guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+        for c in t.columns where c.isIndexed {
+            w.indexes[c.id]?.delete(IndexHash.hash(g.columns[c.id]!.value(row)), key.rawValue)
+        }
+        g.keys.remove(at: row)
+        for id in Array(g.columns.keys) { g.columns[id]!.remove(sortedIndices: [row]) }
+        g.rowsChanged = true
+        if g.keys.isEmpty {
+            w.groups.remove(at: gi)
+            if let o = g.original { freed += try groupBytes(o) }
+        }
+        w.objectCount -= 1
+        w.listChanged = true
+        var ch = changes[w.tableId] ?? .init()
+        if ch.inserted.remove(key) == nil { ch.deleted.insert(key) }
+        ch.modified.remove(key)
+        changes[w.tableId] = ch
+    }
+
+    /// Deletes every object of `table`.
+    public func deleteAll(_ table: String) throws {
+        let w = try working(table)
+        for k in try allKeys(w) { try delete(table, ObjectKey(k)) }
+    }
+
+    // MARK: Byte accounting
+
+    func groupBytes(_ e: RowGroupEntry) throws -> UInt64 {
+        let g = try base.rowGroup(e.block)
+        return e.block.length + g.keys.length + g.columns.values.reduce(0) { $0 + $1.length }
+    }
+
+    func indexBytes(_ ref: BlockRef) throws -> UInt64 {
+        let d = try base.indexDirectory(ref)
+        return ref.length + d.chunks.reduce(0) { $0 + $1.block.length }
+    }
+
+    func bytesReachable(_ st: TableState) throws -> UInt64 {
+        var n: UInt64 = 0
+        if !st.rowGroups.isNone {
+            n += st.rowGroups.length
+            for e in try base.rowGroups(st) { n += try groupBytes(e) }
+        }
+        for (_, r) in st.indexes { n += try indexBytes(r) }
+        return n
+    }
+}

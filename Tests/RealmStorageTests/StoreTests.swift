@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+
+@testable import RealmStorage
+
+@Suite struct StoreTests {
+    @Test func createInsertReadReopen() throws {
+        let dir = TempDir()
+        do {
+            let store = try makePeopleStore(dir, count: 10_000)
+            let snap = try store.snapshot()
+            #expect(snap.version == 2)
+            #expect(try snap.objectCount("Person") == 10_000)
+            #expect(try snap.value("Person", ObjectKey(1234), "name") == .string("name-1234"))
+            #expect(try snap.value("Person", ObjectKey(1234), "age") == .int(Int64(1234 * 7 % 100)))
+            #expect(try snap.objectKey("Person", primaryKey: .int(9999)) == ObjectKey(9999))
+            #expect(try snap.objectKey("Person", primaryKey: .int(10_000)) == nil)
+        }
+        let reopened = try Store.open(at: dir.file())
+        let snap = try reopened.snapshot()
+        #expect(try snap.objectCount("Person") == 10_000)
+        #expect(try snap.count("Person", whereInt: "age") { $0 > 50 } == 4_900)
+        #expect(try snap.object("Person", ObjectKey(3))["active"] == .bool(true))
+    }
+
+    @Test func setDeleteAndFrozenSnapshotKeepsOldView() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 100)
+        let frozen = try store.snapshot()
+        let tx = try store.beginWrite()
+        try tx.set("Person", ObjectKey(5), "name", .string("Grace"))
+        try tx.delete("Person", ObjectKey(6))
+        #expect(try tx.value("Person", ObjectKey(5), "name") == .string("Grace"))
+        #expect(try tx.contains("Person", ObjectKey(6)) == false)
+        let newer = try tx.commit()
+        #expect(try newer.value("Person", ObjectKey(5), "name") == .string("Grace"))
+        #expect(try newer.contains("Person", ObjectKey(6)) == false)
+        #expect(try newer.objectCount("Person") == 99)
+        #expect(try frozen.value("Person", ObjectKey(5), "name") == .string("name-5"))
+        #expect(try frozen.contains("Person", ObjectKey(6)))
+        let cs = newer.changeset.tables["Person"]!
+        #expect(cs.modified == [ObjectKey(5)])
+        #expect(cs.deleted == [ObjectKey(6)])
+        #expect(try newer.changes(since: frozen.version - 1).tables["Person"]!.inserted.count == 99)
+    }
+
+    @Test func duplicatePrimaryKeyIsTypedError() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 10)
+        let tx = try store.beginWrite()
+        #expect(throws: StorageError.self) { try tx.insert("Person", row: person(3)) }
+        expectCode(.duplicatePrimaryKey) { try tx.insert("Person", row: person(3)) }
+        try tx.insert("Person", row: person(10))
+        #expect(throws: StorageError.self) { try tx.insert("Person", row: person(10)) }
+        tx.cancel()
+        #expect(try store.snapshot().objectCount("Person") == 10)
+    }
+
+    @Test func stringPrimaryKeyAndSecondaryIndex() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true))
+        let tx = try store.beginWrite()
+        try tx.createTable("Dog", primaryKey: ColumnSchema("name", .string))
+        try tx.addColumn("Dog", ColumnSchema("breed", .string, nullable: true, indexed: true))
+        for i in 0..<5000 {
+            try tx.insert("Dog", ["name": .string("dog-\(i)"), "breed": i % 2 == 0 ? .string("lab") : .null])
+        }
+        #expect(try tx.objectKey("Dog", primaryKey: .string("dog-77")) == ObjectKey(77))
+        let s = try tx.commit()
+        #expect(try s.objectKey("Dog", primaryKey: .string("dog-4999")) == ObjectKey(4999))
+        #expect(try s.objectKey("Dog", primaryKey: .string("cat")) == nil)
+        #expect(try s.objectKeys("Dog", indexed: "breed", equalTo: .string("lab")).count == 2500)
+        #expect(try s.objectKeys("Dog", indexed: "breed", equalTo: .null).count == 2500)
+        let tx2 = try store.beginWrite()
+        try tx2.set("Dog", ObjectKey(0), "breed", .null)
+        try tx2.delete("Dog", ObjectKey(2))
+        #expect(throws: StorageError.self) { try tx2.set("Dog", ObjectKey(1), "name", .string("dog-3")) }
+        let s2 = try tx2.commit()
+        #expect(try s2.objectKeys("Dog", indexed: "breed", equalTo: .string("lab")).count == 2498)
+        #expect(try s2.objectKey("Dog", primaryKey: .string("dog-2")) == nil)
+    }
+
+    @Test func everyTypeRoundTrips() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true))
+        let tx = try store.beginWrite()
+        try tx.createTable("Target")
+        try tx.createTable("All")
+        let u = UUID()
+        let samples: [(ColumnType, StorageValue)] = [
+            (.int, .int(.min)), (.bool, .bool(true)), (.float, .float(-0.0)), (.double, .double(.nan)),
+            (.string, .string("héllo ✓")), (.binary, .binary([0, 255, 7])), (.timestamp, .timestamp(seconds: -5, nanoseconds: 999_999_999)),
+            (.objectId, .objectId(Array(1...12))), (.uuid, .uuid(u)), (.decimal128, .decimal128(low: 42, high: 0x3040_0000_0000_0000)),
+            (.link, .link(ObjectKey(0))),
+        ]
+        for (t, _) in samples {
+            try tx.addColumn("All", ColumnSchema("\(t)", t, linkTarget: t == .link ? "Target" : nil))
+            try tx.addColumn("All", ColumnSchema("\(t)?", t, nullable: true, linkTarget: t == .link ? "Target" : nil))
+            try tx.addColumn("All", ColumnSchema("[\(t)]", t, nullable: true, list: true, linkTarget: t == .link ? "Target" : nil))
+        }
+        try tx.insert("Target", [:])
+        var values: [String: StorageValue] = [:]
+        for (t, v) in samples {
+            values["\(t)"] = v
+            values["\(t)?"] = .null
+            values["[\(t)]"] = .list([v, .null, v])
+        }
+        let k = try tx.insert("All", values)
+        let k2 = try tx.insert("All", [:])
+        let s = try tx.commit()
+        for (t, v) in samples {
+            #expect(try s.value("All", k, "\(t)").bitwiseEquals(v), "\(t)")
+            #expect(try s.value("All", k, "\(t)?") == .null)
+            #expect(try s.value("All", k, "[\(t)]").bitwiseEquals(.list([v, .null, v])), "[\(t)]")
+            #expect(try s.value("All", k2, "[\(t)]") == .list([]))
+        }
+        #expect(try s.value("All", k2, "string") == .string(""))
+    }
+
+    @Test func typeMismatchAndUnknownNamesThrow() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 1)
+        let tx = try store.beginWrite()
+        #expect(throws: StorageError.self) { try tx.insert("Person", ["id": .int(9), "age": .string("x")]) }
+        #expect(throws: StorageError.self) { try tx.insert("Person", ["id": .int(9), "nope": .int(1)]) }
+        #expect(throws: StorageError.self) { try tx.insert("Nope", [:]) }
+        #expect(throws: StorageError.self) { try tx.set("Person", ObjectKey(0), "age", .null) }
+        #expect(throws: StorageError.self) { try tx.set("Person", ObjectKey(77), "age", .int(1)) }
+        tx.cancel()
+        #expect(throws: StorageError.self) { try tx.insert("Person", ["id": .int(9)]) }
+    }
+
+    @Test func schemaChangesAddAndRemoveColumns() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 50)
+        let tx = try store.beginWrite()
+        try tx.addColumn("Person", ColumnSchema("email", .string, nullable: true))
+        try tx.removeColumn("Person", "score")
+        try tx.set("Person", ObjectKey(3), "email", .string("a@b.c"))
+        let s = try tx.commit()
+        #expect(try s.value("Person", ObjectKey(3), "email") == .string("a@b.c"))
+        #expect(try s.value("Person", ObjectKey(4), "email") == .null)
+        #expect(throws: StorageError.self) { try s.value("Person", ObjectKey(4), "score") }
+        #expect(s.changeset.schemaChanged)
+        let tx2 = try store.beginWrite()
+        try tx2.removeTable("Person")
+        let s2 = try tx2.commit()
+        #expect(s2.catalog.table("Person") == nil)
+    }
+
+    @Test func readOnlyOpenNeverWritesAndRejectsWrites() throws {
+        let dir = TempDir()
+        _ = try makePeopleStore(dir, count: 10)
+        let before = fileBytes(dir.file())
+        let ro = try Store.open(at: dir.file(), options: .init(readOnly: true))
+        #expect(try ro.snapshot().objectCount("Person") == 10)
+        #expect(throws: StorageError.self) { try ro.beginWrite() }
+        #expect(fileBytes(dir.file()) == before)
+    }
+
+    @Test func notARealmFileAndMissingFile() throws {
+        let dir = TempDir()
+        _ = FileManager.default.createFile(atPath: dir.file("junk"), contents: Data(repeating: 7, count: 20000))
+        expectCode(.notARealmFile) { try Store.open(at: dir.file("junk"), options: .init(readOnly: true)) }
+        expectCode(.fileNotFound) { try Store.open(at: dir.file("missing")) }
+    }
+
+    @Test func activeVersionLimitExampleOfDesign() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 0, options: .init(create: true, maximumNumberOfActiveVersions: 3))
+        // v2 exists (table created). Make v3, v4 and hold frozen snapshots at v2, v3, v4.
+        var frozen: [Snapshot] = [try store.snapshot(kind: "frozen")]
+        for i in 0..<2 {
+            let tx = try store.beginWrite()
+            try tx.insert("Person", row: person(i))
+            frozen.append(try tx.commit().retained(kind: "frozen"))
+        }
+        #expect(Set(frozen.map(\.version)) == [2, 3, 4])
+        #expect(store.numberOfActiveVersions == 3)
+        let tx = try store.beginWrite()
+        try tx.insert("Person", row: person(10))
+        do {
+            try tx.commit()
+            Issue.record("commit should exceed the limit")
+        } catch let e as StorageError {
+            #expect(e.code == .maximumNumberOfActiveVersionsExceeded)
+            #expect(e.active == 4 && e.limit == 3)
+        }
+        #expect(try store.snapshot().objectCount("Person") == 2)
+        frozen.removeFirst()  // release v2
+        let tx2 = try store.beginWrite()
+        try tx2.insert("Person", row: person(10))
+        let s = try tx2.commit()
+        #expect(s.version == 5)
+        #expect(store.pinnedVersions().contains { $0.version == 3 && $0.kind == "frozen" })
+    }
+
+    @Test func manySmallCommitsKeepFewRowGroups() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 0, options: .init(create: true, rowGroupCapacity: 64))
+        for i in 0..<300 {
+            let tx = try store.beginWrite()
+            try tx.insert("Person", row: person(i))
+            try tx.commit()
+        }
+        let s = try store.snapshot()
+        #expect(try s.objectCount("Person") == 300)
+        #expect(try s.objectKeys("Person") == (0..<300).map { ObjectKey(Int64($0)) })
+        #expect(try s.rowGroups("Person").count <= 300 / 64 + 8)
+        #expect(try s.value("Person", ObjectKey(299), "name") == .string("name-299"))
+    }
+
+    @Test func xxh64KnownVectors() {
+        #expect(XXH64.hash([]) == 0xEF46_DB37_51D8_E999)
+        #expect(XXH64.hash(Array("a".utf8)) == 0xD24E_C4F1_A98C_6E5B)
+        #expect(XXH64.hash(Array("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
+    }
+}

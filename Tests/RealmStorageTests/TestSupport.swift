@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@testable import RealmStorage
+
+/// A fresh temporary directory per test, removed when the value goes away.
+final class TempDir: @unchecked Sendable {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "realm-tests-" + UUID().uuidString
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+    func file(_ name: String = "test.realm") -> String { path + "/" + name }
+}
+
+/// Creates a store with a `Person` table like the benchmark's.
+func makePeopleStore(_ dir: TempDir, count: Int = 0, options: Store.Options = .init(create: true)) throws -> Store {
+    let store = try Store.open(at: dir.file(), options: options)
+    let tx = try store.beginWrite()
+    try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+    try tx.addColumn("Person", ColumnSchema("name", .string))
+    try tx.addColumn("Person", ColumnSchema("age", .int))
+    try tx.addColumn("Person", ColumnSchema("score", .double))
+    try tx.addColumn("Person", ColumnSchema("active", .bool))
+    for i in 0..<count {
+        try tx.insert("Person", row: person(i))
+    }
+    try tx.commit()
+    return store
+}
+
+func person(_ i: Int) -> [StorageValue] {
+    [.int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10), .bool(i % 3 == 0)]
+}
+
+func fileBytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
+
+/// Runs `body` and checks that it throws a `StorageError` with `code`.
+func expectCode<T>(_ code: StorageError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) {
+    do {
+        _ = try body()
+        Issue.record("expected StorageError.\(code), got success", sourceLocation: sourceLocation)
+    } catch let e as StorageError {
+        #expect(e.code == code, "\(e)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected StorageError.\(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}

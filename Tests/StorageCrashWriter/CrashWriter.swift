@@ -1,0 +1,47 @@
+import Foundation
+import RealmStorage
+
+/// A child process for the crash test: commits in a loop and prints each acknowledged commit
+/// ("ack VERSION SEQ") after `commit()` returns, so the parent knows what must survive a SIGKILL.
+@main
+struct CrashWriter {
+    static func main() throws {
+        let args = CommandLine.arguments
+        guard args.count >= 3, let rounds = Int(args[2]) else {
+            FileHandle.standardError.write("usage: StorageCrashWriter FILE ROUNDS\n".data(using: .utf8)!)
+            exit(1)
+        }
+        let store = try Store.open(at: args[1], options: .init(create: true))
+        do {
+            let tx = try store.beginWrite()
+            if tx.base.catalog.table("Log") == nil {
+                try tx.createTable("Log", primaryKey: ColumnSchema("seq", .int))
+                try tx.addColumn("Log", ColumnSchema("payload", .string))
+                try tx.addColumn("Log", ColumnSchema("total", .int))
+                try tx.createTable("Counter")
+                try tx.addColumn("Counter", ColumnSchema("value", .int))
+                try tx.insert("Counter", ["value": .int(0)])
+                try tx.commit()
+            } else {
+                tx.cancel()
+            }
+        }
+        var seq = Int64(try store.snapshot().objectCount("Log"))
+        for i in 0..<rounds {
+            let tx = try store.beginWrite()
+            // Vary the commit shape: single inserts, batches, updates and deletes.
+            let batch = i % 7 == 0 ? 50 : 1
+            for _ in 0..<batch {
+                seq += 1
+                try tx.insert("Log", ["seq": .int(seq), "payload": .string(String(repeating: "x", count: Int(seq % 97))), "total": .int(seq)])
+            }
+            if i % 5 == 0 { try tx.set("Counter", ObjectKey(0), "value", .int(seq)) }
+            if i % 11 == 0, let k = try tx.objectKey("Log", primaryKey: .int(seq - 3)) {
+                try tx.set("Log", k, "payload", .string("updated-\(seq)"))
+            }
+            let snap = try tx.commit()
+            print("ack \(snap.version) \(seq)")
+            fflush(nil)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import RealmStorage
+@main struct Demo { static func main() throws {} }
