@@ -29,7 +29,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RealmStorageTests",
-            dependencies: ["RealmStorage"]
+            dependencies: ["RealmStorage", "StorageCrashWriter"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -14,7 +14,7 @@ struct CrashWriter {
         let store = try Store.open(at: args[1], options: .init(create: true))
         do {
             let tx = try store.beginWrite()
-            if tx.base.catalog.table("Log") == nil {
+            if try store.snapshot().catalog.table("Log") == nil {
                 try tx.createTable("Log", primaryKey: ColumnSchema("seq", .int))
                 try tx.addColumn("Log", ColumnSchema("payload", .string))
                 try tx.addColumn("Log", ColumnSchema("total", .int))

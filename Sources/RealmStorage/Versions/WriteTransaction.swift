@@ -8,8 +8,13 @@ import Foundation
 public final class WriteTransaction {
     /// The store being written.
     public let store: Store
-    /// The version this transaction started from.
-    public let base: Snapshot
+    /// The version this transaction started from (its pin is released when the transaction ends).
+    public let baseVersion: UInt64
+    private var baseSnapshot: Snapshot?
+    var base: Snapshot {
+        guard let baseSnapshot else { preconditionFailure("the write transaction has already ended") }
+        return baseSnapshot
+    }
     /// The schema as this transaction has changed it so far.
     public private(set) var catalog: Catalog
     var states: [UInt32: TableState]
@@ -23,7 +28,8 @@ public final class WriteTransaction {
 
     init(store: Store, base: Snapshot) {
         self.store = store
-        self.base = base
+        self.baseSnapshot = base
+        self.baseVersion = base.version
         self.catalog = base.catalog
         self.states = base.record.tables
         self.capacity = max(1, store.options.rowGroupCapacity)
@@ -35,6 +41,7 @@ public final class WriteTransaction {
     public func cancel() {
         guard !isFinished else { return }
         isFinished = true
+        baseSnapshot = nil
         store.endWrite()
     }
 
@@ -227,6 +234,7 @@ public final class WriteTransaction {
 
     /// Whether `table` holds `key`, including this transaction's changes.
     public func contains(_ table: String, _ key: ObjectKey) throws -> Bool {
+        try checkOpen()
         let t = try schema(table)
         guard let w = tables[t.id] else { return try base.contains(table, key) }
         guard let gi = w.groupIndex(of: key.rawValue) else { return false }
@@ -238,6 +246,7 @@ public final class WriteTransaction {
 
     /// The number of objects in `table`, including this transaction's changes.
     public func objectCount(_ table: String) throws -> Int {
+        try checkOpen()
         let t = try schema(table)
         if let w = tables[t.id] { return w.objectCount }
         return Int(states[t.id]?.objectCount ?? 0)
@@ -245,6 +254,7 @@ public final class WriteTransaction {
 
     /// The object whose primary key is `value`, including this transaction's changes.
     public func objectKey(_ table: String, primaryKey value: StorageValue) throws -> ObjectKey? {
+        try checkOpen()
         let t = try schema(table)
         guard let pk = t.primaryKeyColumn else { throw StorageError(.notFound, "table '\(table)' has no primary key") }
         return try indexLookup(try working(table), pk, value).first.map { ObjectKey($0) }
