@@ -1,0 +1,103 @@
+import Foundation
+
+/// Everything `realm-dump` prints about a file, gathered without writing to it.
+public struct Inspector: Sendable {
+    public struct SlotInfo: Sendable {
+        public var index: Int
+        public var isValid: Bool
+        public var version: UInt64?
+        public var recordOffset: UInt64?
+        public var fileLength: UInt64?
+        public var isCurrent: Bool
+    }
+    public struct VersionInfo: Sendable {
+        public var version: UInt64
+        public var parent: UInt64
+        public var commitTime: Date
+        public var recordOffset: UInt64
+        /// Bytes this commit appended (its blocks and record).
+        public var commitBytes: UInt64
+        public var changedTables: [String: (inserted: Int, deleted: Int, modified: Int)]
+    }
+    public struct SegmentInfo: Sendable {
+        public var table: String
+        public var column: String
+        public var rowGroup: Int
+        public var offset: UInt64
+        public var storedBytes: UInt64
+        public var decodedBytes: Int
+        public var encodings: [String]
+        public var rows: Int
+        public var checksumOK: Bool
+    }
+    public struct TableInfo: Sendable {
+        public var name: String
+        public var objects: Int
+        public var rowGroups: Int
+        public var bytes: UInt64
+    }
+    public struct Report: Sendable {
+        public var path: String
+        public var fileSize: Int
+        public var formatVersion: UInt32
+        public var slots: [SlotInfo]
+        public var currentVersion: UInt64
+        public var committedLength: Int
+        public var liveBytes: UInt64
+        public var deadBytes: UInt64 { UInt64(max(0, fileSize)) - min(UInt64(max(0, fileSize)), liveBytes) }
+        public var catalog: Catalog
+        public var tables: [TableInfo]
+        public var versions: [VersionInfo]
+        public var pins: [VersionPin]
+        public var segments: [SegmentInfo]
+    }
+
+    public init() {}
+
+    /// Inspects `path` (read-only). With `segments`, lists every segment of every table.
+    public func inspect(path: String, segments: Bool = false) throws -> Report {
+        let file = try SystemFile.open(path, .readOnly)
+        let size = try file.size()
+        let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
+        let format = try FileHeader.validateStatic(head)
+        let store = try Store.open(at: path, options: .init(readOnly: true))
+        let s = try store.snapshot(kind: "other")
+        let currentIndex = store.state.withLock { $0.current.slotIndex }
+        var slots: [SlotInfo] = []
+        for (i, o) in FileHeader.slotOffsets.enumerated() {
+            let slot = (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode)
+            slots.append(SlotInfo(index: i, isValid: slot != nil, version: slot?.version, recordOffset: slot?.record.offset, fileLength: slot?.fileLength, isCurrent: i == currentIndex))
+        }
+        var versions: [VersionInfo] = []
+        var nextStart = UInt64(s.fileLength)
+        for r in (try? s.ancestorRecords(downTo: 0)) ?? [] {
+            var changed: [String: (Int, Int, Int)] = [:]
+            for (n, t) in r.changeset.tables { changed[n] = (t.inserted.count, t.deleted.count, t.modified.count) }
+            versions.append(VersionInfo(version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9), recordOffset: 0, commitBytes: nextStart - min(nextStart, r.parentFileLength), changedTables: changed))
+            nextStart = r.parentFileLength
+        }
+        var tables: [TableInfo] = []
+        var segs: [SegmentInfo] = []
+        for t in s.catalog.tables {
+            let st = try s.tableState(t.name)
+            let groups = try s.rowGroups(st)
+            var bytes: UInt64 = st.rowGroups.length
+            for (gi, e) in groups.enumerated() {
+                let g = try s.rowGroup(e.block)
+                bytes += e.block.length + g.keys.length
+                let cols: [(String, BlockRef)] = [("(keys)", g.keys)] + t.columns.compactMap { c in g.columns[c.id].map { (c.name, $0) } }
+                for (name, ref) in cols {
+                    if name != "(keys)" { bytes += ref.length }
+                    guard segments else { continue }
+                    let reader = try? s.segment(ref)
+                    segs.append(SegmentInfo(table: t.name, column: name, rowGroup: gi, offset: ref.offset, storedBytes: ref.length, decodedBytes: reader?.decodedSize ?? 0, encodings: reader?.encodings.map(\.description) ?? [], rows: reader?.rowCount ?? 0, checksumOK: reader != nil))
+                }
+            }
+            tables.append(TableInfo(name: t.name, objects: Int(st.objectCount), rowGroups: groups.count, bytes: bytes))
+        }
+        return Report(
+            path: path, fileSize: size, formatVersion: format, slots: slots, currentVersion: s.version, committedLength: s.fileLength,
+            liveBytes: s.liveBytes, catalog: s.catalog, tables: tables, versions: versions,
+            pins: store.pinnedVersions().filter { !$0.isLocal }, segments: segs)
+    }
+}
