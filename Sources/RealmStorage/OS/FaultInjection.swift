@@ -1,32 +1,45 @@
 import Synchronization
 
 /// Named failure points in the system-call wrapper, so tests can fail the n-th `pwrite`, `fsync`,
-/// `ftruncate`, `mmap` or `rename` and then check that the file is still at its previous version.
-/// Compiled into debug builds only; in release builds `check` is a no-op.
+/// `ftruncate`, `mmap`, `rename` or `open` and then check that the file is still at its previous
+/// version. Compiled into debug builds only; in release builds `shouldFail` is a constant false.
 package enum FaultPoint: String, CaseIterable, Sendable {
     case pwrite, fsync, ftruncate, mmap, rename, open
 }
 
-package enum FaultInjection {
+/// A plan of failures, active for the code run inside ``FaultInjection/run(_:_:)`` (task-local, so
+/// tests running in parallel do not see each other's faults).
+package final class FaultPlan: Sendable {
     struct State {
         var armed: [FaultPoint: Int] = [:]
         var counts: [FaultPoint: Int] = [:]
     }
-    static let state = Mutex(State())
+    let state = Mutex(State())
 
-    /// Makes the `n`-th (1-based) future call at `point` fail with `EIO`.
-    package static func arm(_ point: FaultPoint, after n: Int) {
+    package init() {}
+
+    /// Makes the `n`-th (1-based) call at `point` fail with `EIO`.
+    package func arm(_ point: FaultPoint, at n: Int) {
         state.withLock { $0.armed[point] = n }
     }
 
-    /// Disarms every point and resets counters.
-    package static func reset() {
-        state.withLock { $0 = State() }
-    }
+    /// Calls seen at `point` so far.
+    package func calls(_ point: FaultPoint) -> Int { state.withLock { $0.counts[point, default: 0] } }
 
-    /// Counts calls per point since the last reset (lets a test enumerate every failure point).
-    package static func calls(_ point: FaultPoint) -> Int {
-        state.withLock { $0.counts[point, default: 0] }
+    func hit(_ point: FaultPoint) -> Bool {
+        state.withLock { s in
+            s.counts[point, default: 0] += 1
+            return s.armed[point] == s.counts[point]
+        }
+    }
+}
+
+package enum FaultInjection {
+    @TaskLocal static var plan: FaultPlan?
+
+    /// Runs `body` with `plan` active.
+    package static func run<R>(_ plan: FaultPlan, _ body: () throws -> R) rethrows -> R {
+        try $plan.withValue(plan) { try body() }
     }
 
     /// Whether fault injection is compiled in.
@@ -38,20 +51,10 @@ package enum FaultInjection {
         #endif
     }
 
-    /// Returns true when the current call at `point` must fail.
     @inline(__always)
     static func shouldFail(_ point: FaultPoint) -> Bool {
         #if DEBUG
-            return state.withLock { s in
-                s.counts[point, default: 0] += 1
-                guard let n = s.armed[point] else { return false }
-                if n <= 1 {
-                    s.armed[point] = nil
-                    return true
-                }
-                s.armed[point] = n - 1
-                return false
-            }
+            return plan?.hit(point) ?? false
         #else
             return false
         #endif
