@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import RealmStorage
+
+/// Random operation sequences (insert, set, delete, commit, cancel, reopen, freeze, compact) checked
+/// against a plain in-memory model after every commit, and frozen snapshots checked against the
+/// model state they were taken at.
+@Suite struct ModelTests {
+    typealias Row = [String: StorageValue]
+    struct Model: Equatable {
+        var rows: [Int64: Row] = [:]
+        var nextKey: Int64 = 0
+    }
+
+    static let columns: [ColumnSchema] = [
+        ColumnSchema("n", .int), ColumnSchema("s", .string, nullable: true, indexed: true), ColumnSchema("d", .double),
+        ColumnSchema("b", .binary, nullable: true), ColumnSchema("l", .int, nullable: true, list: true),
+        ColumnSchema("t", .timestamp, nullable: true),
+    ]
+
+    static func randomValue(_ c: ColumnSchema, _ rng: inout SplitMix) -> StorageValue {
+        if c.isNullable && !c.isList && rng.next() % 5 == 0 { return .null }
+        switch (c.name, c.isList) {
+        case ("n", _): return .int(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 64))
+        case ("s", _):
+            let r = rng.next() % 4
+            return .string(r == 0 ? "" : r == 1 ? "k\(rng.next() % 20)" : String(repeating: "é", count: Int(rng.next() % 300)))
+        case ("d", _): return .double([Double.nan, -0.0, 1.5, .infinity, Double(rng.next() % 1000) / 7][Int(rng.next() % 5)])
+        case ("b", _): return .binary((0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        case ("l", _): return .list((0..<Int(rng.next() % 5)).map { _ in rng.next() % 4 == 0 ? .null : .int(Int64(rng.next() % 100)) })
+        default: return .timestamp(seconds: Int64(rng.next() % 1_000_000) - 500_000, nanoseconds: Int32(rng.next() % 1_000_000_000))
+        }
+    }
+
+    static func check(_ s: Snapshot, _ m: Model, _ context: String) throws {
+        #expect(try s.objectCount("T") == m.rows.count, "\(context): count")
+        #expect(try s.objectKeys("T").map(\.rawValue) == m.rows.keys.sorted(), "\(context): keys")
+        for (k, row) in m.rows {
+            let o = try s.object("T", ObjectKey(k))
+            for (name, v) in row where !(o[name]?.bitwiseEquals(v) ?? false) {
+                Issue.record("\(context): object \(k).\(name) is \(o[name] ?? .null), model \(v)")
+            }
+            #expect(try s.objectKey("T", primaryKey: row["id"]!) == ObjectKey(k), "\(context): pk lookup \(k)")
+        }
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func randomOperationsMatchTheModel(seed: UInt64) throws {
+        let dir = TempDir()
+        var rng = SplitMix(seed: seed)
+        var store: Store? = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 16))
+        do {
+            let tx = try store!.beginWrite()
+            try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
+            for c in Self.columns { try tx.addColumn("T", c) }
+            try tx.commit()
+        }
+        var committed = Model()
+        var frozen: [(Snapshot, Model)] = []
+        var nextId: Int64 = 0
+        var ops = 0
+        var commits = 0
+        while ops < 3400 {
+            let tx = try store!.beginWrite()
+            var working = committed
+            let steps = Int(rng.next() % 12) + 1
+            for _ in 0..<steps {
+                ops += 1
+                let r = rng.next() % 10
+                if r < 4 || working.rows.isEmpty {
+                    var row: Row = ["id": .int(nextId)]
+                    nextId += 1
+                    for c in Self.columns { row[c.name] = Self.randomValue(c, &rng) }
+                    let k = try tx.insert("T", row)
+                    #expect(k.rawValue == working.nextKey)
+                    working.nextKey += 1
+                    working.rows[k.rawValue] = row
+                } else if r < 7 {
+                    let k = working.rows.keys.sorted()[Int(rng.next() % UInt64(working.rows.count))]
+                    let c = Self.columns[Int(rng.next() % UInt64(Self.columns.count))]
+                    let v = Self.randomValue(c, &rng)
+                    try tx.set("T", ObjectKey(k), c.name, v)
+                    working.rows[k]![c.name] = v
+                } else if r < 9 {
+                    let k = working.rows.keys.sorted()[Int(rng.next() % UInt64(working.rows.count))]
+                    try tx.delete("T", ObjectKey(k))
+                    working.rows[k] = nil
+                } else {
+                    // Read-your-writes inside the transaction.
+                    let k = working.rows.keys.sorted()[Int(rng.next() % UInt64(working.rows.count))]
+                    #expect(try tx.value("T", ObjectKey(k), "n") == working.rows[k]!["n"]!)
+                    #expect(try tx.objectKey("T", primaryKey: working.rows[k]!["id"]!) == ObjectKey(k))
+                }
+            }
+            let action = rng.next() % 20
+            if action == 0 {
+                tx.cancel()
+            } else {
+                let s = try tx.commit()
+                commits += 1
+                committed = working
+                try Self.check(s, committed, "seed \(seed) commit \(commits)")
+                if action == 1 { frozen.append((s.retained(kind: "frozen"), committed)) }
+            }
+            if action == 2 {
+                store = nil
+                store = try Store.open(at: dir.file())
+                try Self.check(try store!.snapshot(), committed, "after reopen")
+            }
+            if action == 3 && frozen.isEmpty {
+                try Compactor().compact(store!)
+                try Self.check(try store!.snapshot(), committed, "after compaction")
+            }
+            if frozen.count > 3 {
+                let (s, m) = frozen.removeFirst()
+                try Self.check(s, m, "frozen v\(s.version)")
+            }
+        }
+        for (s, m) in frozen { try Self.check(s, m, "frozen v\(s.version)") }
+        #expect(Verifier().verify(try store!.snapshot()).isClean)
+        #expect(commits > 200)
+    }
+}
