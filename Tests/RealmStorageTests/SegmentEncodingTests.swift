@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+@testable import RealmStorage
+
+@Suite struct SegmentEncodingTests {
+    static func roundTrip(_ type: ColumnType, nullable: Bool = false, list: Bool = false, _ values: [StorageValue]) throws -> SegmentReader {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: list)
+        for v in values {
+            try b.validate(v, column: "c")
+            b.append(v)
+        }
+        let bytes = SegmentEncoder.encode(b)
+        #expect(bytes.count % 8 == 0)
+        let view = ByteView(copying: bytes)
+        #expect(try view.checksum(0, bytes.count - 8) == view.u64(bytes.count - 8))
+        let r = try SegmentReader(block: view)
+        #expect(r.rowCount == values.count)
+        for (i, v) in values.enumerated() {
+            let got = try r.value(i)
+            #expect(got.bitwiseEquals(v), "row \(i): \(got) != \(v)")
+        }
+        let decoded = try r.decodeAll()
+        #expect(decoded.count == values.count)
+        return r
+    }
+
+    @Test func integersAtTheEdges() throws {
+        _ = try Self.roundTrip(.int, [])
+        _ = try Self.roundTrip(.int, [.int(42)])
+        let extremes = try Self.roundTrip(.int, [.int(.min), .int(.max), .int(0), .int(-1)])
+        #expect(extremes.encodings == [.intPlain])
+        let constant = try Self.roundTrip(.int, Array(repeating: .int(7), count: 1000))
+        #expect(constant.encodings == [.intPacked])
+        for width in [1, 2, 4, 8, 16, 32] {
+            let top = Int64(1) << Int64(width) - 1
+            let r = try Self.roundTrip(.int, (0..<300).map { .int(Int64.min + 5 + Int64($0) % (top + 1)) })
+            #expect(r.encodings == [.intPacked], "width \(width)")
+        }
+        _ = try Self.roundTrip(.int, nullable: true, [.null, .null, .null])
+        _ = try Self.roundTrip(.bool, nullable: true, [.bool(true), .null, .bool(false)])
+        _ = try Self.roundTrip(.link, nullable: true, [.link(ObjectKey(3)), .null])
+    }
+
+    @Test func floatingPointSpecialValues() throws {
+        _ = try Self.roundTrip(.double, [.double(.nan), .double(-0.0), .double(0.0), .double(.infinity), .double(-.greatestFiniteMagnitude), .double(.leastNonzeroMagnitude)])
+        _ = try Self.roundTrip(.float, nullable: true, [.float(.nan), .float(-0.0), .null, .float(.infinity)])
+        let repetitive = try Self.roundTrip(.double, (0..<4096).map { .double(Double($0 % 10) / 10) })
+        #expect(repetitive.encodings == [.lz4, .fixedPlain])
+    }
+
+    @Test func stringsAndBlobs() throws {
+        let edge = try Self.roundTrip(.string, nullable: true, [.string(""), .null, .string("ünïcödé ✓ 🚀"), .string(String(repeating: "long", count: 100_000)), .string("")])
+        #expect(edge.nullCount == 1)
+        let dict = try Self.roundTrip(.string, (0..<5000).map { .string("category-\($0 % 7)") })
+        #expect(dict.encodings.contains(.bytesDictionary))
+        let unique = try Self.roundTrip(.string, (0..<300).map { .string("u\($0 * 7919)") })
+        #expect(unique.encodings.last == .bytesOffsets)
+        let compressible = try Self.roundTrip(.string, (0..<2000).map { .string("prefix-prefix-prefix-\($0)") })
+        #expect(compressible.encodings.first == .lz4)
+        _ = try Self.roundTrip(.binary, nullable: true, [.binary([]), .null, .binary([UInt8](repeating: 0xAB, count: 1 << 20)), .binary([0])])
+        _ = try Self.roundTrip(.string, nullable: true, Array(repeating: .null, count: 50))
+    }
+
+    @Test func fixedWidthTypes() throws {
+        _ = try Self.roundTrip(.timestamp, nullable: true, [.timestamp(seconds: .min, nanoseconds: -999_999_999), .null, .timestamp(seconds: .max, nanoseconds: 999_999_999)])
+        _ = try Self.roundTrip(.objectId, [.objectId([UInt8](repeating: 0xFF, count: 12)), .objectId(Array(0..<12))])
+        _ = try Self.roundTrip(.uuid, nullable: true, [.uuid(UUID()), .null])
+        _ = try Self.roundTrip(.decimal128, [.decimal128(low: .max, high: .max), .decimal128(low: 0, high: 0)])
+    }
+
+    @Test func lists() throws {
+        _ = try Self.roundTrip(.int, list: true, [.list([]), .list([.int(1), .int(.min)]), .list([])])
+        _ = try Self.roundTrip(.string, nullable: true, list: true, [.list([.string(""), .null, .string("x")]), .list([])])
+        _ = try Self.roundTrip(.double, list: true, [.list((0..<1000).map { .double(Double($0)) })])
+        _ = try Self.roundTrip(.link, list: true, [.list([.link(ObjectKey(1)), .link(ObjectKey(1))])])
+    }
+
+    @Test func wrongTypesAreRejected() {
+        let b = ColumnBuffer(type: .int, nullable: false, isList: false)
+        #expect(throws: StorageError.self) { try b.validate(.string("x"), column: "c") }
+        #expect(throws: StorageError.self) { try b.validate(.null, column: "c") }
+        #expect(throws: StorageError.self) { try b.validate(.list([.int(1)]), column: "c") }
+        let o = ColumnBuffer(type: .objectId, nullable: false, isList: false)
+        #expect(throws: StorageError.self) { try o.validate(.objectId([1, 2, 3]), column: "c") }
+        let l = ColumnBuffer(type: .int, nullable: false, isList: true)
+        #expect(throws: StorageError.self) { try l.validate(.list([.null]), column: "c") }
+        #expect(throws: StorageError.self) { try l.validate(.int(1), column: "c") }
+    }
+}
