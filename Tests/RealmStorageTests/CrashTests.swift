@@ -72,3 +72,41 @@ import Testing
         #expect(final.isClean, "\(final.problems.prefix(3))")
     }
 }
+
+@Suite struct CrossProcessPinTests {
+    @Test func pinsOfAnotherProcessAreVisibleAndReleasedWhenItDies() throws {
+        let binary = try #require(CrashTests.writerBinary())
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 10)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = [dir.file(), "hold"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        // Wait for "holding N".
+        var line = ""
+        while !line.contains("\n") {
+            let d = out.fileHandleForReading.availableData
+            if d.isEmpty { break }
+            line += String(decoding: d, as: UTF8.self)
+        }
+        #expect(line.hasPrefix("holding 2"))
+        let pins = store.pinnedVersions()
+        #expect(pins.contains { $0.processID == p.processIdentifier && $0.version == 2 && $0.kind == "frozen" && !$0.isLocal })
+        #expect(store.numberOfActiveVersions >= 1)
+        // The other process keeps the file in use: in-place compaction refuses.
+        expectCode(.inUseByAnotherProcess) { try Compactor().compact(store) }
+        // Its pin counts against the limit too.
+        let limited = try Store.open(at: dir.file(), options: .init(maximumNumberOfActiveVersions: 1))
+        let tx = try limited.beginWrite()
+        try tx.insert("Person", row: person(11))
+        expectCode(.maximumNumberOfActiveVersionsExceeded) { try tx.commit() }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(!store.pinnedVersions().contains { $0.processID == p.processIdentifier })
+        let tx2 = try limited.beginWrite()
+        try tx2.insert("Person", row: person(11))
+        #expect(try tx2.commit().version == 3)
+    }
+}
