@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "RealmStorage", targets: ["RealmStorage"]),
         .executable(name: "realm-demo", targets: ["RealmDemo"]),
+        .executable(name: "storage-bench", targets: ["StorageBench"]),
     ],
     targets: [
         .systemLibrary(
@@ -21,6 +22,11 @@ let package = Package(
             name: "RealmDemo",
             dependencies: ["RealmStorage"],
             path: "Tools/realm-demo"
+        ),
+        .executableTarget(
+            name: "StorageBench",
+            dependencies: ["RealmStorage"],
+            path: "Tools/storage-bench"
         ),
         .executableTarget(
             name: "StorageCrashWriter",

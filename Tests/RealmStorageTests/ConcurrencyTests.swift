@@ -25,6 +25,8 @@ import Testing
         other.executableURL = URL(fileURLWithPath: binary)
         other.arguments = [path, "400"]
         other.standardOutput = FileHandle.nullDevice
+        let otherErrors = Pipe()
+        other.standardError = otherErrors
         try other.run()
 
         let stop = Atomic<Bool>(false)
@@ -70,7 +72,7 @@ import Testing
         #expect(group.wait(timeout: .now() + 60) == .success, "readers did not finish: deadlock?")
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
         #expect(reads.load(ordering: .relaxed) > 10)
-        #expect(other.terminationStatus == 0)
+        #expect(other.terminationStatus == 0, "\(String(decoding: otherErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).suffix(2000))")
         let final = try store.snapshot()
         #expect(try final.objectCount("Log") >= 400)
         #expect(Verifier().verify(final).isClean)

@@ -9,7 +9,8 @@ package struct IndexDirectory: Sendable, Equatable {
     package var columnId: UInt32
     package var chunks: [Chunk]
 
-    static let chunkCapacity = 4096
+    /// The most entries a reader accepts in one chunk.
+    static let maximumChunkEntries = 1 << 20
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 16 + chunks.count * 32)
@@ -39,7 +40,7 @@ package struct IndexDirectory: Sendable, Equatable {
             let h = try r.u64()
             let c = Int(try r.u32())
             _ = try r.u32()
-            guard c >= 1, c <= chunkCapacity * 2, i == 0 || h >= prev else { throw r.corrupted("index chunk \(i) is out of order or empty") }
+            guard c >= 1, c <= maximumChunkEntries, i == 0 || h >= prev else { throw r.corrupted("index chunk \(i) is out of order or empty") }
             prev = h
             d.chunks.append(Chunk(firstHash: h, count: c, block: try r.ref()))
         }

@@ -160,14 +160,38 @@ extension WriteTransaction {
         }
     }
 
-    /// Applies an index's pending inserts and deletes, rewriting only the chunks they touch.
+    /// A chunk of an index being rewritten: untouched in the file, or new entries not yet emitted.
+    enum ChunkState {
+        case stored(IndexDirectory.Chunk)
+        case fresh([(UInt64, Int64)])
+        var count: Int {
+            switch self {
+            case .stored(let c): c.count
+            case .fresh(let e): e.count
+            }
+        }
+    }
+
+    func chunkEntries(_ c: ChunkState) throws -> [(UInt64, Int64)] {
+        switch c {
+        case .fresh(let e): return e
+        case .stored(let chunk):
+            let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk))
+            freed += chunk.block.length
+            return (0..<(e.count / 2)).map { (UInt64(bitPattern: e[2 * $0]), e[2 * $0 + 1]) }
+        }
+    }
+
+    /// Applies an index's pending inserts and deletes, rewriting only the chunks they touch. Inserts
+    /// beyond the last entry (ascending integer keys) go to new trailing chunks that merge like a
+    /// binary counter, so a one-object commit copies O(log chunk size) entries.
     func writeIndex(_ iw: IndexWork, _ em: inout Emitter) throws -> BlockRef {
         if iw.inserts.isEmpty && iw.deletes.isEmpty && !iw.baseRef.isNone { return iw.baseRef }
         var inserts = iw.inserts
         if !iw.insertsSorted { inserts.sort { ($0.0, $0.1) < ($1.0, $1.1) } }
-        var dir = iw.baseRef.isNone ? IndexDirectory(columnId: iw.column.id, chunks: []) : try base.indexDirectory(iw.baseRef)
+        let dir = iw.baseRef.isNone ? IndexDirectory(columnId: iw.column.id, chunks: []) : try base.indexDirectory(iw.baseRef)
         if !iw.baseRef.isNone { freed += iw.baseRef.length }
-        let cap = IndexDirectory.chunkCapacity
+        let cap = capacity  // index chunks hold as many entries as row groups hold objects
         func chunkIndex(_ h: UInt64) -> Int {
             var lo = 0
             var hi = dir.chunks.count
@@ -177,10 +201,19 @@ extension WriteTransaction {
             }
             return max(0, lo - 1)
         }
+        // Inserts past the last stored entry are appended as a fresh tail chunk.
+        var appended: [(UInt64, Int64)] = []
+        if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
+            let e = try IndexDirectory.chunkEntries(try base.block(lastChunk.block, BlockMagic.indexChunk))
+            let lastEntry = (UInt64(bitPattern: e[e.count - 2]), e[e.count - 1])
+            let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
+            appended = Array(inserts[split...])
+            inserts.removeSubrange(split...)
+        }
         var touchedInserts: [Int: [(UInt64, Int64)]] = [:]
         var touchedDeletes: [Int: Set<IndexWork.HashKey>] = [:]
         if dir.chunks.isEmpty {
-            touchedInserts[0] = inserts
+            if !inserts.isEmpty { touchedInserts[0] = inserts }
         } else {
             for e in inserts { touchedInserts[chunkIndex(e.0), default: []].append(e) }
             for d in iw.deletes {
@@ -192,42 +225,51 @@ extension WriteTransaction {
                 }
             }
         }
-        var newChunks: [IndexDirectory.Chunk] = []
+        var chunks: [ChunkState] = []
         let touched = Set(touchedInserts.keys).union(touchedDeletes.keys)
-        for ci in 0..<max(dir.chunks.count, dir.chunks.isEmpty ? 1 : 0) {
+        func appendPieces(_ entries: [(UInt64, Int64)]) {
+            var start = 0
+            while start < entries.count {
+                let end = min(entries.count, start + cap)
+                chunks.append(.fresh(Array(entries[start..<end])))
+                start = end
+            }
+        }
+        for ci in 0..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
             guard touched.contains(ci) else {
-                newChunks.append(dir.chunks[ci])
+                chunks.append(.stored(dir.chunks[ci]))
                 continue
             }
             var entries: [(UInt64, Int64)] = []
             if ci < dir.chunks.count {
-                let e = try IndexDirectory.chunkEntries(try base.block(dir.chunks[ci].block, BlockMagic.indexChunk))
-                entries.reserveCapacity(e.count / 2 + (touchedInserts[ci]?.count ?? 0))
                 let dels = touchedDeletes[ci] ?? []
-                for i in 0..<(e.count / 2) {
-                    let h = UInt64(bitPattern: e[2 * i])
-                    if !dels.isEmpty && dels.contains(.init(hash: h, key: e[2 * i + 1])) { continue }
-                    entries.append((h, e[2 * i + 1]))
-                }
-                freed += dir.chunks[ci].block.length
+                entries = try chunkEntries(.stored(dir.chunks[ci])).filter { dels.isEmpty || !dels.contains(.init(hash: $0.0, key: $0.1)) }
             }
             if let ins = touchedInserts[ci] {
-                if let last = entries.last, let first = ins.first, (last.0, last.1) <= (first.0, first.1) {
-                    entries += ins
-                } else {
-                    entries += ins
-                    entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
-                }
+                entries += ins
+                entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
             }
-            var start = 0
-            while start < entries.count {
-                let end = min(entries.count, start + cap)
-                let piece = Array(entries[start..<end])
-                newChunks.append(.init(firstHash: piece[0].0, count: piece.count, block: em.emit(IndexDirectory.encodeChunk(piece))))
-                start = end
+            appendPieces(entries)
+        }
+        appendPieces(appended)
+        // Merge trailing chunks like a binary counter.
+        while chunks.count >= 2 {
+            let p = chunks[chunks.count - 2]
+            let l = chunks[chunks.count - 1]
+            guard case .fresh = l, p.count <= l.count, p.count + l.count <= cap else { break }
+            let merged = try chunkEntries(p) + chunkEntries(l)
+            chunks.removeLast(2)
+            chunks.append(.fresh(merged))
+        }
+        var out = IndexDirectory(columnId: iw.column.id, chunks: [])
+        for c in chunks {
+            switch c {
+            case .stored(let chunk): out.chunks.append(chunk)
+            case .fresh(let e):
+                guard !e.isEmpty else { continue }
+                out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: em.emit(IndexDirectory.encodeChunk(e))))
             }
         }
-        dir.chunks = newChunks
-        return em.emit(dir.encode())
+        return em.emit(out.encode())
     }
 }

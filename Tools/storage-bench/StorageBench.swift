@@ -1,0 +1,101 @@
+import Foundation
+import RealmStorage
+
+/// Measures the storage engine on the 1M-object `Person` table of DESIGN.md §6 (engine level; the
+/// SQLite comparison lives in the benchmark package). Usage: `storage-bench [N] [--dir DIR]`.
+@main
+struct StorageBench {
+    static func time(_ body: () throws -> Void) rethrows -> Double {
+        let t = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
+    }
+
+    static func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+
+    static func fileSize(_ p: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0 }
+
+    static func peakRSSMiB() -> Double {
+        guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = s.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return Double(line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) / 1024
+    }
+
+    static func main() throws {
+        let args = CommandLine.arguments
+        let n = args.dropFirst().first.flatMap { Int($0) } ?? 1_000_000
+        let dir = args.firstIndex(of: "--dir").map { args[$0 + 1] } ?? NSTemporaryDirectory()
+        let path = dir + "/storage-bench.realm"
+        func reset(_ p: String) { for f in [p, p + ".lock"] { try? FileManager.default.removeItem(atPath: f) } }
+        reset(path)
+        print("storage-bench: N = \(n), file \(path)")
+
+        // 1. Insert N objects in one durable transaction, with the primary-key index.
+        let store = try Store.open(at: path, options: .init(create: true))
+        var insert = 0.0
+        var commitTime = 0.0
+        insert = try time {
+            let tx = try store.beginWrite()
+            try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+            try tx.addColumn("Person", ColumnSchema("name", .string))
+            try tx.addColumn("Person", ColumnSchema("age", .int))
+            try tx.addColumn("Person", ColumnSchema("score", .double))
+            try tx.addColumn("Person", ColumnSchema("active", .bool))
+            for i in 0..<n {
+                try tx.insert("Person", row: [.int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10), .bool(i % 3 == 0)])
+            }
+            commitTime = try time { try tx.commit() }
+        }
+        print(String(format: "insert %d objects, one durable commit: %.3f s (commit %.3f s); file %.1f MB (target ≤ 0.3 s, ≤ 15 MB)", n, insert, commitTime, Double(fileSize(path)) / 1e6))
+
+        // 2. count(age > 50) by scanning.
+        let snap = try store.snapshot()
+        var counts: [Double] = []
+        var c = 0
+        for _ in 0..<50 { counts.append(try time { c = try snap.count("Person", whereInt: "age") { $0 > 50 } }) }
+        print(String(format: "count age > 50 = %d: median %.3f ms (target ≤ 0.5 ms)", c, median(counts) * 1000))
+
+        // 3. 100,000 random primary-key lookups reading name.
+        var rng = SystemRandomNumberGenerator()
+        let lookups = try time {
+            for _ in 0..<100_000 {
+                let id = Int64.random(in: 0..<Int64(n), using: &rng)
+                let k = try snap.objectKey("Person", primaryKey: .int(id))!
+                _ = try snap.value("Person", k, "name")
+            }
+        }
+        print(String(format: "100,000 primary-key lookups reading name: %.1f ms", lookups * 1000))
+
+        // 4. Fresh open and count.
+        let reopen = try time {
+            let s2 = try Store.open(at: path, options: .init(readOnly: true))
+            _ = try s2.snapshot().objectCount("Person")
+        }
+        print(String(format: "open + count: %.3f ms", reopen * 1000))
+
+        // 5. 10,000 one-object durable commits.
+        let path2 = dir + "/storage-bench-commits.realm"
+        reset(path2)
+        let s3 = try Store.open(at: path2, options: .init(create: true))
+        do {
+            let tx = try s3.beginWrite()
+            try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+            try tx.addColumn("Person", ColumnSchema("name", .string))
+            try tx.addColumn("Person", ColumnSchema("age", .int))
+            try tx.commit()
+        }
+        let commits = 10_000
+        let t = try time {
+            for i in 0..<commits {
+                let tx = try s3.beginWrite()
+                try tx.insert("Person", row: [.int(Int64(i)), .string("name-\(i)"), .int(Int64(i % 100))])
+                try tx.commit()
+            }
+        }
+        print(String(format: "%d one-object durable commits: %.0f commits/s (target ≥ 8,500); file %.1f MB", commits, Double(commits) / t, Double(fileSize(path2)) / 1e6))
+        print(String(format: "peak RSS %.0f MiB", peakRSSMiB()))
+        reset(path)
+        reset(path2)
+    }
+}
