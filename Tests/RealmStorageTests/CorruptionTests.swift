@@ -57,7 +57,7 @@ import Testing
         for o in offsets {
             var bytes = original
             bytes[o] ^= UInt8(1 + rng.next() % 255)
-            FileManager.default.createFile(atPath: target, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: target, contents: Data(bytes))
             let v = Self.exercise(target)
             if v == nil { typedErrors += 1 }
             #expect(v == nil || v! <= 3, "flip at \(o) produced a newer version")
@@ -81,7 +81,7 @@ import Testing
         while lengths.count < 220 { lengths.append(Int(rng.next() % UInt64(original.count))) }
         for n in lengths {
             let bytes = Array(original.prefix(n))
-            FileManager.default.createFile(atPath: target, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: target, contents: Data(bytes))
             let v = Self.exercise(target)
             if n < original.count - 8 { #expect(v == nil || v! < 3 || n >= original.count, "truncated to \(n) still shows v3") }
             #expect(fileBytes(target) == bytes)
@@ -106,7 +106,7 @@ import Testing
         var (_, bytes) = try Self.sampleFile(dir)
         bytes[8] = 9
         let p = dir.file("future.realm")
-        FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))
         expectCode(.unsupportedFormatVersion) { try Store.open(at: p, options: .init(readOnly: true)) }
     }
 }

@@ -47,7 +47,9 @@ import Testing
                 #expect(report.isClean, "\(point) #\(k): \(report.problems.prefix(2))")
                 // The same store keeps working after the failure.
                 try commitSomething(store, 100 + attempts)
-                #expect(try store.snapshot().version == expected + 1)
+                let next = try store.snapshot().version
+                // A commit that failed after writing its slot leaves its version number unused.
+                #expect(next == expected + 1 || (!acknowledged && next == expected + 2), "\(point) #\(k): next commit is v\(next)")
             }
         }
         #expect(failures >= 2, "the commit path exercised too few failure points")

@@ -38,7 +38,7 @@ import Testing
         #expect(try newer.objectCount("Person") == 99)
         #expect(try frozen.value("Person", ObjectKey(5), "name") == .string("name-5"))
         #expect(try frozen.contains("Person", ObjectKey(6)))
-        let cs = newer.changeset.tables["Person"]!
+        let cs = (try newer.changeset()).tables["Person"]!
         #expect(cs.modified == [ObjectKey(5)])
         #expect(cs.deleted == [ObjectKey(6)])
         #expect(try newer.changes(since: frozen.version - 1).tables["Person"]!.inserted.count == 99)
@@ -141,7 +141,7 @@ import Testing
         #expect(try s.value("Person", ObjectKey(3), "email") == .string("a@b.c"))
         #expect(try s.value("Person", ObjectKey(4), "email") == .null)
         #expect(throws: StorageError.self) { try s.value("Person", ObjectKey(4), "score") }
-        #expect(s.changeset.schemaChanged)
+        #expect(try s.changeset().schemaChanged)
         let tx2 = try store.beginWrite()
         try tx2.removeTable("Person")
         let s2 = try tx2.commit()

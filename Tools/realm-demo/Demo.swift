@@ -51,7 +51,7 @@ struct Demo {
         }
         print("frozen  " + (try describe(frozen)))
         print("latest  " + (try describe(v2)))
-        let changes = v2.changeset.tables["Person"]!
+        let changes = try v2.changeset().tables["Person"]!
         print("commit v\(v2.version) changed: \(changes.modified.count) modified (\(birthdays) birthdays), \(changes.deleted.count) deleted")
         print("pinned versions: " + store.pinnedVersions().map(\.description).joined(separator: "; "))
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0

@@ -95,6 +95,7 @@ public struct Catalog: Sendable, Hashable {
                 let rawType = try r.u8()
                 guard let type = ColumnType(rawValue: rawType) else { throw r.corrupted("unknown column type \(rawType)") }
                 let flags = try r.u8()
+                guard flags & ~7 == 0 else { throw r.corrupted("unknown column flags \(flags)") }
                 let target = try r.u32()
                 var c = ColumnSchema(name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, indexed: flags & 4 != 0)
                 c.id = id
@@ -103,8 +104,14 @@ public struct Catalog: Sendable, Hashable {
                 if id == pkId { t.primaryKey = name }
             }
             if pkId != 0 && t.primaryKey == nil { throw r.corrupted("primary key column \(pkId) of '\(t.name)' does not exist") }
+            guard Set(t.columns.map(\.id)).count == t.columns.count, Set(t.columns.map(\.name)).count == t.columns.count,
+                t.columns.allSatisfy({ $0.id >= 1 && $0.id < t.nextColumnId })
+            else { throw r.corrupted("table '\(t.name)' has duplicate or out-of-range columns") }
             cat.tables.append(t)
         }
+        guard Set(cat.tables.map(\.id)).count == n, Set(cat.tables.map(\.name)).count == n,
+            cat.tables.allSatisfy({ $0.id >= 1 && $0.id < cat.nextTableId })
+        else { throw r.corrupted("the catalog has duplicate or out-of-range tables") }
         for (ti, ci, target) in linkTargets {
             guard let tt = cat.table(id: target) else { throw r.corrupted("link column targets missing table \(target)") }
             cat.tables[ti].columns[ci].linkTarget = tt.name

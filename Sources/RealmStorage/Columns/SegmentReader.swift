@@ -50,6 +50,11 @@ package struct SegmentReader: Sendable {
         }
     }
 
+    /// The most rows a segment (and so a row group) may hold.
+    package static let maximumRows = 1 << 20
+    /// The most elements the lists of one segment may hold together.
+    static let maximumListElements = 1 << 26
+
     /// Parses the segment block `block` (checksum already verified by the caller).
     package init(block: ByteView) throws {
         guard block.count >= 24 else { throw StorageError.corrupted("segment shorter than its header", at: block.origin) }
@@ -64,6 +69,9 @@ package struct SegmentReader: Sendable {
         isList = flags & 2 != 0
         rowCount = Int(try block.u32(8))
         nullCount = Int(try block.u32(12))
+        guard rowCount <= Self.maximumRows, nullCount <= rowCount else {
+            throw StorageError.corrupted("segment claims \(rowCount) rows and \(nullCount) nulls", at: block.origin + 8)
+        }
         var cursor = ArrayCursor(view: try block.slice(16, block.count - 24, "segment arrays"))
         var encs: [ArrayEncoding] = []
         var decoded = 0
@@ -73,7 +81,7 @@ package struct SegmentReader: Sendable {
             var starts = [Int](repeating: 0, count: rowCount + 1)
             for i in 0..<rowCount {
                 let c = Int(try countValues.get(i))
-                guard c >= 0, c <= 1 << 31 else { throw StorageError.corrupted("bad list length \(c)", at: block.origin) }
+                guard c >= 0, c <= Self.maximumListElements - starts[i] else { throw StorageError.corrupted("bad list length \(c)", at: block.origin) }
                 starts[i + 1] = starts[i] + c
             }
             listStarts = starts

@@ -52,6 +52,8 @@ package struct CommitSlot: Sendable, Equatable {
     package var fileLength: UInt64
     /// Nanoseconds since 1970.
     package var commitTime: Int64
+    /// The checksum trailer of the version record this slot points to.
+    package var recordChecksum: UInt64
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 64)
@@ -61,7 +63,7 @@ package struct CommitSlot: Sendable, Equatable {
         w.ref(record)
         w.u64(fileLength)
         w.i64(commitTime)
-        w.u64(0)
+        w.u64(recordChecksum)
         w.u64(w.checksum())
         return w.bytes
     }
@@ -72,8 +74,8 @@ package struct CommitSlot: Sendable, Equatable {
             let sum = try? v.checksum(0, 56), sum == (try? v.u64(56))
         else { return nil }
         guard let version = try? v.u64(8), let off = try? v.u64(16), let len = try? v.u64(24),
-            let fl = try? v.u64(32), let t = try? v.i64(40)
+            let fl = try? v.u64(32), let t = try? v.i64(40), let rc = try? v.u64(48)
         else { return nil }
-        return CommitSlot(version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t)
+        return CommitSlot(version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t, recordChecksum: rc)
     }
 }

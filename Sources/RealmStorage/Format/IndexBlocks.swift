@@ -63,9 +63,11 @@ package struct IndexDirectory: Sendable, Equatable {
     }
 
     /// The entries of a chunk as a zero-copy array (hash, key, hash, key, …).
-    static func chunkEntries(_ v: ByteView) throws -> Int64Array {
+    static func chunkEntries(_ v: ByteView, expected: Int? = nil) throws -> Int64Array {
         let n = Int(try v.u32(4))
-        guard n * 16 + 16 <= v.count else { throw StorageError.corrupted("index chunk count \(n) does not fit", at: v.origin + 4) }
+        guard n >= 1, n * 16 + 16 <= v.count, expected == nil || expected == n else {
+            throw StorageError.corrupted("index chunk holds \(n) entries (directory says \(expected.map(String.init) ?? "?"))", at: v.origin + 4)
+        }
         return try v.int64Array(8, count: n * 2)
     }
 }
@@ -73,6 +75,9 @@ package struct IndexDirectory: Sendable, Equatable {
 /// The 64-bit index hash of a value (Spec/FORMAT.md §5.7): order-preserving for integers, XXH64
 /// (seeded by type) for everything else.
 package enum IndexHash {
+    /// The hash of null, shared with `Int64.min` (so lookups of either confirm against the column).
+    package static let nullHash: UInt64 = 0
+
     package static func hash(_ v: StorageValue) -> UInt64 {
         switch v {
         case .null: return 0
@@ -84,9 +89,7 @@ package enum IndexHash {
         case .objectId(let b): return XXH64.hash(b, seed: 8)
         case .timestamp, .uuid, .decimal128:
             return XXH64.hash(ColumnBuffer.fixedBytes(v, width: 16), seed: 7)
-        case .float(let f): return UInt64(f.bitPattern) &* XXH64.p1
-        case .double(let d): return d.bitPattern &* XXH64.p2
-        case .list: return 0
+        case .float, .double, .list: return 0  // never indexed (addColumn refuses)
         }
     }
 

@@ -118,7 +118,8 @@ package struct RowGroupBlock: Sendable, Equatable {
         let rows = Int(try r.u32())
         let n = Int(try r.u32())
         _ = try r.u32()
-        guard n <= (v.count - 32) / 24 else { throw r.corrupted("column count \(n) does not fit the row group") }
+        guard n <= (v.count - 40) / 24 else { throw r.corrupted("column count \(n) does not fit the row group") }
+        guard rows >= 1, rows <= SegmentReader.maximumRows else { throw r.corrupted("row group of \(rows) rows") }
         var g = RowGroupBlock(rowCount: rows, keys: try r.ref(), columns: [:])
         for _ in 0..<n {
             let id = try r.u32()
@@ -134,14 +135,26 @@ package struct VersionRecord: Sendable {
     package var version: UInt64
     package var parentVersion: UInt64
     package var parentRecord: BlockRef
-    /// Every block this commit wrote lies at or after this offset.
-    package var parentFileLength: UInt64
+    /// Where this commit's bytes begin: every block it wrote lies in `commitStart ..< record offset`.
+    package var commitStart: UInt64
+    /// XXH64 of the bytes `commitStart ..< record offset` (recovery checks the newest commit with it).
+    package var commitChecksum: UInt64
     package var commitTime: Int64
     /// Bytes reachable from this version (header included).
     package var liveBytes: UInt64
     package var catalog: Catalog
     package var tables: [UInt32: TableState]
+    /// The changeset to write (writer side).
     package var changeset: Changeset
+    /// The encoded changeset (reader side), decoded on demand.
+    package var changesetView: ByteView?
+
+    /// The changeset, decoded from the file when this record was read.
+    package func decodeChangeset() throws -> Changeset {
+        guard let v = changesetView else { return changeset }
+        var r = BlockReader(v)
+        return try Changeset.decode(&r)
+    }
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 1024)
@@ -150,7 +163,8 @@ package struct VersionRecord: Sendable {
         w.u64(version)
         w.u64(parentVersion)
         w.ref(parentRecord)
-        w.u64(parentFileLength)
+        w.u64(commitStart)
+        w.u64(commitChecksum)
         w.i64(commitTime)
         w.u64(liveBytes)
         catalog.encode(into: &w)
@@ -166,7 +180,8 @@ package struct VersionRecord: Sendable {
         let version = try r.u64()
         let parentVersion = try r.u64()
         let parentRecord = try r.ref()
-        let parentFileLength = try r.u64()
+        let commitStart = try r.u64()
+        let commitChecksum = try r.u64()
         let time = try r.i64()
         let live = try r.u64()
         let catalog = try Catalog.decode(&r)
@@ -177,10 +192,20 @@ package struct VersionRecord: Sendable {
             guard catalog.table(id: t.tableId) != nil else { throw r.corrupted("state for unknown table \(t.tableId)") }
             tables[t.tableId] = t
         }
-        let cs = try Changeset.decode(&r)
-        guard parentVersion < version || version == 0 else { throw r.corrupted("parent version \(parentVersion) is not older than \(version)") }
+        let changesetStart = r.offset
+        var skip = r
+        try Changeset.skip(&skip)
+        let changesetView = try v.slice(changesetStart, skip.offset - changesetStart)
+        // Versions ascend along the chain; a number is skipped after a commit that failed late.
+        guard version >= 1, (parentVersion < version && !parentRecord.isNone) || (parentVersion == 0 && parentRecord.isNone) else {
+            throw r.corrupted("version \(version) names parent \(parentVersion)")
+        }
+        guard parentRecord.isNone || parentRecord.offset < commitStart, commitStart >= UInt64(FileHeader.size) else {
+            throw r.corrupted("commit start \(commitStart) is inconsistent with its parent record")
+        }
         return VersionRecord(
-            version: version, parentVersion: parentVersion, parentRecord: parentRecord, parentFileLength: parentFileLength,
-            commitTime: time, liveBytes: live, catalog: catalog, tables: tables, changeset: cs)
+            version: version, parentVersion: parentVersion, parentRecord: parentRecord, commitStart: commitStart,
+            commitChecksum: commitChecksum, commitTime: time, liveBytes: live, catalog: catalog, tables: tables,
+            changeset: Changeset(), changesetView: changesetView)
     }
 }

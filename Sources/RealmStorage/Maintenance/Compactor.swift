@@ -18,6 +18,7 @@ public struct Compactor: Sendable {
         let out = try SystemFile.open(destination, .createNew)
         do {
             var w = StreamingWriter(file: out, offset: FileHeader.size)
+            var region = XXH64.Streaming()
             var states: [UInt32: TableState] = [:]
             for t in s.catalog.tables {
                 var st = try s.tableState(t.name)
@@ -38,16 +39,20 @@ public struct Compactor: Sendable {
                 }
                 states[t.id] = st
             }
+            region = w.hasher
             var record = VersionRecord(
-                version: s.version, parentVersion: 0, parentRecord: .none, parentFileLength: UInt64(FileHeader.size),
-                commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog, tables: states, changeset: Changeset())
+                version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
+                commitChecksum: region.finalize(), commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog,
+                tables: states, changeset: Changeset())
             let recordLength = UInt64(record.encode().count)
             record.liveBytes = UInt64(w.offset) + recordLength
             let recordRef = try w.append(record.encode())
             try w.flush()
             var header = FileHeader.encodeStatic()
             header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
-            let slot = CommitSlot(version: s.version, record: recordRef, fileLength: UInt64(w.offset), commitTime: record.commitTime)
+            let slot = CommitSlot(
+                version: s.version, record: recordRef, fileLength: UInt64(w.offset), commitTime: record.commitTime,
+                recordChecksum: ByteView(copying: record.encode()).lastWord)
             let sb = slot.encode()
             header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + sb.count, with: sb)
             try out.write(header, at: 0)
@@ -66,10 +71,12 @@ public struct Compactor: Sendable {
         guard !store.isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: store.path) }
         let tx = try store.beginWrite()
         defer { tx.cancel() }
-        if try store.isOpenElsewhere() {
+        // Hold the open byte exclusively for the whole compaction: nobody may open the old file now.
+        guard try store.lockFile?.acquireExclusiveOpen() ?? true else {
             let pids = store.lockFile?.otherProcessIDs() ?? []
             throw StorageError(.inUseByAnotherProcess, "the file is open elsewhere" + (pids.isEmpty ? "" : " (pid \(pids.map(String.init).joined(separator: ", ")))"), path: store.path)
         }
+        defer { store.lockFile?.releaseExclusiveOpen() }
         let tmp = store.path + ".compacting"
         SystemFile.unlink(tmp)
         let result = try writeCopy(of: store, to: tmp)
@@ -94,6 +101,8 @@ struct StreamingWriter {
     var offset: Int
     var buffer = ByteWriter(capacity: 1 << 22)
     var bufferStart: Int
+    /// XXH64 of everything appended so far.
+    var hasher = XXH64.Streaming()
 
     init(file: SystemFile, offset: Int) {
         self.file = file
@@ -103,6 +112,7 @@ struct StreamingWriter {
 
     mutating func append(_ bytes: [UInt8]) throws -> BlockRef {
         let ref = BlockRef(offset: UInt64(offset), length: UInt64(bytes.count))
+        hasher.update(bytes)
         buffer.append(bytes)
         offset += bytes.count
         if buffer.count >= 1 << 22 { try flush() }

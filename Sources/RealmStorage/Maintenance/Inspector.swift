@@ -44,7 +44,8 @@ public struct Inspector: Sendable {
         public var currentVersion: UInt64
         public var committedLength: Int
         public var liveBytes: UInt64
-        public var deadBytes: UInt64 { UInt64(max(0, fileSize)) - min(UInt64(max(0, fileSize)), liveBytes) }
+        /// Committed bytes no longer reachable from the current version (reclaimed by compaction).
+        public var deadBytes: UInt64 { UInt64(committedLength) - min(UInt64(committedLength), liveBytes) }
         public var catalog: Catalog
         public var tables: [TableInfo]
         public var versions: [VersionInfo]
@@ -72,9 +73,9 @@ public struct Inspector: Sendable {
         var nextStart = UInt64(s.fileLength)
         for r in (try? s.ancestorRecords(downTo: 0)) ?? [] {
             var changed: [String: (Int, Int, Int)] = [:]
-            for (n, t) in r.changeset.tables { changed[n] = (t.inserted.count, t.deleted.count, t.modified.count) }
-            versions.append(VersionInfo(version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9), recordOffset: 0, commitBytes: nextStart - min(nextStart, r.parentFileLength), changedTables: changed))
-            nextStart = r.parentFileLength
+            for (n, t) in ((try? r.decodeChangeset()) ?? Changeset()).tables { changed[n] = (t.inserted.count, t.deleted.count, t.modified.count) }
+            versions.append(VersionInfo(version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9), recordOffset: 0, commitBytes: nextStart - min(nextStart, r.commitStart), changedTables: changed))
+            nextStart = r.commitStart
         }
         var tables: [TableInfo] = []
         var segs: [SegmentInfo] = []

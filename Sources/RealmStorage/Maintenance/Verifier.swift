@@ -91,16 +91,22 @@ public struct Verifier: Sendable {
                         let dir = try s.indexDirectory(ref)
                         report.blocksChecked += 1
                         var entries = 0
-                        var previous: (UInt64, Int64)?
+                        var previousHash: UInt64 = 0
                         for chunk in dir.chunks {
-                            let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk))
+                            let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
                             report.blocksChecked += 1
-                            guard e.count / 2 == chunk.count else { throw StorageError.corrupted("index chunk count differs from its directory entry", at: Int(chunk.block.offset)) }
+                            guard UInt64(bitPattern: e[0]) == chunk.firstHash else {
+                                throw StorageError.corrupted("index chunk does not start with its directory's first hash", at: Int(chunk.block.offset))
+                            }
+                            // Entries ascend by (hash, key) within a chunk and by hash across chunks.
+                            var previous: (UInt64, Int64)?
                             for i in 0..<(e.count / 2) {
                                 let h = UInt64(bitPattern: e[2 * i])
                                 let k = e[2 * i + 1]
                                 if let p = previous, (p.0, p.1) >= (h, k) { throw StorageError.corrupted("index entries out of order", at: Int(chunk.block.offset)) }
+                                guard h >= previousHash else { throw StorageError.corrupted("index chunks out of order", at: Int(chunk.block.offset)) }
                                 previous = (h, k)
+                                previousHash = h
                                 guard allKeys.contains(k) else { throw StorageError.corrupted("index entry names missing object \(k)", at: Int(chunk.block.offset)) }
                                 let v = try s.value(t.name, ObjectKey(k), c.name)
                                 guard IndexHash.hash(v) == h else { throw StorageError.corrupted("index entry for object \(k) does not match its value \(v)", at: Int(chunk.block.offset)) }

@@ -62,6 +62,9 @@ package struct ByteView: @unchecked Sendable {
     package func i64(_ offset: Int) throws -> Int64 { Int64(bitPattern: try u64(offset)) }
     package func i32(_ offset: Int) throws -> Int32 { Int32(bitPattern: try u32(offset)) }
 
+    /// The last 8 bytes as a little-endian u64 (a block's checksum trailer); 0 for shorter views.
+    package var lastWord: UInt64 { count >= 8 ? ((try? u64(count - 8)) ?? 0) : 0 }
+
     /// Copies `length` bytes out.
     package func bytes(_ offset: Int, _ length: Int) throws -> [UInt8] {
         try check(offset, length, "byte run")

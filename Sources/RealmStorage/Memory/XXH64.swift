@@ -75,3 +75,86 @@ package enum XXH64 {
         return h
     }
 }
+
+extension XXH64 {
+    /// Incremental XXH64 over bytes fed in pieces; equals `hash` of their concatenation.
+    package struct Streaming: Sendable {
+        var v1: UInt64, v2: UInt64, v3: UInt64, v4: UInt64
+        let seed: UInt64
+        var buffer: [UInt8] = []
+        var total = 0
+
+        package init(seed: UInt64 = 0) {
+            self.seed = seed
+            v1 = seed &+ p1 &+ p2
+            v2 = seed &+ p2
+            v3 = seed
+            v4 = seed &- p1
+            buffer.reserveCapacity(32)
+        }
+
+        package mutating func update(_ bytes: [UInt8]) {
+            total += bytes.count
+            var i = 0
+            if !buffer.isEmpty {
+                let take = min(32 - buffer.count, bytes.count)
+                buffer += bytes[0..<take]
+                i = take
+                if buffer.count == 32 {
+                    buffer.withUnsafeBytes { stripe($0.baseAddress!) }
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            bytes.withUnsafeBytes { raw in
+                guard let p = raw.baseAddress else { return }
+                while i + 32 <= raw.count {
+                    stripe(p + i)
+                    i += 32
+                }
+            }
+            if i < bytes.count { buffer += bytes[i...] }
+        }
+
+        private mutating func stripe(_ p: UnsafeRawPointer) {
+            @inline(__always) func r64(_ o: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
+            v1 = round(v1, r64(0))
+            v2 = round(v2, r64(8))
+            v3 = round(v3, r64(16))
+            v4 = round(v4, r64(24))
+        }
+
+        package func finalize() -> UInt64 {
+            var h: UInt64
+            if total >= 32 {
+                h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
+                h = merge(h, v1)
+                h = merge(h, v2)
+                h = merge(h, v3)
+                h = merge(h, v4)
+            } else {
+                h = seed &+ p5
+            }
+            h &+= UInt64(total)
+            let b = buffer
+            var i = 0
+            func r64(_ o: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
+            func r32(_ o: Int) -> UInt64 { (0..<4).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
+            while i + 8 <= b.count {
+                h ^= round(0, r64(i))
+                h = rotl(h, 27) &* p1 &+ p4
+                i += 8
+            }
+            if i + 4 <= b.count {
+                h ^= r32(i) &* p1
+                h = rotl(h, 23) &* p2 &+ p3
+                i += 4
+            }
+            while i < b.count {
+                h ^= UInt64(b[i]) &* p5
+                h = rotl(h, 11) &* p1
+                i += 1
+            }
+            return avalanche(h)
+        }
+    }
+}

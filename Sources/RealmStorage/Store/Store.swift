@@ -34,7 +34,7 @@ public final class Store: Sendable {
             self.create = create
             self.readOnly = readOnly
             self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
-            self.rowGroupCapacity = rowGroupCapacity
+            self.rowGroupCapacity = min(max(1, rowGroupCapacity), SegmentReader.maximumRows)
         }
     }
 
@@ -59,6 +59,8 @@ public final class Store: Sendable {
         var localPins: [UInt64: [String: Int]] = [:]
         var writerActive = false
         var closed = false
+        /// Extent of the last commit that failed after writing its slot (see the commit protocol).
+        var failedCommit: (fileLength: UInt64, version: UInt64)?
     }
 
     let state: Mutex<State>
@@ -78,14 +80,17 @@ public final class Store: Sendable {
     ///   `.corrupted` (no valid commit), `.io`.
     public static func open(at path: String, options: Options = Options()) throws -> Store {
         do {
-            if !options.readOnly && options.create && !SystemFile.exists(path) {
-                try create(path)
-            }
             let lock: LockFile?
             if options.readOnly {
                 lock = SystemFile.exists(path + ".lock") ? try? LockFile(path: path + ".lock", readOnly: true) : nil
             } else {
                 lock = try LockFile(path: path + ".lock", readOnly: false)
+            }
+            if let lock, options.create && !SystemFile.exists(path) {
+                // Create under the writer lock so two creators cannot race.
+                try lock.lockWriter()
+                defer { lock.unlockWriter() }
+                if !SystemFile.exists(path) { try create(path) }
             }
             let file = try SystemFile.open(path, options.readOnly ? .readOnly : .readWrite)
             let current = try recover(file)
@@ -102,17 +107,17 @@ public final class Store: Sendable {
         let f = try SystemFile.open(tmp, .createNew)
         var header = FileHeader.encodeStatic()
         header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
-        let record = VersionRecord(
-            version: 1, parentVersion: 0, parentRecord: .none, parentFileLength: UInt64(FileHeader.size),
-            commitTime: Self.now(), liveBytes: 0, catalog: Catalog(), tables: [:], changeset: Changeset())
-        var bytes = record.encode()
-        // liveBytes = header + this record; re-encode with the right number.
-        var r2 = record
-        r2.liveBytes = UInt64(FileHeader.size + bytes.count)
-        bytes = r2.encode()
+        var record = VersionRecord(
+            version: 1, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
+            commitChecksum: XXH64.hash([]), commitTime: Self.now(), liveBytes: 0, catalog: Catalog(), tables: [:],
+            changeset: Changeset())
+        // liveBytes = header + this record.
+        record.liveBytes = UInt64(FileHeader.size + record.encode().count)
+        let bytes = record.encode()
         let slot = CommitSlot(
             version: 1, record: BlockRef(offset: UInt64(FileHeader.size), length: UInt64(bytes.count)),
-            fileLength: UInt64(FileHeader.size + bytes.count), commitTime: r2.commitTime)
+            fileLength: UInt64(FileHeader.size + bytes.count), commitTime: record.commitTime,
+            recordChecksum: ByteView(copying: bytes).lastWord)
         let s = slot.encode()
         header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + s.count, with: s)
         try f.write(header + bytes, at: 0)
@@ -151,12 +156,10 @@ public final class Store: Sendable {
                 }
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
-                let recordView = try readBlock(view, slot.record, BlockMagic.versionRecord, cache: nil)
-                let record = try VersionRecord.decode(recordView)
-                guard record.version == slot.version else { throw StorageError.corrupted("slot and record disagree on the version", at: Int(slot.record.offset)) }
+                let record = try loadRecord(view, slot, cache: nil)
                 if n == 0 {
-                    // The newest commit may have been torn by a crash: verify every block it wrote.
-                    try verifyNewBlocks(view, record)
+                    // The newest commit may have been torn by a crash: check every byte it wrote.
+                    try verifyCommitRegion(view, record, slot)
                 }
                 return Current(file: file, mapping: mapping, slot: slot, slotIndex: i, record: record)
             } catch let e as StorageError {
@@ -167,26 +170,28 @@ public final class Store: Sendable {
         throw lastError ?? StorageError.corrupted("no valid commit", at: 0)
     }
 
-    /// Checks the checksum of every block at or after the record's `parentFileLength` reachable from it.
-    static func verifyNewBlocks(_ view: ByteView, _ record: VersionRecord) throws {
-        let floor = record.parentFileLength
-        func isNew(_ r: BlockRef) -> Bool { !r.isNone && r.offset >= floor }
-        for (_, t) in record.tables {
-            if isNew(t.rowGroups) {
-                let list = try RowGroupEntry.decodeList(try readBlock(view, t.rowGroups, BlockMagic.rowGroupList, cache: nil))
-                for e in list where isNew(e.block) {
-                    let g = try RowGroupBlock.decode(try readBlock(view, e.block, BlockMagic.rowGroup, cache: nil))
-                    for r in [g.keys] + Array(g.columns.values) where isNew(r) {
-                        _ = try readBlock(view, r, BlockMagic.segment, cache: nil)
-                    }
-                }
-            }
-            for (_, idx) in t.indexes where isNew(idx) {
-                let dir = try IndexDirectory.decode(try readBlock(view, idx, BlockMagic.indexDirectory, cache: nil))
-                for c in dir.chunks where isNew(c.block) {
-                    _ = try readBlock(view, c.block, BlockMagic.indexChunk, cache: nil)
-                }
-            }
+    /// Reads and validates the version record a slot points to.
+    static func loadRecord(_ view: ByteView, _ slot: CommitSlot, cache: BlockCache?) throws -> VersionRecord {
+        let block = try readBlock(view, slot.record, BlockMagic.versionRecord, cache: cache)
+        guard block.lastWord == slot.recordChecksum else {
+            throw StorageError.corrupted("the version record is not the one the commit slot names", at: Int(slot.record.offset))
+        }
+        let record = try VersionRecord.decode(block)
+        guard record.version == slot.version, record.commitTime == slot.commitTime else {
+            throw StorageError.corrupted("slot and record disagree on the version", at: Int(slot.record.offset))
+        }
+        guard record.commitStart <= slot.record.offset else {
+            throw StorageError.corrupted("commit start lies after its record", at: Int(slot.record.offset))
+        }
+        return record
+    }
+
+    /// Checks the XXH64 of every byte the commit wrote before its record (Spec/FORMAT.md §6.4).
+    static func verifyCommitRegion(_ view: ByteView, _ record: VersionRecord, _ slot: CommitSlot) throws {
+        let start = Int(record.commitStart)
+        let length = Int(slot.record.offset) - start
+        guard try view.checksum(start, length) == record.commitChecksum else {
+            throw StorageError.corrupted("the newest commit's bytes do not match its checksum (torn commit)", at: start)
         }
     }
 
@@ -246,7 +251,7 @@ public final class Store: Sendable {
             return try FileMapping(file: file, length: Self.mappingLength(for: size))
         }
         let view = mapping.view(validLength: Int(slot.fileLength))
-        let record = try VersionRecord.decode(try Self.readBlock(view, slot.record, BlockMagic.versionRecord, cache: cache))
+        let record = try Self.loadRecord(view, slot, cache: cache)
         state.withLock { s in
             if record.version > s.current.record.version {
                 s.current = Current(file: file, mapping: mapping, slot: slot, slotIndex: index, record: record)

@@ -68,7 +68,29 @@ public struct Changeset: Sendable, Equatable {
         }
     }
 
+    /// The most keys a decoded changeset may name (a bound against hostile run lengths).
+    static let maximumKeys = 1 << 28
+
+    /// Walks an encoded changeset without building it, validating its structure.
+    static func skip(_ r: inout BlockReader) throws {
+        _ = try r.u32()
+        let n = try r.count(max: 1 << 16, "changeset table count")
+        for _ in 0..<n {
+            _ = try r.string()
+            for _ in 0..<3 {
+                let nr = try r.count(max: 1 << 26, "key run count")
+                for _ in 0..<nr {
+                    _ = try r.i64()
+                    _ = try r.i64()
+                }
+            }
+            let nc = try r.count(max: 1 << 16, "modified column count")
+            for _ in 0..<nc { _ = try r.u32() }
+        }
+    }
+
     static func decode(_ r: inout BlockReader) throws -> Changeset {
+        var total = 0
         var c = Changeset()
         c.schemaChanged = try r.u32() != 0
         let n = try r.count(max: 1 << 16, "changeset table count")
@@ -81,9 +103,10 @@ public struct Changeset: Sendable, Equatable {
                 for _ in 0..<nr {
                     let s = try r.i64()
                     let len = try r.i64()
-                    guard len >= 1, len <= 1 << 32, s.addingReportingOverflow(len).overflow == false else {
+                    guard len >= 1, len <= Int64(maximumKeys - total), s.addingReportingOverflow(len).overflow == false else {
                         throw r.corrupted("bad key run \(s)+\(len)")
                     }
+                    total += Int(len)
                     for k in s..<(s + len) { set.insert(ObjectKey(k)) }
                 }
                 switch which {

@@ -40,8 +40,9 @@ public final class Snapshot: Sendable {
     public var fileLength: Int { view.count }
     /// Bytes reachable from this version; the rest of ``fileLength`` is dead until compaction.
     public var liveBytes: UInt64 { record.liveBytes }
-    /// What this version's commit changed.
-    public var changeset: Changeset { record.changeset }
+    /// What this version's commit changed (decoded from the file on each call).
+    /// - Throws: `.corrupted` if the stored changeset is damaged.
+    public func changeset() throws -> Changeset { try record.decodeChangeset() }
 
     /// Another pin of the same version (for example a frozen result derived from this one).
     public func retained(kind: String) -> Snapshot {
@@ -269,7 +270,7 @@ public final class Snapshot: Sendable {
         // Equal hashes can span a chunk boundary: start one chunk earlier when the found chunk begins with `hash`.
         while ci > 0 && dir.chunks[ci].firstHash == hash { ci -= 1 }
         while ci < dir.chunks.count && dir.chunks[ci].firstHash <= hash {
-            let e = try IndexDirectory.chunkEntries(try block(dir.chunks[ci].block, BlockMagic.indexChunk))
+            let e = try IndexDirectory.chunkEntries(try block(dir.chunks[ci].block, BlockMagic.indexChunk), expected: dir.chunks[ci].count)
             let n = e.count / 2
             var a = 0
             var b = n
@@ -288,8 +289,9 @@ public final class Snapshot: Sendable {
 
     func indexLookup(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema, _ value: StorageValue) throws -> [ObjectKey] {
         guard let ref = st.indexes[c.id] else { return [] }
-        let cands = try indexCandidates(ref, IndexHash.hash(value))
-        if IndexHash.isExact(c.type) && !value.isNull { return cands.map { ObjectKey($0) } }
+        let h = IndexHash.hash(value)
+        let cands = try indexCandidates(ref, h)
+        if IndexHash.isExact(c.type) && h != IndexHash.nullHash { return cands.map { ObjectKey($0) } }
         return try cands.map { ObjectKey($0) }.filter { k in
             guard let (_, g, row) = try locate(st, k) else { return false }
             let v = try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
@@ -325,7 +327,7 @@ public final class Snapshot: Sendable {
             throw StorageError(.notFound, "version \(since) is no longer in the file")
         }
         var out = Changeset()
-        for r in chain.reversed() where r.version > since { out.merge(later: r.changeset) }
+        for r in chain.reversed() where r.version > since { out.merge(later: try r.decodeChangeset()) }
         return out
     }
 

@@ -25,11 +25,13 @@ final class LockFile: @unchecked Sendable {
 
     static let openByte = 0
     static let writerByte = 1
+    /// Serializes slot claims (and so updates of the high-water mark).
+    static let registryByte = 2
     static let highWaterOffset = 512
     static let slotLockBase = 1024
     static let slotCount = 1024
     static let slotDataBase = 4096
-    static let slotDataSize = 512
+    static let slotDataSize = 4096
     static let maxEntries = (slotDataSize - 24) / 24
     static let kindNames = ["snapshot", "frozen", "transaction", "realm", "notifier", "other"]
 
@@ -53,6 +55,8 @@ final class LockFile: @unchecked Sendable {
     }
 
     private func claimSlot() throws {
+        try file.waitLock(byte: Self.registryByte, .exclusive)
+        defer { file.unlock(byte: Self.registryByte) }
         for i in 0..<Self.slotCount where try file.tryLock(byte: Self.slotLockBase + i, .exclusive) {
             slot = i
             let hw = readHighWater()
@@ -123,6 +127,13 @@ final class LockFile: @unchecked Sendable {
         }
         return out
     }
+
+    /// Takes the open byte exclusively (only possible when no other store has the file open) and
+    /// keeps it until ``releaseExclusiveOpen()``, so nobody opens the file meanwhile.
+    func acquireExclusiveOpen() throws -> Bool { try file.tryLock(byte: Self.openByte, .exclusive) }
+
+    /// Converts the exclusive open lock back to a shared one.
+    func releaseExclusiveOpen() { try? file.waitLock(byte: Self.openByte, .shared) }
 
     /// Whether any other store (in any process) has the data file open.
     func isOpenElsewhere() throws -> Bool {

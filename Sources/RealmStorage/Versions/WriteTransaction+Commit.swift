@@ -23,7 +23,10 @@ extension WriteTransaction {
     public func commit() throws -> Snapshot {
         try checkOpen()
         defer { cancel() }
-        let newVersion = base.version + 1
+        // After a failed commit whose slot other processes may have seen, never reuse its version
+        // number or its bytes (Spec/FORMAT.md §6.2).
+        let failed = store.state.withLock { $0.failedCommit }
+        let newVersion = max(base.version, failed?.version ?? 0) + 1
         if let limit = store.options.maximumNumberOfActiveVersions {
             var pins = store.pinnedVersions()
             if let i = pins.firstIndex(where: { $0.isLocal && $0.version == base.version && $0.kind == "transaction" }) {
@@ -37,7 +40,7 @@ extension WriteTransaction {
         guard baseSlot.version == base.version else {
             throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
         }
-        var em = Emitter(start: baseSlot.fileLength)
+        var em = Emitter(start: max(baseSlot.fileLength, failed?.fileLength ?? 0))
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }
@@ -48,27 +51,33 @@ extension WriteTransaction {
         }
         var record = VersionRecord(
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
-            parentFileLength: baseSlot.fileLength, commitTime: Store.now(), liveBytes: 0, catalog: catalog,
-            tables: states, changeset: changeset)
+            commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
+            catalog: catalog, tables: states, changeset: changeset)
         var recordBytes = record.encode()
         let live = Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
         record.liveBytes = UInt64(max(0, live))
         recordBytes = record.encode()
         let recordRef = em.emit(recordBytes)
-        let slot = CommitSlot(version: newVersion, record: recordRef, fileLength: baseSlot.fileLength + em.written, commitTime: record.commitTime)
+        let slot = CommitSlot(
+            version: newVersion, record: recordRef, fileLength: em.start + em.written, commitTime: record.commitTime,
+            recordChecksum: ByteView(copying: recordBytes).lastWord)
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
         let previousSlotBytes = try file.read(at: slotOffset, count: FileHeader.slotSize)
-        try file.write(em.out.bytes, at: Int(baseSlot.fileLength))
+        try file.write(em.out.bytes, at: Int(em.start))
         do {
             try file.write(slot.encode(), at: slotOffset)
             try file.syncData()
         } catch {
-            // The commit is not acknowledged: put the inactive slot back so no reader adopts it.
+            // The commit is not acknowledged: put the inactive slot back so no reader adopts it from
+            // now on, and remember its extent so the next commit neither reuses its version number
+            // nor overwrites bytes a reader may have seen meanwhile.
             try? file.write(previousSlotBytes, at: slotOffset)
+            store.state.withLock { $0.failedCommit = (slot.fileLength, newVersion) }
             throw error
         }
         return try store.state.withLock { s in
+            s.failedCommit = nil
             let size = Int(slot.fileLength)
             let mapping = size <= s.current.mapping.length ? s.current.mapping : try FileMapping(file: file, length: Store.mappingLength(for: size))
             s.current = Store.Current(file: file, mapping: mapping, slot: slot, slotIndex: inactive, record: record)
@@ -176,7 +185,7 @@ extension WriteTransaction {
         switch c {
         case .fresh(let e): return e
         case .stored(let chunk):
-            let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk))
+            let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
             freed += chunk.block.length
             return (0..<(e.count / 2)).map { (UInt64(bitPattern: e[2 * $0]), e[2 * $0 + 1]) }
         }
@@ -204,7 +213,7 @@ extension WriteTransaction {
         // Inserts past the last stored entry are appended as a fresh tail chunk.
         var appended: [(UInt64, Int64)] = []
         if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
-            let e = try IndexDirectory.chunkEntries(try base.block(lastChunk.block, BlockMagic.indexChunk))
+            let e = try IndexDirectory.chunkEntries(try base.block(lastChunk.block, BlockMagic.indexChunk), expected: lastChunk.count)
             let lastEntry = (UInt64(bitPattern: e[e.count - 2]), e[e.count - 1])
             let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
             appended = Array(inserts[split...])

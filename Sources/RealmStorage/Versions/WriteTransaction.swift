@@ -268,7 +268,7 @@ public final class WriteTransaction {
             cands = try base.indexCandidates(iw.baseRef, h).filter { !iw.deletes.contains(.init(hash: h, key: $0)) }
         }
         cands += iw.pending(h)
-        if IndexHash.isExact(c.type) && !value.isNull { return cands }
+        if IndexHash.isExact(c.type) && h != IndexHash.nullHash { return cands }
         let table = catalog.table(id: w.tableId)!.name
         return try cands.filter { try self.value(table, ObjectKey($0), c.name).bitwiseEquals(value) }
     }
@@ -316,7 +316,7 @@ public final class WriteTransaction {
             let h = IndexHash.hash(row[i])
             if iw.unique {
                 let baseMax = try baseMaxHash(iw)
-                let fresh = IndexHash.isExact(c.type) && !row[i].isNull && h > (iw.maxInsertedHash ?? 0) && h > baseMax
+                let fresh = IndexHash.isExact(c.type) && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
                 if !fresh, try !indexLookup(w, c, row[i]).isEmpty {
                     throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
                 }
@@ -343,7 +343,7 @@ public final class WriteTransaction {
         let dir = try base.indexDirectory(iw.baseRef)
         var h: UInt64 = 0
         if let last = dir.chunks.last {
-            let e = try IndexDirectory.chunkEntries(try base.block(last.block, BlockMagic.indexChunk))
+            let e = try IndexDirectory.chunkEntries(try base.block(last.block, BlockMagic.indexChunk), expected: last.count)
             if e.count >= 2 { h = UInt64(bitPattern: e[e.count - 2]) }
         }
         baseMaxHashes[iw.baseRef] = h
