@@ -89,7 +89,7 @@ import Testing
                 do {
                     _ = try FaultInjection.run(plan) { try Compactor().compact(store) }
                 } catch let e as StorageError {
-                    #expect(e.code == .io, "\(e)")
+                    #expect(e.code == .io, "\(point) #\(k): \(e)")
                 }
                 let s = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
                 #expect(try s.objectKeys("Person") == keys, "\(point) #\(k)")

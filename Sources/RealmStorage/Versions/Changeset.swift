@@ -8,8 +8,10 @@ public struct Changeset: Sendable, Equatable {
         public var modified: Set<ObjectKey> = []
         /// Ids of the columns whose values changed in ``modified`` objects.
         public var modifiedColumns: Set<UInt32> = []
+        /// Inserted keys as runs (the writer's compact form; merged into ``inserted`` when decoded).
+        package var insertedRuns: [KeyRun] = []
         public init() {}
-        public var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty }
+        public var isEmpty: Bool { inserted.isEmpty && insertedRuns.isEmpty && deleted.isEmpty && modified.isEmpty }
     }
 
     /// Changes by table name.
@@ -38,13 +40,21 @@ public struct Changeset: Sendable, Equatable {
 
     // MARK: Encoding: key sets as sorted runs (start, length)
 
-    static func runs(_ keys: Set<ObjectKey>) -> [(Int64, Int64)] {
+    /// A run of consecutive object keys.
+    package struct KeyRun: Hashable, Sendable {
+        package var start: Int64
+        package var count: Int64
+    }
+
+    static func runs(_ keys: Set<ObjectKey>, plus extra: [KeyRun] = []) -> [(Int64, Int64)] {
+        var all = keys.map { KeyRun(start: $0.rawValue, count: 1) } + extra
+        all.sort { $0.start < $1.start }
         var out: [(Int64, Int64)] = []
-        for k in keys.map(\.rawValue).sorted() {
-            if let last = out.last, last.0 &+ last.1 == k {
-                out[out.count - 1].1 += 1
+        for r in all {
+            if let last = out.last, last.0 &+ last.1 >= r.start {
+                out[out.count - 1].1 = max(last.1, r.start &+ r.count &- last.0)
             } else {
-                out.append((k, 1))
+                out.append((r.start, r.count))
             }
         }
         return out
@@ -55,8 +65,8 @@ public struct Changeset: Sendable, Equatable {
         w.u32(UInt32(tables.count))
         for (name, t) in tables.sorted(by: { $0.key < $1.key }) {
             w.string(name)
-            for set in [t.inserted, t.deleted, t.modified] {
-                let r = Self.runs(set)
+            for (i, set) in [t.inserted, t.deleted, t.modified].enumerated() {
+                let r = Self.runs(set, plus: i == 0 ? t.insertedRuns : [])
                 w.u32(UInt32(r.count))
                 for (s, n) in r {
                     w.i64(s)

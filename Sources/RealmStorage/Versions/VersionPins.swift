@@ -96,7 +96,7 @@ final class LockFile: @unchecked Sendable {
             w.u32(0)
             w.u64(UInt64(n))
         }
-        while w.count < Self.slotDataSize - 8 { w.u8(0) }
+        // The checksum follows the last entry: only the bytes in use are written.
         w.u64(w.checksum())
         try file.write(w.bytes, at: Self.slotDataBase + slot * Self.slotDataSize)
     }
@@ -109,14 +109,14 @@ final class LockFile: @unchecked Sendable {
             guard (try? file.isLockedByOther(byte: Self.slotLockBase + i)) == true else { continue }
             for _ in 0..<3 {
                 guard let b = try? file.read(at: Self.slotDataBase + i * Self.slotDataSize, count: Self.slotDataSize),
-                    b.count == Self.slotDataSize
+                    b.count >= 24
                 else { break }
                 let v = ByteView(copying: b)
-                guard (try? v.checksum(0, Self.slotDataSize - 8)) == (try? v.u64(Self.slotDataSize - 8)),
-                    (try? v.u32(0)) == 0x4E49_5050
+                let n = Int((try? v.u32(8)) ?? UInt32.max)
+                guard n <= Self.maxEntries, (try? v.u32(0)) == 0x4E49_5050,
+                    (try? v.checksum(0, 16 + n * 24)) == (try? v.u64(16 + n * 24))
                 else { continue }
                 let pid = Int32(bitPattern: (try? v.u32(4)) ?? 0)
-                let n = min(Self.maxEntries, Int((try? v.u32(8)) ?? 0))
                 for e in 0..<n {
                     let o = 16 + e * 24
                     guard let ver = try? v.u64(o), let k = try? v.u32(o + 8), let c = try? v.u64(o + 16) else { continue }

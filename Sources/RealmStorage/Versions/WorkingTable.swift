@@ -116,14 +116,29 @@ final class WorkingTable {
     var indexes: [UInt32: IndexWork] = [:]
     var baseState: TableState
     var listChanged = false
-    var touched = false
+    /// Keys from here on were inserted by this transaction.
+    let firstNewKey: Int64
+    /// Keys inserted by this transaction and deleted again before it committed.
+    var deletedNew: Set<Int64> = []
 
     init(state: TableState, groups: [RowGroupEntry]) {
         tableId = state.tableId
+        firstNewKey = state.nextObjectKey
         baseState = state
         self.groups = groups.map { .stored($0) }
         nextKey = state.nextObjectKey
         objectCount = Int(state.objectCount)
+    }
+
+    /// The keys this transaction inserted (and kept), as sorted runs.
+    var insertedRuns: [Changeset.KeyRun] {
+        var runs: [Changeset.KeyRun] = []
+        var start = firstNewKey
+        for k in deletedNew.sorted() + [nextKey] {
+            if k > start { runs.append(.init(start: start, count: k - start)) }
+            start = k + 1
+        }
+        return runs
     }
 
     /// The index of the group that holds (or would hold) `key`.

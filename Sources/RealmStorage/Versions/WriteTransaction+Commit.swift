@@ -46,8 +46,11 @@ extension WriteTransaction {
         }
         var changeset = Changeset()
         changeset.schemaChanged = schemaChanged
-        for (id, ch) in changes where !ch.isEmpty {
-            if let t = catalog.table(id: id) { changeset.tables[t.name] = ch }
+        for id in Set(changes.keys).union(tables.keys) {
+            guard let t = catalog.table(id: id) else { continue }
+            var ch = changes[id] ?? .init()
+            ch.insertedRuns = tables[id]?.insertedRuns ?? []
+            if !ch.isEmpty { changeset.tables[t.name] = ch }
         }
         var record = VersionRecord(
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
@@ -58,6 +61,8 @@ extension WriteTransaction {
         record.liveBytes = UInt64(max(0, live))
         recordBytes = record.encode()
         let recordRef = em.emit(recordBytes)
+        // Keep the record as a reader would see it (changeset decoded from its bytes on demand).
+        record = try VersionRecord.decode(ByteView(copying: recordBytes, origin: Int(recordRef.offset)))
         let slot = CommitSlot(
             version: newVersion, record: recordRef, fileLength: em.start + em.written, commitTime: record.commitTime,
             recordChecksum: ByteView(copying: recordBytes).lastWord)

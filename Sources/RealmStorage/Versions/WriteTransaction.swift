@@ -332,7 +332,6 @@ public final class WriteTransaction {
         w.nextKey += 1
         w.objectCount += 1
         w.listChanged = true
-        changes[w.tableId, default: .init()].inserted.insert(ObjectKey(key))
         return ObjectKey(key)
     }
 
@@ -371,10 +370,12 @@ public final class WriteTransaction {
         }
         g.columns[c.id]!.set(row, value)
         g.dirty.insert(c.id)
-        var ch = changes[w.tableId] ?? .init()
-        if !ch.inserted.contains(key) { ch.modified.insert(key) }
-        ch.modifiedColumns.insert(c.id)
-        changes[w.tableId] = ch
+        if key.rawValue < w.firstNewKey {
+            var ch = changes[w.tableId] ?? .init()
+            ch.modified.insert(key)
+            ch.modifiedColumns.insert(c.id)
+            changes[w.tableId] = ch
+        }
     }
 
     /// Deletes an object.
@@ -398,10 +399,14 @@ public final class WriteTransaction {
         }
         w.objectCount -= 1
         w.listChanged = true
-        var ch = changes[w.tableId] ?? .init()
-        if ch.inserted.remove(key) == nil { ch.deleted.insert(key) }
-        ch.modified.remove(key)
-        changes[w.tableId] = ch
+        if key.rawValue >= w.firstNewKey {
+            w.deletedNew.insert(key.rawValue)
+        } else {
+            var ch = changes[w.tableId] ?? .init()
+            ch.deleted.insert(key)
+            ch.modified.remove(key)
+            changes[w.tableId] = ch
+        }
     }
 
     /// Deletes every object of `table`.
