@@ -123,3 +123,39 @@ struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+@Suite struct TornCommitTests {
+    @Test func aTornNewestCommitIsNeverAdoptedAndTheNextCommitReplacesIt() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 100)
+        let tx = try store.beginWrite()
+        try tx.set("Person", ObjectKey(1), "name", .string("torn"))
+        let v3 = try tx.commit()
+        let start = Int(v3.record.commitStart)
+        let recordOffset = Int(store.state.withLock { $0.current.slot.record.offset })
+        // Damage one byte inside v3's commit region, as a crash that lost part of the commit would.
+        var bytes = fileBytes(dir.file())
+        bytes[(start + recordOffset) / 2] ^= 0x40
+        _ = FileManager.default.createFile(atPath: dir.file("torn.realm"), contents: Data(bytes))
+        let reopened = try Store.open(at: dir.file("torn.realm"))
+        #expect(reopened.currentVersion == 2)
+        // refresh() (inside snapshot and beginWrite) must not adopt the torn v3.
+        #expect(try reopened.snapshot().version == 2)
+        #expect(try reopened.snapshot().value("Person", ObjectKey(1), "name") == .string("name-1"))
+        let tx2 = try reopened.beginWrite()
+        try tx2.set("Person", ObjectKey(1), "name", .string("after"))
+        let s = try tx2.commit()
+        #expect(s.version == 3)
+        let again = try Store.open(at: dir.file("torn.realm"), options: .init(readOnly: true)).snapshot()
+        #expect(again.version == 3)
+        #expect(try again.value("Person", ObjectKey(1), "name") == .string("after"))
+        #expect(Verifier().verify(again).isClean)
+    }
+
+    @Test func readOnlyWithCreateNeverCreatesTheDataFile() throws {
+        let dir = TempDir()
+        _ = FileManager.default.createFile(atPath: dir.file("x.realm.lock"), contents: Data())
+        expectCode(.fileNotFound) { try Store.open(at: dir.file("x.realm"), options: .init(create: true, readOnly: true)) }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("x.realm")))
+    }
+}

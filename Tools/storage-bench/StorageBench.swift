@@ -53,7 +53,7 @@ struct StorageBench {
         let snap = try store.snapshot()
         var counts: [Double] = []
         var c = 0
-        for _ in 0..<50 { counts.append(try time { c = try snap.count("Person", whereInt: "age") { $0 > 50 } }) }
+        for _ in 0..<50 { counts.append(try time { c = try snap.count("Person", whereInt: "age", .greater(50)) }) }
         print(String(format: "count age > 50 = %d: median %.3f ms (target ≤ 0.5 ms)", c, median(counts) * 1000))
 
         // 3. 100,000 random primary-key lookups reading name.

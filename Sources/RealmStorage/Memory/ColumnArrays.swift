@@ -18,6 +18,14 @@ package struct Int64Array: RandomAccessCollection, @unchecked Sendable {
         precondition(i >= 0 && i < count, "Int64Array index out of range")
         return Int64(littleEndian: base!.loadUnaligned(fromByteOffset: i &* 8, as: Int64.self))
     }
+    /// Counts values in `lo...hi` in one branch-free loop.
+    package func countInRange(_ lo: Int64, _ hi: Int64) -> Int {
+        guard let base, lo <= hi else { return 0 }
+        // Plain arrays are 8-byte aligned in the file (Spec/FORMAT.md §4.3), so they can be read as
+        // a typed buffer; compare in the unsigned domain so the loop vectorizes.
+        return countLanes(base, count, UInt64(bitPattern: lo), UInt64(bitPattern: hi &- lo))
+    }
+
     /// Counts values for which `predicate` holds, in one tight loop.
     @inline(__always)
     package func count(where predicate: (Int64) -> Bool) -> Int {
@@ -37,7 +45,7 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     package let count: Int
     package let width: Int
     package let reference: Int64
-    private let mask: UInt64
+    let mask: UInt64
 
     init(owner: AnyObject?, base: UnsafeRawPointer?, count: Int, width: Int, reference: Int64) {
         self.owner = owner
@@ -78,6 +86,66 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
         for i in 0..<count where predicate(self[i]) { n &+= 1 }
         return n
     }
+
+    /// Counts values in `lo...hi`, translated into the packed domain and scanned with a loop
+    /// specialized for the bit width (byte-aligned widths load directly).
+    package func countInRange(_ lo: Int64, _ hi: Int64) -> Int {
+        guard lo <= hi, count > 0 else { return 0 }
+        // Translate to offsets from the reference (exactly, in 128 bits), clamped to [0, mask].
+        let maxStored = UInt64(mask)
+        let lo128 = Int128(lo) - Int128(reference)
+        let hi128 = Int128(hi) - Int128(reference)
+        if hi128 < 0 || lo128 > Int128(maxStored) { return 0 }
+        let a = UInt64(Swift.max(lo128, 0))
+        let b = UInt64(Swift.min(hi128, Int128(maxStored)))
+        if a == 0 && b == maxStored { return count }
+        guard let base else { return 0 }
+        let span = b &- a
+        var n = 0
+        switch width {
+        case 8: return countByteLanes(base, count, UInt8(a), UInt8(span))
+        case 16: return countLanes(base, count, UInt16(a), UInt16(span))
+        case 32: return countLanes(base, count, UInt32(a), UInt32(span))
+        default:
+            let perWord = 64 / width
+            for i in 0..<count {
+                let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: (i / perWord) &* 8, as: UInt64.self))
+                let v = (w >> UInt64((i % perWord) &* width)) & mask
+                n &+= v &- a <= span ? 1 : 0
+            }
+        }
+        return n
+    }
+}
+
+/// Counts the `n` little-endian unsigned lanes at `base` whose value minus `a` is at most `span`
+/// (unsigned wrap-around makes that one comparison a range test).
+@inline(__always)
+private func countLanes<T: FixedWidthInteger & UnsignedInteger>(_ base: UnsafeRawPointer, _ n: Int, _ a: T, _ span: T) -> Int {
+    let lanes = UnsafeBufferPointer(start: base.assumingMemoryBound(to: T.self), count: n)
+    var c = 0
+    for v in lanes { c &+= (T(littleEndian: v) &- a) <= span ? 1 : 0 }
+    return c
+}
+
+/// The byte-lane case, branch-free so it vectorizes: for d = v − a, `span − d` computed in 16 bits
+/// has its top bit set exactly when d > span.
+private func countByteLanes(_ base: UnsafeRawPointer, _ n: Int, _ a: UInt8, _ span: UInt8) -> Int {
+    let lanes = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: n)
+    var misses = 0
+    var i = 0
+    while i < n {
+        // Sum in 32-bit chunks so the vectorized accumulator stays narrow.
+        let end = min(n, i &+ 65_536)
+        var chunk: UInt32 = 0
+        for j in i..<end {
+            let d = UInt16(lanes[j] &- a)
+            chunk &+= UInt32((UInt16(span) &- d) >> 15)
+        }
+        misses &+= Int(chunk)
+        i = end
+    }
+    return n &- misses
 }
 
 /// A zero-copy array of little-endian Double values.

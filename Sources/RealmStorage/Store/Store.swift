@@ -86,7 +86,7 @@ public final class Store: Sendable {
             } else {
                 lock = try LockFile(path: path + ".lock", readOnly: false)
             }
-            if let lock, options.create && !SystemFile.exists(path) {
+            if let lock, options.create && !options.readOnly && !SystemFile.exists(path) {
                 // Create under the writer lock so two creators cannot race.
                 try lock.lockWriter()
                 defer { lock.unlockWriter() }
@@ -251,7 +251,11 @@ public final class Store: Sendable {
             return try FileMapping(file: file, length: Self.mappingLength(for: size))
         }
         let view = mapping.view(validLength: Int(slot.fileLength))
-        let record = try Self.loadRecord(view, slot, cache: cache)
+        // Adopt a newer commit only if it passes the same checks recovery applies to the newest
+        // commit; otherwise stay (a torn commit left by a crash must never be adopted).
+        guard let record = try? Self.loadRecord(view, slot, cache: cache), (try? Self.verifyCommitRegion(view, record, slot)) != nil else {
+            return false
+        }
         state.withLock { s in
             if record.version > s.current.record.version {
                 s.current = Current(file: file, mapping: mapping, slot: slot, slotIndex: index, record: record)

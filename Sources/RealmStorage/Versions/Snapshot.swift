@@ -20,6 +20,25 @@ public final class Snapshot: Sendable {
     private let lists = Mutex<[UInt32: [RowGroupEntry]]>([:])
     private let groups = Mutex<[BlockRef: RowGroupBlock]>([:])
     private let indexDirs = Mutex<[BlockRef: IndexDirectory]>([:])
+    private let columnSegmentCache = Mutex<[ColumnKey: [(rows: Int, segment: SegmentReader?)]]>([:])
+
+    struct ColumnKey: Hashable {
+        let table: UInt32
+        let column: UInt32
+    }
+
+    /// Every row group's segment of one column (nil where a group predates it), resolved once per
+    /// snapshot so repeated scans of an unchanged version touch no locks or caches.
+    package func columnSegments(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema) throws -> [(rows: Int, segment: SegmentReader?)] {
+        let key = ColumnKey(table: t.id, column: c.id)
+        if let cached = columnSegmentCache.withLock({ $0[key] }) { return cached }
+        var out: [(rows: Int, segment: SegmentReader?)] = []
+        for e in try rowGroups(st) {
+            out.append((e.rowCount, try columnSegment(try rowGroup(e.block), c)))
+        }
+        columnSegmentCache.withLock { $0[key] = out }
+        return out
+    }
 
     init(store: Store, view: ByteView, record: VersionRecord, kind: String) {
         self.store = store
@@ -200,6 +219,26 @@ public final class Snapshot: Sendable {
             let g = try rowGroup(e.block)
             try body(try keySegment(g), try cols.map { try columnSegment(g, $0) })
         }
+    }
+
+    /// Counts objects whose integer (or bool, or link) `column` satisfies `comparison`, scanning the
+    /// segments in place with loops specialized per encoding. Null values never match.
+    /// - Throws: `.notFound`, `.typeMismatch` (not an integer column), `.corrupted`.
+    public func count(_ table: String, whereInt column: String, _ comparison: IntComparison) throws -> Int {
+        let (t, st) = try self.table(table)
+        guard let c = t.column(column), c.type.lane == .integer, !c.isList else {
+            throw StorageError(.typeMismatch, "column '\(column)' of '\(table)' is not a single integer column")
+        }
+        var n = 0
+        for (rows, seg) in try columnSegments(t, st, c) {
+            guard let seg else {
+                if !c.isNullable && comparison.matches(0) { n += rows }
+                continue
+            }
+            guard let k = try seg.count(comparison) else { throw StorageError(.typeMismatch, "column '\(column)' is not an integer column") }
+            n += k
+        }
+        return n
     }
 
     /// Counts objects whose integer `column` satisfies `predicate`, scanning segments in place.

@@ -114,7 +114,7 @@ final class LockFile: @unchecked Sendable {
                 let v = ByteView(copying: b)
                 let n = Int((try? v.u32(8)) ?? UInt32.max)
                 guard n <= Self.maxEntries, (try? v.u32(0)) == 0x4E49_5050,
-                    (try? v.checksum(0, 16 + n * 24)) == (try? v.u64(16 + n * 24))
+                    let sum = try? v.checksum(0, 16 + n * 24), let stored = try? v.u64(16 + n * 24), sum == stored
                 else { continue }
                 let pid = Int32(bitPattern: (try? v.u32(4)) ?? 0)
                 for e in 0..<n {

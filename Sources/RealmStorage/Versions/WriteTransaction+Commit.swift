@@ -1,6 +1,6 @@
 /// The commit protocol (Spec/FORMAT.md §6): append every new block and the version record after the
 /// committed length, write the inactive commit slot, then make both durable with one `fdatasync`.
-/// Recovery verifies every block of the newest commit, so a torn commit falls back to its parent.
+/// Recovery checks the newest commit's region checksum, so a torn commit falls back to its parent.
 extension WriteTransaction {
     /// Appends blocks to the commit buffer at increasing file offsets.
     struct Emitter {

@@ -32,7 +32,7 @@ public final class WriteTransaction {
         self.baseVersion = base.version
         self.catalog = base.catalog
         self.states = base.record.tables
-        self.capacity = max(1, store.options.rowGroupCapacity)
+        self.capacity = min(max(1, store.options.rowGroupCapacity), SegmentReader.maximumRows)
     }
 
     deinit { if !isFinished { cancel() } }
