@@ -32,11 +32,19 @@ import Testing
         #expect(extremes.encodings == [.intPlain])
         let constant = try Self.roundTrip(.int, Array(repeating: .int(7), count: 1000))
         #expect(constant.encodings == [.intPacked])
+        var rng = SplitMix(seed: 3)
         for width in [1, 2, 4, 8, 16, 32] {
-            let top = Int64(1) << Int64(width) - 1
-            let r = try Self.roundTrip(.int, (0..<300).map { .int(Int64.min + 5 + Int64($0) % (top + 1)) })
+            let top = UInt64(1) << UInt64(width) - 1
+            // Random values spanning exactly `width` bits (first 0, last top) so no linear fit helps.
+            let middle = (0..<298).map { _ in StorageValue.int(Int64.min + 5 + Int64(rng.next() % (top + 1))) }
+            let r = try Self.roundTrip(.int, [.int(Int64.min + 5 + Int64(top))] + middle + [.int(Int64.min + 5)])
             #expect(r.encodings == [.intPacked], "width \(width)")
         }
+        let sequence = try Self.roundTrip(.int, (0..<4096).map { .int(1_000_000 + Int64($0)) })
+        #expect(sequence.encodings == [.intLinear])
+        _ = try Self.roundTrip(.int, (0..<500).map { .int(-7 * Int64($0) + Int64($0 % 3)) })
+        _ = try Self.roundTrip(.int, [.int(.min), .int(0), .int(.max)])
+        _ = try Self.roundTrip(.int, (0..<100).map { .int(Int64.max - Int64($0) * (Int64.max / 50)) })
         _ = try Self.roundTrip(.int, nullable: true, [.null, .null, .null])
         _ = try Self.roundTrip(.bool, nullable: true, [.bool(true), .null, .bool(false)])
         _ = try Self.roundTrip(.link, nullable: true, [.link(ObjectKey(3)), .null])

@@ -49,6 +49,17 @@ struct StorageBench {
         }
         print(String(format: "insert %d objects, one durable commit: %.3f s (commit %.3f s); file %.1f MB (target ≤ 0.3 s, ≤ 15 MB)", n, insert, commitTime, Double(fileSize(path)) / 1e6))
 
+        // Where the bytes go, per column and encoding.
+        let report = try Inspector().inspect(path: path, segments: true)
+        var byColumn: [String: (bytes: UInt64, encodings: Set<String>)] = [:]
+        for seg in report.segments {
+            byColumn[seg.column, default: (0, [])].bytes += seg.storedBytes
+            byColumn[seg.column]!.encodings.insert(seg.encodings.joined(separator: "+"))
+        }
+        for (name, v) in byColumn.sorted(by: { $0.value.bytes > $1.value.bytes }) {
+            print(String(format: "  %-8@ %6.2f MB  %@", name as NSString, Double(v.bytes) / 1e6, v.encodings.sorted().joined(separator: ", ") as NSString))
+        }
+
         // 2. count(age > 50) by scanning.
         let snap = try store.snapshot()
         var counts: [Double] = []

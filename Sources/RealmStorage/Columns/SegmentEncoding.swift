@@ -7,6 +7,7 @@ package enum ArrayEncoding: UInt8, Sendable, CustomStringConvertible {
     case bytesDictionary = 5
     case lz4 = 6
     case bitmap = 7
+    case intLinear = 8
 
     package var description: String {
         switch self {
@@ -17,6 +18,7 @@ package enum ArrayEncoding: UInt8, Sendable, CustomStringConvertible {
         case .bytesDictionary: "bytes-dictionary"
         case .lz4: "lz4"
         case .bitmap: "bitmap"
+        case .intLinear: "int-linear"
         }
     }
 
@@ -95,23 +97,53 @@ package enum SegmentEncoder {
         if a.isEmpty { lo = 0; hi = 0 }
         let (diff, overflow) = hi.subtractingReportingOverflow(lo)
         let span = UInt64(bitPattern: diff)
-        if !overflow, let width = ArrayEncoding.packedWidths.first(where: { $0 == 0 ? span == 0 : span >> UInt64($0) == 0 }) {
+        let forWidth = overflow ? nil : packedWidth(span)
+        // Linear frame of reference: value = reference + i·slope + residual (sequences pack to nothing).
+        if a.count >= 3, forWidth != 0 {
+            let slope = (a[a.count - 1] &- a[0]) / Int64(a.count - 1)
+            if slope != 0 {
+                var rlo = Int64.max
+                var rhi = Int64.min
+                for (i, v) in a.enumerated() {
+                    let r = v &- Int64(i) &* slope
+                    rlo = min(rlo, r)
+                    rhi = max(rhi, r)
+                }
+                let (rdiff, roverflow) = rhi.subtractingReportingOverflow(rlo)
+                if !roverflow, let width = packedWidth(UInt64(bitPattern: rdiff)), width < (forWidth ?? 64) {
+                    let words = PackedIntArray.wordCount(count: a.count, width: width)
+                    header(&w, .intLinear, param: UInt8(width), count: a.count, bodyLength: 16 + words * 8)
+                    w.i64(rlo)
+                    w.i64(slope)
+                    w.int64s(pack(a.enumerated().map { $0.element &- Int64($0.offset) &* slope }, reference: rlo, width: width, words: words))
+                    return
+                }
+            }
+        }
+        if let width = forWidth {
             let words = PackedIntArray.wordCount(count: a.count, width: width)
             header(&w, .intPacked, param: UInt8(width), count: a.count, bodyLength: 8 + words * 8)
             w.i64(lo)
-            var packed = [Int64](repeating: 0, count: words)
-            if width > 0 {
-                let perWord = 64 / width
-                for (i, v) in a.enumerated() {
-                    let d = UInt64(bitPattern: v &- lo)
-                    packed[i / perWord] |= Int64(bitPattern: d << UInt64((i % perWord) * width))
-                }
-            }
-            w.int64s(packed)
+            w.int64s(pack(a, reference: lo, width: width, words: words))
         } else {
             header(&w, .intPlain, count: a.count, bodyLength: a.count * 8)
             w.int64s(a)
         }
+    }
+
+    static func packedWidth(_ span: UInt64) -> Int? {
+        ArrayEncoding.packedWidths.first { $0 == 0 ? span == 0 : span >> UInt64($0) == 0 }
+    }
+
+    static func pack(_ a: [Int64], reference: Int64, width: Int, words: Int) -> [Int64] {
+        var packed = [Int64](repeating: 0, count: words)
+        guard width > 0 else { return packed }
+        let perWord = 64 / width
+        for (i, v) in a.enumerated() {
+            let d = UInt64(bitPattern: v &- reference)
+            packed[i / perWord] |= Int64(bitPattern: d << UInt64((i % perWord) * width))
+        }
+        return packed
     }
 
     static func appendBitmap(_ w: inout ByteWriter, _ bits: [Bool]) {

@@ -154,6 +154,9 @@ package struct SegmentReader: Sendable {
         case .intPacked:
             guard ArrayEncoding.packedWidths.contains(a.param) else { throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin) }
             return IntValues(plain: nil, packed: try a.body.packedArray(8, count: a.count, width: a.param, reference: try a.body.i64(0)))
+        case .intLinear:
+            guard ArrayEncoding.packedWidths.contains(a.param) else { throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin) }
+            return IntValues(plain: nil, packed: try a.body.packedArray(16, count: a.count, width: a.param, reference: try a.body.i64(0), slope: try a.body.i64(8)))
         default: throw StorageError.corrupted("expected an integer array, found \(a.encoding)", at: a.body.origin)
         }
     }

@@ -47,28 +47,52 @@ package struct IndexDirectory: Sendable, Equatable {
         return d
     }
 
+    /// A chunk block: magic, count, then the hashes and the keys as two integer arrays (each plain
+    /// or bit-packed, as segments encode integers), so ascending ids cost a few bytes per entry.
     static func encodeChunk(_ entries: [(UInt64, Int64)]) -> [UInt8] {
-        var w = ByteWriter(capacity: 16 + entries.count * 16)
+        var w = ByteWriter(capacity: 32 + entries.count * 8)
         w.u32(BlockMagic.indexChunk)
         w.u32(UInt32(entries.count))
-        var flat: [Int64] = []
-        flat.reserveCapacity(entries.count * 2)
-        for (h, k) in entries {
-            flat.append(Int64(bitPattern: h))
-            flat.append(k)
-        }
-        w.int64s(flat)
+        SegmentEncoder.appendIntArray(&w, entries.map { Int64(bitPattern: $0.0) })
+        SegmentEncoder.appendIntArray(&w, entries.map(\.1))
         w.sealBlock()
         return w.bytes
     }
 
-    /// The entries of a chunk as a zero-copy array (hash, key, hash, key, …).
-    static func chunkEntries(_ v: ByteView, expected: Int? = nil) throws -> Int64Array {
+    /// The entries of a chunk, read in place.
+    static func chunkEntries(_ v: ByteView, expected: Int? = nil) throws -> IndexChunk {
         let n = Int(try v.u32(4))
-        guard n >= 1, n * 16 + 16 <= v.count, expected == nil || expected == n else {
+        guard n >= 1, n <= maximumChunkEntries, expected == nil || expected == n else {
             throw StorageError.corrupted("index chunk holds \(n) entries (directory says \(expected.map(String.init) ?? "?"))", at: v.origin + 4)
         }
-        return try v.int64Array(8, count: n * 2)
+        let body = try v.slice(8, v.count - 16, "index chunk arrays")
+        let (h, used) = try SegmentReader.ArrayCursor.parse(body, at: 0)
+        let (k, _) = try SegmentReader.ArrayCursor.parse(body, at: used)
+        return IndexChunk(hashes: try SegmentReader.intValues(h, expected: n), keys: try SegmentReader.intValues(k, expected: n), count: n)
+    }
+}
+
+/// The entries of one index chunk: zero-copy integer arrays of hashes and keys.
+struct IndexChunk {
+    let hashes: SegmentReader.IntValues
+    let keys: SegmentReader.IntValues
+    let count: Int
+
+    @inline(__always) func hash(_ i: Int) throws -> UInt64 { UInt64(bitPattern: try hashes.get(i)) }
+    @inline(__always) func key(_ i: Int) throws -> Int64 { try keys.get(i) }
+    var entries: [(UInt64, Int64)] {
+        get throws { try (0..<count).map { (try hash($0), try key($0)) } }
+    }
+
+    /// The first index whose hash is not below `h`.
+    func lowerBound(_ h: UInt64) throws -> Int {
+        var a = 0
+        var b = count
+        while a < b {
+            let m = (a + b) / 2
+            if try hash(m) < h { a = m + 1 } else { b = m }
+        }
+        return a
     }
 }
 

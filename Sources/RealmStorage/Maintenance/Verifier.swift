@@ -95,14 +95,14 @@ public struct Verifier: Sendable {
                         for chunk in dir.chunks {
                             let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
                             report.blocksChecked += 1
-                            guard UInt64(bitPattern: e[0]) == chunk.firstHash else {
+                            guard try e.hash(0) == chunk.firstHash else {
                                 throw StorageError.corrupted("index chunk does not start with its directory's first hash", at: Int(chunk.block.offset))
                             }
                             // Entries ascend by (hash, key) within a chunk and by hash across chunks.
                             var previous: (UInt64, Int64)?
-                            for i in 0..<(e.count / 2) {
-                                let h = UInt64(bitPattern: e[2 * i])
-                                let k = e[2 * i + 1]
+                            for i in 0..<e.count {
+                                let h = try e.hash(i)
+                                let k = try e.key(i)
                                 if let p = previous, (p.0, p.1) >= (h, k) { throw StorageError.corrupted("index entries out of order", at: Int(chunk.block.offset)) }
                                 guard h >= previousHash else { throw StorageError.corrupted("index chunks out of order", at: Int(chunk.block.offset)) }
                                 previous = (h, k)

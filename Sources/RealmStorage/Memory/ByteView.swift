@@ -110,13 +110,13 @@ package struct ByteView: @unchecked Sendable {
     }
 
     /// A zero-copy view of a bit-packed array (`width` bits per value, added to `reference`).
-    package func packedArray(_ offset: Int, count n: Int, width: Int, reference: Int64) throws -> PackedIntArray {
+    package func packedArray(_ offset: Int, count n: Int, width: Int, reference: Int64, slope: Int64 = 0) throws -> PackedIntArray {
         guard n >= 0, (0...64).contains(width) else {
             throw StorageError.corrupted("bad packed array (count \(n), width \(width))", at: origin + offset)
         }
         let words = PackedIntArray.wordCount(count: n, width: width)
         try check(offset, words * 8, "packed array")
-        return PackedIntArray(owner: owner, base: base.map { $0 + offset }, count: n, width: width, reference: reference)
+        return PackedIntArray(owner: owner, base: base.map { $0 + offset }, count: n, width: width, reference: reference, slope: slope)
     }
 
     /// A zero-copy view of `count` little-endian Double values.

@@ -38,21 +38,24 @@ package struct Int64Array: RandomAccessCollection, @unchecked Sendable {
     }
 }
 
-/// A bit-packed, frame-of-reference integer array: value = reference + (bits as unsigned).
+/// A bit-packed, frame-of-reference integer array: value = reference + i·slope + (bits as unsigned);
+/// the slope is 0 except for the linear encoding.
 package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     private let owner: AnyObject?
     private let base: UnsafeRawPointer?
     package let count: Int
     package let width: Int
     package let reference: Int64
+    package let slope: Int64
     let mask: UInt64
 
-    init(owner: AnyObject?, base: UnsafeRawPointer?, count: Int, width: Int, reference: Int64) {
+    init(owner: AnyObject?, base: UnsafeRawPointer?, count: Int, width: Int, reference: Int64, slope: Int64 = 0) {
         self.owner = owner
         self.base = base
         self.count = count
         self.width = width
         self.reference = reference
+        self.slope = slope
         self.mask = width == 64 ? ~0 : (UInt64(1) << UInt64(width)) &- 1
     }
 
@@ -70,13 +73,14 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     @inline(__always)
     package subscript(i: Int) -> Int64 {
         precondition(i >= 0 && i < count, "PackedIntArray index out of range")
-        if width == 0 { return reference }
+        let start = reference &+ Int64(i) &* slope
+        if width == 0 { return start }
         let bit = i &* width
         let w = bit >> 6
         let shift = UInt64(bit & 63)
         var v = word(w) >> shift
         if Int(shift) + width > 64 { v |= word(w + 1) << (64 &- shift) }
-        return reference &+ Int64(bitPattern: v & mask)
+        return start &+ Int64(bitPattern: v & mask)
     }
 
     /// Counts values for which `predicate` holds.
@@ -91,6 +95,11 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     /// specialized for the bit width (byte-aligned widths load directly).
     package func countInRange(_ lo: Int64, _ hi: Int64) -> Int {
         guard lo <= hi, count > 0 else { return 0 }
+        if slope != 0 {
+            var n = 0
+            for i in 0..<count { n &+= (self[i] >= lo && self[i] <= hi) ? 1 : 0 }
+            return n
+        }
         // Translate to offsets from the reference (exactly, in 128 bits), clamped to [0, mask].
         let maxStored = UInt64(mask)
         let lo128 = Int128(lo) - Int128(reference)

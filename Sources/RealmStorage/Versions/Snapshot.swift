@@ -310,15 +310,9 @@ public final class Snapshot: Sendable {
         while ci > 0 && dir.chunks[ci].firstHash == hash { ci -= 1 }
         while ci < dir.chunks.count && dir.chunks[ci].firstHash <= hash {
             let e = try IndexDirectory.chunkEntries(try block(dir.chunks[ci].block, BlockMagic.indexChunk), expected: dir.chunks[ci].count)
-            let n = e.count / 2
-            var a = 0
-            var b = n
-            while a < b {
-                let m = (a + b) / 2
-                if UInt64(bitPattern: e[2 * m]) < hash { a = m + 1 } else { b = m }
-            }
-            while a < n && UInt64(bitPattern: e[2 * a]) == hash {
-                out.append(e[2 * a + 1])
+            var a = try e.lowerBound(hash)
+            while a < e.count, try e.hash(a) == hash {
+                out.append(try e.key(a))
                 a += 1
             }
             ci += 1

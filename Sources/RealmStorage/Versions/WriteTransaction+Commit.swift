@@ -192,7 +192,7 @@ extension WriteTransaction {
         case .stored(let chunk):
             let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
             freed += chunk.block.length
-            return (0..<(e.count / 2)).map { (UInt64(bitPattern: e[2 * $0]), e[2 * $0 + 1]) }
+            return try e.entries
         }
     }
 
@@ -219,7 +219,7 @@ extension WriteTransaction {
         var appended: [(UInt64, Int64)] = []
         if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
             let e = try IndexDirectory.chunkEntries(try base.block(lastChunk.block, BlockMagic.indexChunk), expected: lastChunk.count)
-            let lastEntry = (UInt64(bitPattern: e[e.count - 2]), e[e.count - 1])
+            let lastEntry = (try e.hash(e.count - 1), try e.key(e.count - 1))
             let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
             appended = Array(inserts[split...])
             inserts.removeSubrange(split...)

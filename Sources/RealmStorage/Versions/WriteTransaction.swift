@@ -343,7 +343,7 @@ public final class WriteTransaction {
         var h: UInt64 = 0
         if let last = dir.chunks.last {
             let e = try IndexDirectory.chunkEntries(try base.block(last.block, BlockMagic.indexChunk), expected: last.count)
-            if e.count >= 2 { h = UInt64(bitPattern: e[e.count - 2]) }
+            h = try e.hash(e.count - 1)
         }
         baseMaxHashes[iw.baseRef] = h
         return h
