@@ -7,7 +7,7 @@ import Testing
 /// never a crash; a read-only open must leave the file byte-identical.
 @Suite struct CorruptionTests {
     /// A small file with several versions, indexes, strings, lists and LZ4 segments.
-    static func sampleFile(_ dir: TempDir) throws -> (path: String, bytes: [UInt8]) {
+    static func sampleFile(_ dir: TempDir) throws -> (path: String, bytes: [UInt8], committed: Int) {
         let store = try Store.open(at: dir.file("golden.realm"), options: .init(create: true, rowGroupCapacity: 64))
         let tx = try store.beginWrite()
         try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
@@ -21,8 +21,8 @@ import Testing
         let tx2 = try store.beginWrite()
         try tx2.set("Person", ObjectKey(10), "name", .string("renamed"))
         try tx2.delete("Person", ObjectKey(11))
-        try tx2.commit()
-        return (dir.file("golden.realm"), fileBytes(dir.file("golden.realm")))
+        let committed = try tx2.commit().fileLength
+        return (dir.file("golden.realm"), fileBytes(dir.file("golden.realm")), committed)
     }
 
     /// Opens read-only, reads everything, verifies; returns the version seen or nil if it threw.
@@ -47,7 +47,7 @@ import Testing
 
     @Test func flippedBytesGiveTypedErrorsOrOlderVersions() throws {
         let dir = TempDir()
-        let (path, original) = try Self.sampleFile(dir)
+        let (path, original, _) = try Self.sampleFile(dir)
         let target = dir.file("mutant.realm")
         var offsets = Array(0..<256) + FileHeader.slotOffsets.flatMap { Array($0..<($0 + FileHeader.slotSize)) }
         var rng = SplitMix(seed: 42)
@@ -74,16 +74,18 @@ import Testing
 
     @Test func truncationsGiveTypedErrorsOrOlderVersions() throws {
         let dir = TempDir()
-        let (_, original) = try Self.sampleFile(dir)
+        let (_, original, committed) = try Self.sampleFile(dir)
         let target = dir.file("short.realm")
         var rng = SplitMix(seed: 7)
-        var lengths = [0, 1, 7, 8, 63, 64, 100, 4095, 4096, 4160, 8191, 8192, 8256, 12287, 12288, 12289, original.count - 1, original.count - 8]
-        while lengths.count < 220 { lengths.append(Int(rng.next() % UInt64(original.count))) }
+        var lengths = [0, 1, 7, 8, 63, 64, 100, 4095, 4096, 4160, 8191, 8192, 8256, 12287, 12288, 12289, committed - 1, committed - 8, committed, original.count - 1]
+        while lengths.count < 220 { lengths.append(Int(rng.next() % UInt64(committed))) }
         for n in lengths {
             let bytes = Array(original.prefix(n))
             _ = FileManager.default.createFile(atPath: target, contents: Data(bytes))
             let v = Self.exercise(target)
-            if n < original.count - 8 { #expect(v == nil || v! < 3 || n >= original.count, "truncated to \(n) still shows v3") }
+            // Cut inside the committed bytes, the newest version can no longer be read in full.
+            if n < committed { #expect(v == nil || v! < 3, "truncated to \(n) of \(committed) committed bytes still shows v3") }
+            if n >= committed { #expect(v == 3, "truncated only in the growth room (\(n)) but v3 is gone") }
             #expect(fileBytes(target) == bytes)
         }
     }
@@ -103,7 +105,7 @@ import Testing
 
     @Test func wrongFormatVersionIsReported() throws {
         let dir = TempDir()
-        var (_, bytes) = try Self.sampleFile(dir)
+        var (_, bytes, _) = try Self.sampleFile(dir)
         bytes[8] = 9
         let p = dir.file("future.realm")
         _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))

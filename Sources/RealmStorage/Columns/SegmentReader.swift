@@ -267,6 +267,32 @@ package struct SegmentReader: Sendable {
 
     /// Decodes the whole segment into a mutable buffer.
     package func decodeAll() throws -> ColumnBuffer {
+        var valid: [Bool]?
+        if nullable && !isList {
+            var v = [Bool](repeating: true, count: rowCount)
+            if nullCount > 0 { for i in 0..<rowCount { v[i] = !(try isNull(i)) } }
+            valid = v
+        }
+        // Typed bulk paths for the common lanes; everything else value by value.
+        if !isList {
+            switch values {
+            case .plain(let p):
+                return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(p)), valid: valid, count: rowCount)
+            case .packed(let p):
+                return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(p)), valid: valid, count: rowCount)
+            case .fixed(let v, let width, let n) where type != .float && type != .double:
+                return .make(type: type, nullable: nullable, isList: false, storage: .fixed(width: width, try v.bytes(0, width * n)), valid: valid, count: rowCount)
+            case .offsets(let o) where type == .string:
+                var strings: [String] = []
+                strings.reserveCapacity(rowCount)
+                for i in 0..<rowCount {
+                    let (s, n) = try o.item(i)
+                    strings.append(try o.blob.string(s, n))
+                }
+                return .make(type: type, nullable: nullable, isList: false, storage: .strings(strings), valid: valid, count: rowCount)
+            default: break
+            }
+        }
         var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, capacity: rowCount)
         for i in 0..<rowCount { b.append(try value(i)) }
         return b

@@ -156,6 +156,18 @@ package struct VersionRecord: Sendable {
         return try Changeset.decode(&r)
     }
 
+    /// Offset of the live-bytes field in an encoded record.
+    static let liveBytesOffset = 64
+
+    /// Sets the live-bytes field of an encoded record and re-seals its checksum.
+    static func patchLiveBytes(_ bytes: inout [UInt8], _ live: UInt64) {
+        var w = ByteWriter()
+        w.append(contentsOf: bytes[0..<(bytes.count - 8)])
+        w.patchU64(live, at: liveBytesOffset)
+        w.u64(w.checksum())
+        bytes = w.bytes
+    }
+
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 1024)
         w.u32(BlockMagic.versionRecord)

@@ -90,7 +90,12 @@ public struct Compactor: Sendable {
         try SystemFile.syncDirectory(dir.isEmpty ? "." : dir)
         let file = try SystemFile.open(store.path, .readWrite)
         let current = try Store.recover(file)
-        store.state.withLock { $0.current = current }
+        let size = try file.size()
+        store.state.withLock {
+            $0.current = current
+            $0.allocatedLength = size
+            $0.failedCommit = nil
+        }
         return result
     }
 }

@@ -59,6 +59,8 @@ public final class Store: Sendable {
         var localPins: [UInt64: [String: Int]] = [:]
         var writerActive = false
         var closed = false
+        /// The file's size as last set by this store (it grows ahead of the committed length).
+        var allocatedLength = 0
         /// Extent of the last commit that failed after writing its slot (see the commit protocol).
         var failedCommit: (fileLength: UInt64, version: UInt64)?
     }
@@ -94,7 +96,10 @@ public final class Store: Sendable {
             }
             let file = try SystemFile.open(path, options.readOnly ? .readOnly : .readWrite)
             let current = try recover(file)
-            return Store(path: path, options: options, current: current, lockFile: lock)
+            let store = Store(path: path, options: options, current: current, lockFile: lock)
+            let size = try file.size()
+            store.state.withLock { $0.allocatedLength = size }
+            return store
         } catch let e as StorageError {
             throw e.withPath(path)
         }

@@ -59,7 +59,7 @@ extension WriteTransaction {
         var recordBytes = record.encode()
         let live = Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
         record.liveBytes = UInt64(max(0, live))
-        recordBytes = record.encode()
+        VersionRecord.patchLiveBytes(&recordBytes, record.liveBytes)
         let recordRef = em.emit(recordBytes)
         // Keep the record as a reader would see it (changeset decoded from its bytes on demand).
         record = try VersionRecord.decode(ByteView(copying: recordBytes, origin: Int(recordRef.offset)))
@@ -69,6 +69,14 @@ extension WriteTransaction {
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
         let previousSlotBytes = try file.read(at: slotOffset, count: FileHeader.slotSize)
+        // Grow the file ahead of the committed length in steps, so most commits overwrite
+        // already-sized space and their fdatasync need not journal a size change (Spec §6.2).
+        let end = Int(slot.fileLength)
+        if end > store.state.withLock({ $0.allocatedLength }) {
+            let target = end + max(1 << 20, end / 16)
+            try file.truncate(to: target)
+            store.state.withLock { $0.allocatedLength = target }
+        }
         try file.write(em.out.bytes, at: Int(em.start))
         do {
             try file.write(slot.encode(), at: slotOffset)
