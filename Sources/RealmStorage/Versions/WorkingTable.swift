@@ -30,11 +30,11 @@ final class LoadedGroup {
     var original: RowGroupEntry?
     var originalBlock: RowGroupBlock?
     var keys: [Int64]
-    var columns: [UInt32: ColumnBuffer]
+    var columns: ColumnSet
     var dirty: Set<UInt32> = []
     var rowsChanged: Bool
 
-    init(original: RowGroupEntry?, originalBlock: RowGroupBlock?, keys: [Int64], columns: [UInt32: ColumnBuffer], rowsChanged: Bool) {
+    init(original: RowGroupEntry?, originalBlock: RowGroupBlock?, keys: [Int64], columns: ColumnSet, rowsChanged: Bool) {
         self.original = original
         self.originalBlock = originalBlock
         self.keys = keys
@@ -150,5 +150,36 @@ final class WorkingTable {
             if groups[m].lastKey < key { lo = m + 1 } else { hi = m }
         }
         return lo < groups.count && groups[lo].firstKey <= key ? lo : nil
+    }
+}
+
+/// The loaded columns of a row group, by column id. A handful of columns is searched linearly
+/// (cheaper than hashing), and new groups keep catalog order so inserts address them by position.
+struct ColumnSet: ExpressibleByDictionaryLiteral {
+    private(set) var ids: [UInt32] = []
+    var buffers: [ColumnBuffer] = []
+
+    init(dictionaryLiteral elements: (UInt32, ColumnBuffer)...) {
+        for (k, v) in elements { self[k] = v }
+    }
+
+    @inline(__always)
+    func position(_ id: UInt32) -> Int? { ids.firstIndex(of: id) }
+
+    var keys: [UInt32] { ids }
+
+    subscript(id: UInt32) -> ColumnBuffer? {
+        get { position(id).map { buffers[$0] } }
+        set {
+            if let p = position(id) {
+                if let newValue { buffers[p] = newValue } else {
+                    ids.remove(at: p)
+                    buffers.remove(at: p)
+                }
+            } else if let newValue {
+                ids.append(id)
+                buffers.append(newValue)
+            }
+        }
     }
 }

@@ -21,6 +21,8 @@ public final class WriteTransaction {
     var tables: [UInt32: WorkingTable] = [:]
     var changes: [UInt32: Changeset.TableChanges] = [:]
     var removedTableNames: [UInt32: String] = [:]
+    /// Resolved insert plans by table name; cleared by every schema change.
+    var insertPlans: [String: InsertPlan] = [:]
     var schemaChanged = false
     var freed: UInt64 = 0
     public private(set) var isFinished = false
@@ -68,6 +70,7 @@ public final class WriteTransaction {
             t.columns.append(pk)
             t.primaryKey = pk.name
         }
+        insertPlans = [:]
         catalog.tables.append(t)
         states[t.id] = TableState(tableId: t.id, nextObjectKey: 0, objectCount: 0, rowGroups: .none, indexes: [:])
         schemaChanged = true
@@ -81,6 +84,7 @@ public final class WriteTransaction {
             throw StorageError(.invalidSchema, "table '\(other.name)' links to '\(name)'; remove that column first")
         }
         if let st = base.record.tables[t.id] { freed += try bytesReachable(st) }
+        insertPlans = [:]
         catalog.tables.removeAll { $0.id == t.id }
         states[t.id] = nil
         tables[t.id] = nil
@@ -104,6 +108,7 @@ public final class WriteTransaction {
         if column.isIndexed && (column.isList || column.type == .float || column.type == .double) {
             throw StorageError(.invalidSchema, "lists, floats and doubles cannot be indexed")
         }
+        insertPlans = [:]
         var c = column
         if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link is always optional
         c.id = catalog.tables[ti].nextColumnId
@@ -131,6 +136,7 @@ public final class WriteTransaction {
         guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else { throw StorageError(.notFound, "no table named '\(table)'") }
         guard let c = catalog.tables[ti].column(name) else { throw StorageError(.notFound, "table '\(table)' has no column '\(name)'") }
         guard catalog.tables[ti].primaryKey != name else { throw StorageError(.invalidSchema, "the primary key cannot be removed") }
+        insertPlans = [:]
         catalog.tables[ti].columns.removeAll { $0.id == c.id }
         schemaChanged = true
         let w = try working(table)
@@ -286,49 +292,67 @@ public final class WriteTransaction {
         return try insert(table, row: t.columns.map { c in values[c.name] ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) })
     }
 
+    /// What inserting into one table needs, resolved once per transaction and schema.
+    struct InsertPlan {
+        let schema: TableSchema
+        let table: WorkingTable
+        /// (position in the row, column, index work) of indexed columns.
+        let indexed: [(Int, ColumnSchema, IndexWork)]
+        /// The tail group new rows go to, with buffers in catalog order.
+        var tail: LoadedGroup?
+    }
+
+    func insertPlan(_ table: String) throws -> InsertPlan {
+        if let p = insertPlans[table] { return p }
+        let t = try schema(table)
+        let w = try working(table)
+        let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, c, $0) } }
+        let p = InsertPlan(schema: t, table: w, indexed: indexed, tail: nil)
+        insertPlans[table] = p
+        return p
+    }
+
     /// Inserts an object given one value per column, in catalog order (the fast path for bulk loads).
     @discardableResult
     public func insert(_ table: String, row: [StorageValue]) throws -> ObjectKey {
         try checkOpen()
-        let t = try schema(table)
+        var plan = try insertPlan(table)
+        let t = plan.schema
+        let w = plan.table
         guard row.count == t.columns.count else {
             throw StorageError(.typeMismatch, "table '\(table)' has \(t.columns.count) columns; got \(row.count) values")
         }
-        let w = try working(table)
-        var tail: LoadedGroup
-        if case .loaded(let g)? = w.groups.last, g.original == nil, g.keys.count < capacity {
+        // The tail: the last group if this transaction created it and it has room (buffers in
+        // catalog order), else a new one.
+        let tail: LoadedGroup
+        if let g = plan.tail, g.keys.count < capacity, case .loaded(let last)? = w.groups.last, last === g {
             tail = g
-            for (i, c) in t.columns.enumerated() { try g.columns[c.id]!.validate(row[i], column: c.name) }
         } else {
-            var cols: [UInt32: ColumnBuffer] = [:]
-            for (i, c) in t.columns.enumerated() {
-                let b = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: min(capacity, 1024))
-                try b.validate(row[i], column: c.name)
-                cols[c.id] = b
+            var cols = ColumnSet()
+            for c in t.columns {
+                cols[c.id] = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: min(capacity, 1024))
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
+        for (i, c) in t.columns.enumerated() { try tail.columns.buffers[i].validate(row[i], column: c.name) }
         let key = w.nextKey
         // Index checks before any change.
-        var hashes: [(IndexWork, UInt64)] = []
-        for (i, c) in t.columns.enumerated() where c.isIndexed {
-            guard let iw = w.indexes[c.id] else { continue }
+        for (i, c, iw) in plan.indexed where iw.unique {
             let h = IndexHash.hash(row[i])
-            if iw.unique {
-                let baseMax = try baseMaxHash(iw)
-                let fresh = IndexHash.isExact(c.type) && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
-                if !fresh, try !indexLookup(w, c, row[i]).isEmpty {
-                    throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
-                }
+            let baseMax = try baseMaxHash(iw)
+            let fresh = IndexHash.isExact(c.type) && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
+            if !fresh, try !indexLookup(w, c, row[i]).isEmpty {
+                throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
             }
-            hashes.append((iw, h))
         }
-        if case .loaded(let g)? = w.groups.last, g === tail {} else {
+        if plan.tail !== tail {
             w.groups.append(.loaded(tail))
+            plan.tail = tail
+            insertPlans[table] = plan
         }
         tail.keys.append(key)
-        for (i, c) in t.columns.enumerated() { tail.columns[c.id]!.append(row[i]) }
-        for (iw, h) in hashes { iw.insert(h, key) }
+        for i in row.indices { tail.columns.buffers[i].append(row[i]) }
+        for (i, _, iw) in plan.indexed { iw.insert(IndexHash.hash(row[i]), key) }
         w.nextKey += 1
         w.objectCount += 1
         w.listChanged = true
@@ -391,7 +415,7 @@ public final class WriteTransaction {
             w.indexes[c.id]?.delete(IndexHash.hash(g.columns[c.id]!.value(row)), key.rawValue)
         }
         g.keys.remove(at: row)
-        for id in Array(g.columns.keys) { g.columns[id]!.remove(sortedIndices: [row]) }
+        for p in g.columns.buffers.indices { g.columns.buffers[p].remove(sortedIndices: [row]) }
         g.rowsChanged = true
         if g.keys.isEmpty {
             w.groups.remove(at: gi)
