@@ -71,7 +71,7 @@ package enum SegmentEncoder {
             appendMaybeCompressed(&w, fixedArray(raw.bytes, width: 8, count: a.count))
         case .fixed(let width, let bytes):
             appendMaybeCompressed(&w, fixedArray(bytes, width: width, count: c.count))
-        case .strings(let a): appendBytesArray(&w, a.map { Array($0.utf8) })
+        case .strings(let a): appendBytesArray(&w, a.map(\.utf8))
         case .blobs(let a): appendBytesArray(&w, a)
         case .lists: preconditionFailure("nested lists are not stored")
         }
@@ -162,7 +162,7 @@ package enum SegmentEncoder {
         return w.bytes
     }
 
-    static func offsetsArray(_ items: [[UInt8]]) -> [UInt8] {
+    static func offsetsArray<C: Collection>(_ items: [C]) -> [UInt8] where C.Element == UInt8 {
         var body = ByteWriter(capacity: items.count * 4 + 8)
         var total: UInt32 = 0
         body.u32(0)
@@ -171,7 +171,7 @@ package enum SegmentEncoder {
             body.u32(total)
         }
         body.pad()
-        for it in items { body.append(it) }
+        for it in items { body.append(contentsOf: it) }
         body.pad()
         var w = ByteWriter(capacity: body.count + 16)
         header(&w, .bytesOffsets, count: items.count, bodyLength: body.count)
@@ -179,10 +179,17 @@ package enum SegmentEncoder {
         return w.bytes
     }
 
-    /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays.
-    static func appendBytesArray(_ w: inout ByteWriter, _ items: [[UInt8]]) {
-        let plain = offsetsArray(items)
+    /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays. The dictionary is tried
+    /// only when a sample of the values repeats.
+    static func appendBytesArray<C: Collection>(_ w: inout ByteWriter, _ values: [C]) where C.Element == UInt8 {
+        let plain = offsetsArray(values)
         var best = plain
+        let sample = values.prefix(64).map { Array($0) }
+        guard values.count > 1, Set(sample).count <= sample.count / 2 else {
+            appendMaybeCompressed(&w, best)
+            return
+        }
+        let items = values.map { Array($0) }
         var ids: [[UInt8]: Int] = [:]
         var dict: [[UInt8]] = []
         var indices: [Int64] = []
