@@ -161,3 +161,31 @@ struct SplitMix: RandomNumberGenerator {
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.realm")))
     }
 }
+
+@Suite struct DurableMarkerTests {
+    @Test func theDurableMarkerNamesTheLastAcknowledgedCommitOnly() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 10)
+        let s = try store.snapshot()
+        let slot = store.state.withLock { $0.current.slot }
+        let marker = try #require(store.lockFile?.durableCommit())
+        #expect(marker.version == s.version && marker.recordChecksum == slot.recordChecksum)
+        // A commit that fails before it is durable leaves the marker at the previous commit.
+        #if DEBUG
+            let plan = FaultPlan()
+            plan.arm(.fsync, at: 1)
+            let tx = try store.beginWrite()
+            try tx.insert("Person", row: person(10))
+            #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try tx.commit() } }
+            #expect(store.lockFile?.durableCommit()?.version == s.version)
+        #endif
+        // A damaged marker is ignored (the opener falls back to checking the region).
+        var lock = fileBytes(dir.file() + ".lock")
+        lock[LockFile.durableOffset + 9] ^= 0xFF
+        _ = FileManager.default.createFile(atPath: dir.file("copy.realm.lock"), contents: Data(lock))
+        try FileManager.default.copyItem(atPath: dir.file(), toPath: dir.file("copy.realm"))
+        let copy = try Store.open(at: dir.file("copy.realm"), options: .init(readOnly: true))
+        #expect(copy.lockFile?.durableCommit() == nil)
+        #expect(try copy.snapshot().objectCount("Person") == 10)
+    }
+}

@@ -92,6 +92,20 @@ package struct SegmentReader: Sendable {
             listStarts = []
             validity = nullable ? try Self.bitmap(try cursor.next(&encs, &decoded), expected: rowCount) : nil
             values = try Self.values(try cursor.next(&encs, &decoded), type: t, expected: rowCount)
+            // Scans trust the null count to skip the bitmap, so it must agree with the bitmap.
+            if let validity {
+                var present = 0
+                for w in 0..<((rowCount + 63) / 64) {
+                    var word = try validity.view.u64(w * 8)
+                    if w == rowCount / 64 && rowCount % 64 != 0 { word &= (UInt64(1) << UInt64(rowCount % 64)) - 1 }
+                    present += word.nonzeroBitCount
+                }
+                guard rowCount - present == nullCount else {
+                    throw StorageError.corrupted("segment says \(nullCount) nulls; its bitmap has \(rowCount - present)", at: block.origin + 12)
+                }
+            } else if nullCount != 0 {
+                throw StorageError.corrupted("a non-nullable segment claims \(nullCount) nulls", at: block.origin + 12)
+            }
         }
         encodings = encs
         decodedSize = decoded

@@ -89,7 +89,10 @@ public struct Compactor: Sendable {
         let dir = (store.path as NSString).deletingLastPathComponent
         try SystemFile.syncDirectory(dir.isEmpty ? "." : dir)
         let file = try SystemFile.open(store.path, .readWrite)
-        let current = try Store.recover(file)
+        // The copy was made durable before the rename: record it as the durable commit.
+        let compacted = try Store.readNewestSlot(file)?.1
+        if let compacted { store.lockFile?.markDurable(version: compacted.version, recordChecksum: compacted.recordChecksum) }
+        let current = try Store.recover(file, durable: compacted.map { ($0.version, $0.recordChecksum) })
         let size = try file.size()
         store.state.withLock {
             $0.current = current

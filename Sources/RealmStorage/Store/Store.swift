@@ -95,7 +95,7 @@ public final class Store: Sendable {
                 if !SystemFile.exists(path) { try create(path) }
             }
             let file = try SystemFile.open(path, options.readOnly ? .readOnly : .readWrite)
-            let current = try recover(file)
+            let current = try recover(file, durable: lock?.durableCommit())
             let store = Store(path: path, options: options, current: current, lockFile: lock)
             let size = try file.size()
             store.state.withLock { $0.allocatedLength = size }
@@ -140,7 +140,9 @@ public final class Store: Sendable {
     }
 
     /// Finds the newest commit whose slot, record and new blocks all verify (Spec/FORMAT.md §6).
-    static func recover(_ file: SystemFile) throws -> Current {
+    /// - Parameter durable: the commit a writer recorded in the lock file as durable; when the newest
+    ///   slot is that commit its bytes are known durable and the region check is skipped.
+    static func recover(_ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil) throws -> Current {
         let size = try file.size()
         guard size >= 64 else {
             if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
@@ -162,7 +164,7 @@ public final class Store: Sendable {
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
                 let record = try loadRecord(view, slot, cache: nil)
-                if n == 0 {
+                if n == 0 && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
                     // The newest commit may have been torn by a crash: check every byte it wrote.
                     try verifyCommitRegion(view, record, slot)
                 }
@@ -258,7 +260,10 @@ public final class Store: Sendable {
         let view = mapping.view(validLength: Int(slot.fileLength))
         // Adopt a newer commit only if it passes the same checks recovery applies to the newest
         // commit; otherwise stay (a torn commit left by a crash must never be adopted).
-        guard let record = try? Self.loadRecord(view, slot, cache: cache), (try? Self.verifyCommitRegion(view, record, slot)) != nil else {
+        let knownDurable = lockFile?.durableCommit().map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false
+        guard let record = try? Self.loadRecord(view, slot, cache: cache),
+            knownDurable || (try? Self.verifyCommitRegion(view, record, slot)) != nil
+        else {
             return false
         }
         state.withLock { s in

@@ -28,6 +28,9 @@ final class LockFile: @unchecked Sendable {
     /// Serializes slot claims (and so updates of the high-water mark).
     static let registryByte = 2
     static let highWaterOffset = 512
+    /// Where the writer records the last commit it made durable (Spec/FORMAT.md §7).
+    static let durableOffset = 600
+    static let durableMagic: UInt32 = 0x4152_5544  // "DURA"
     static let slotLockBase = 1024
     static let slotCount = 1024
     static let slotDataBase = 4096
@@ -146,6 +149,29 @@ final class LockFile: @unchecked Sendable {
     /// Pids of other processes that publish a slot (for messages).
     func otherProcessIDs() -> [Int32] {
         Array(Set(otherPins().map(\.processID))).sorted()
+    }
+
+    /// Records that the commit `(version, recordChecksum)` is durable (its fdatasync returned).
+    /// Best effort: a failure only costs the next opener one region check.
+    func markDurable(version: UInt64, recordChecksum: UInt64) {
+        guard canWrite else { return }
+        var w = ByteWriter(capacity: 32)
+        w.u32(Self.durableMagic)
+        w.u32(0)
+        w.u64(version)
+        w.u64(recordChecksum)
+        w.u64(w.checksum())
+        try? file.write(w.bytes, at: Self.durableOffset)
+    }
+
+    /// The last commit a writer recorded as durable, if the record is intact.
+    func durableCommit() -> (version: UInt64, recordChecksum: UInt64)? {
+        guard let b = try? file.read(at: Self.durableOffset, count: 32), b.count == 32 else { return nil }
+        let v = ByteView(copying: b)
+        guard (try? v.u32(0)) == Self.durableMagic, let sum = try? v.checksum(0, 24), sum == v.lastWord,
+            let version = try? v.u64(8), let rc = try? v.u64(16)
+        else { return nil }
+        return (version, rc)
     }
 
     func lockWriter() throws { try file.waitLock(byte: Self.writerByte, .exclusive) }

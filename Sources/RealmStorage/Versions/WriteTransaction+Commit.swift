@@ -73,9 +73,11 @@ extension WriteTransaction {
         // already-sized space and their fdatasync need not journal a size change (Spec §6.2).
         let end = Int(slot.fileLength)
         if end > store.state.withLock({ $0.allocatedLength }) {
+            // Another store may have grown the file meanwhile: never shrink it.
+            let size = try file.size()
             let target = end + max(1 << 20, end / 16)
-            try file.truncate(to: target)
-            store.state.withLock { $0.allocatedLength = target }
+            if size < end { try file.truncate(to: target) }
+            store.state.withLock { $0.allocatedLength = max(size, size < end ? target : size) }
         }
         try file.write(em.out.bytes, at: Int(em.start))
         do {
@@ -89,6 +91,7 @@ extension WriteTransaction {
             store.state.withLock { $0.failedCommit = (slot.fileLength, newVersion) }
             throw error
         }
+        store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
