@@ -214,5 +214,18 @@ import Testing
         #expect(XXH64.hash([]) == 0xEF46_DB37_51D8_E999)
         #expect(XXH64.hash(Array("a".utf8)) == 0xD24E_C4F1_A98C_6E5B)
         #expect(XXH64.hash(Array("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
+        // The streaming form equals the one-shot hash however the input is split.
+        var rng = SplitMix(seed: 11)
+        for length in [0, 1, 31, 32, 33, 100, 1000] {
+            let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            var stream = XXH64.Streaming()
+            var i = 0
+            while i < length {
+                let n = min(length - i, Int(rng.next() % 40))
+                stream.update(Array(bytes[i..<(i + n)]))
+                i += n
+            }
+            #expect(stream.finalize() == XXH64.hash(bytes), "length \(length)")
+        }
     }
 }

@@ -38,15 +38,28 @@ package enum XXH64 {
                 v4 = round(v4, r64(i + 24))
                 i += 32
             }
-            h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
-            h = merge(h, v1)
-            h = merge(h, v2)
-            h = merge(h, v3)
-            h = merge(h, v4)
+            h = converge(v1, v2, v3, v4)
         } else {
             h = seed &+ p5
         }
-        h &+= UInt64(len)
+        return avalanche(tail(h &+ UInt64(len), p, from: i, to: len))
+    }
+
+    /// Merges the four stripe accumulators.
+    @inline(__always) static func converge(_ v1: UInt64, _ v2: UInt64, _ v3: UInt64, _ v4: UInt64) -> UInt64 {
+        var h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
+        h = merge(h, v1)
+        h = merge(h, v2)
+        h = merge(h, v3)
+        return merge(h, v4)
+    }
+
+    /// Folds the bytes `i..<len` that did not fill a stripe into `h`.
+    @inline(__always) static func tail(_ hash: UInt64, _ p: UnsafeRawPointer, from start: Int, to len: Int) -> UInt64 {
+        @inline(__always) func r64(_ o: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
+        @inline(__always) func r32(_ o: Int) -> UInt64 { UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: o, as: UInt32.self))) }
+        var h = hash
+        var i = start
         while i + 8 <= len {
             h ^= round(0, r64(i))
             h = rotl(h, 27) &* p1 &+ p4
@@ -62,7 +75,7 @@ package enum XXH64 {
             h = rotl(h, 11) &* p1
             i += 1
         }
-        return avalanche(h)
+        return h
     }
 
     @inline(__always) static func avalanche(_ x: UInt64) -> UInt64 {
@@ -124,37 +137,10 @@ extension XXH64 {
         }
 
         package func finalize() -> UInt64 {
-            var h: UInt64
-            if total >= 32 {
-                h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
-                h = merge(h, v1)
-                h = merge(h, v2)
-                h = merge(h, v3)
-                h = merge(h, v4)
-            } else {
-                h = seed &+ p5
+            let h = total >= 32 ? converge(v1, v2, v3, v4) : seed &+ p5
+            return buffer.withUnsafeBytes { raw in
+                avalanche(raw.baseAddress.map { tail(h &+ UInt64(total), $0, from: 0, to: raw.count) } ?? h &+ UInt64(total))
             }
-            h &+= UInt64(total)
-            let b = buffer
-            var i = 0
-            func r64(_ o: Int) -> UInt64 { (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
-            func r32(_ o: Int) -> UInt64 { (0..<4).reduce(UInt64(0)) { $0 | UInt64(b[o + $1]) << (8 * UInt64($1)) } }
-            while i + 8 <= b.count {
-                h ^= round(0, r64(i))
-                h = rotl(h, 27) &* p1 &+ p4
-                i += 8
-            }
-            if i + 4 <= b.count {
-                h ^= r32(i) &* p1
-                h = rotl(h, 23) &* p2 &+ p3
-                i += 4
-            }
-            while i < b.count {
-                h ^= UInt64(b[i]) &* p5
-                h = rotl(h, 11) &* p1
-                i += 1
-            }
-            return avalanche(h)
         }
     }
 }
