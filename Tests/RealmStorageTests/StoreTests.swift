@@ -155,7 +155,19 @@ import Testing
         let ro = try Store.open(at: dir.file(), options: .init(readOnly: true))
         #expect(try ro.snapshot().objectCount("Person") == 10)
         #expect(throws: StorageError.self) { try ro.beginWrite() }
+        expectCode(.readOnly) { try Compactor().compact(ro) }
         #expect(fileBytes(dir.file()) == before)
+        // A copy in a directory of its own, without a lock file: a read-only open, a verification and
+        // an inspection create nothing there and change nothing (as in a read-only directory).
+        let alone = TempDir()
+        try FileManager.default.copyItem(atPath: dir.file(), toPath: alone.file())
+        let listing = try FileManager.default.contentsOfDirectory(atPath: alone.path)
+        let s = try Store.open(at: alone.file(), options: .init(readOnly: true)).snapshot()
+        #expect(try s.objectCount("Person") == 10)
+        #expect(try Verifier().verify(path: alone.file()).isClean)
+        _ = try Inspector().inspect(path: alone.file(), segments: true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: alone.path) == listing)
+        #expect(fileBytes(alone.file()) == before)
     }
 
     @Test func notARealmFileAndMissingFile() throws {
