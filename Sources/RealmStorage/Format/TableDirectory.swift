@@ -168,7 +168,10 @@ package struct VersionRecord: Sendable {
         bytes = w.bytes
     }
 
-    func encode() -> [UInt8] {
+    func encode() -> [UInt8] { encodeWithChangesetRange().bytes }
+
+    /// The encoded record and where its changeset lies in it.
+    func encodeWithChangesetRange() -> (bytes: [UInt8], changeset: Range<Int>) {
         var w = ByteWriter(capacity: 1024)
         w.u32(BlockMagic.versionRecord)
         w.u32(0)
@@ -182,9 +185,11 @@ package struct VersionRecord: Sendable {
         catalog.encode(into: &w)
         w.u32(UInt32(tables.count))
         for (_, t) in tables.sorted(by: { $0.key < $1.key }) { t.encode(into: &w) }
+        let changesetStart = w.count
         changeset.encode(into: &w)
+        let changesetEnd = w.count
         w.sealBlock()
-        return w.bytes
+        return (w.bytes, changesetStart..<changesetEnd)
     }
 
     static func decode(_ v: ByteView) throws -> VersionRecord {

@@ -200,7 +200,7 @@ package final class SystemFile: @unchecked Sendable {
 
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-    package static var processID: Int32 { getpid() }
+    package static let processID: Int32 = getpid()
 
     /// Whether a process with this pid exists.
     package static func processExists(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }

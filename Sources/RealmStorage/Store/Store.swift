@@ -276,9 +276,13 @@ public final class Store: Sendable {
 
     /// The newest slot with a valid checksum (the record is validated by the caller).
     static func readNewestSlot(_ file: SystemFile) throws -> (Int, CommitSlot)? {
+        // Both slots in one read (they are 4 KiB apart).
+        let first = FileHeader.slotOffsets[0]
+        let span = FileHeader.slotOffsets[1] + FileHeader.slotSize - first
+        let bytes = ByteView(copying: try file.read(at: first, count: span))
         var best: (Int, CommitSlot)?
         for (i, o) in FileHeader.slotOffsets.enumerated() {
-            let v = ByteView(copying: try file.read(at: o, count: FileHeader.slotSize))
+            guard let v = try? bytes.slice(o - first, FileHeader.slotSize) else { continue }
             if let s = CommitSlot.decode(v), s.version > (best?.1.version ?? 0) { best = (i, s) }
         }
         return best
@@ -286,10 +290,21 @@ public final class Store: Sendable {
 
     // MARK: Pins
 
+    /// Pins of this kind are not published to other processes: a write transaction's base is the
+    /// newest version while it holds the writer lock, so no other process could commit past it.
+    static let unpublishedKind = "transaction"
+
     func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
         let before = s.localPins[version]?[kind] ?? 0
         s.localPins[version, default: [:]][kind] = before + 1
-        if before == 0 { try? lockFile?.publish(s.localPins) }
+        if before == 0 && kind != Self.unpublishedKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
+    }
+
+    static func publishable(_ pins: [UInt64: [String: Int]]) -> [UInt64: [String: Int]] {
+        pins.compactMapValues { kinds in
+            let k = kinds.filter { $0.key != unpublishedKind }
+            return k.isEmpty ? nil : k
+        }
     }
 
     func unpin(_ version: UInt64, _ kind: String) {
@@ -298,7 +313,7 @@ public final class Store: Sendable {
             if n <= 1 {
                 s.localPins[version]?[kind] = nil
                 if s.localPins[version]?.isEmpty == true { s.localPins[version] = nil }
-                try? lockFile?.publish(s.localPins)
+                if kind != Self.unpublishedKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
             } else {
                 s.localPins[version]?[kind] = n - 1
             }
@@ -336,7 +351,7 @@ public final class Store: Sendable {
         do {
             try lockFile?.lockWriter()
             try refresh()
-            let base = try snapshot(kind: "transaction")
+            let base = state.withLock { s in makeSnapshot(&s, s.current, kind: "transaction") }
             return WriteTransaction(store: self, base: base)
         } catch {
             lockFile?.unlockWriter()

@@ -56,13 +56,14 @@ extension WriteTransaction {
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
             commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
             catalog: catalog, tables: states, changeset: changeset)
-        var recordBytes = record.encode()
+        var (recordBytes, changesetRange) = record.encodeWithChangesetRange()
         let live = Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
         record.liveBytes = UInt64(max(0, live))
         VersionRecord.patchLiveBytes(&recordBytes, record.liveBytes)
         let recordRef = em.emit(recordBytes)
         // Keep the record as a reader would see it (changeset decoded from its bytes on demand).
-        record = try VersionRecord.decode(ByteView(copying: recordBytes, origin: Int(recordRef.offset)))
+        record.changesetView = try ByteView(copying: Array(recordBytes[changesetRange]), origin: Int(recordRef.offset) + changesetRange.lowerBound).slice(0, changesetRange.count)
+        record.changeset = Changeset()
         let slot = CommitSlot(
             version: newVersion, record: recordRef, fileLength: em.start + em.written, commitTime: record.commitTime,
             recordChecksum: ByteView(copying: recordBytes).lastWord)
