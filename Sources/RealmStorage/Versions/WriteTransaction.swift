@@ -22,7 +22,11 @@ public final class WriteTransaction {
     var changes: [UInt32: Changeset.TableChanges] = [:]
     var removedTableNames: [UInt32: String] = [:]
     /// Resolved insert plans by table name; cleared by every schema change.
-    var insertPlans: [String: InsertPlan] = [:]
+    var insertPlans: [String: InsertPlan] = [:] {
+        didSet { if insertPlans.isEmpty { lastPlan = nil } }
+    }
+    /// The plan used last (most inserts go to one table in a row).
+    var lastPlan: InsertPlan?
     var schemaChanged = false
     var freed: UInt64 = 0
     public private(set) var isFinished = false
@@ -294,7 +298,10 @@ public final class WriteTransaction {
 
     /// What inserting into one table needs, resolved once per transaction and schema.
     struct InsertPlan {
+        let name: String
         let schema: TableSchema
+        /// Column names in catalog order (for error messages without copying schemas per row).
+        let names: [String]
         let table: WorkingTable
         /// (position in the row, column, index work) of indexed columns.
         let indexed: [(Int, ColumnSchema, IndexWork)]
@@ -303,12 +310,17 @@ public final class WriteTransaction {
     }
 
     func insertPlan(_ table: String) throws -> InsertPlan {
-        if let p = insertPlans[table] { return p }
+        if let p = lastPlan, p.name == table { return p }
+        if let p = insertPlans[table] {
+            lastPlan = p
+            return p
+        }
         let t = try schema(table)
         let w = try working(table)
         let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, c, $0) } }
-        let p = InsertPlan(schema: t, table: w, indexed: indexed, tail: nil)
+        let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, tail: nil)
         insertPlans[table] = p
+        lastPlan = p
         return p
     }
 
@@ -317,10 +329,9 @@ public final class WriteTransaction {
     public func insert(_ table: String, row: [StorageValue]) throws -> ObjectKey {
         try checkOpen()
         var plan = try insertPlan(table)
-        let t = plan.schema
         let w = plan.table
-        guard row.count == t.columns.count else {
-            throw StorageError(.typeMismatch, "table '\(table)' has \(t.columns.count) columns; got \(row.count) values")
+        guard row.count == plan.names.count else {
+            throw StorageError(.typeMismatch, "table '\(table)' has \(plan.names.count) columns; got \(row.count) values")
         }
         // The tail: the last group if this transaction created it and it has room (buffers in
         // catalog order), else a new one.
@@ -329,12 +340,12 @@ public final class WriteTransaction {
             tail = g
         } else {
             var cols = ColumnSet()
-            for c in t.columns {
+            for c in plan.schema.columns {
                 cols[c.id] = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: min(capacity, 1024))
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
-        for (i, c) in t.columns.enumerated() { try tail.columns.buffers[i].validate(row[i], column: c.name) }
+        for i in row.indices { try tail.columns.buffers[i].validate(row[i], column: plan.names[i]) }
         let key = w.nextKey
         // Index checks before any change.
         for (i, c, iw) in plan.indexed where iw.unique {
@@ -349,6 +360,7 @@ public final class WriteTransaction {
             w.groups.append(.loaded(tail))
             plan.tail = tail
             insertPlans[table] = plan
+            lastPlan = plan
         }
         tail.keys.append(key)
         for i in row.indices { tail.columns.buffers[i].append(row[i]) }
