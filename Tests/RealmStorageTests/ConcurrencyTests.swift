@@ -46,7 +46,9 @@ import Testing
                                 if case .int(let v) = try segs[0]!.value(i) { sum += v }
                             }
                         }
-                        if sum != total { failures.withLock { if $0.count < 10 { $0.append("reader \(r): v\(s.version) sums to \(sum)") } } }
+                        if sum != total {
+                            failures.withLock { if $0.count < 10 { $0.append("reader \(r): v\(s.version) sums to \(sum)") } }
+                        }
                         reads.add(1, ordering: .relaxed)
                     } catch {
                         failures.withLock { if $0.count < 10 { $0.append("reader \(r): \(error)") } }
@@ -61,7 +63,9 @@ import Testing
                 let a = ObjectKey(Int64(rng.next() % UInt64(accounts)))
                 let b = ObjectKey(Int64(rng.next() % UInt64(accounts)))
                 let amount = Int64(rng.next() % 50)
-                guard a != b, case .int(let va) = try tx.value("Account", a, "balance"), case .int(let vb) = try tx.value("Account", b, "balance") else { continue }
+                guard a != b, case .int(let va) = try tx.value("Account", a, "balance"),
+                    case .int(let vb) = try tx.value("Account", b, "balance")
+                else { continue }
                 try tx.set("Account", a, "balance", .int(va - amount))
                 try tx.set("Account", b, "balance", .int(vb + amount))
             }
@@ -72,7 +76,9 @@ import Testing
         #expect(group.wait(timeout: .now() + 60) == .success, "readers did not finish: deadlock?")
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
         #expect(reads.load(ordering: .relaxed) > 10)
-        #expect(other.terminationStatus == 0, "\(String(decoding: otherErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).suffix(2000))")
+        #expect(
+            other.terminationStatus == 0,
+            "\(String(decoding: otherErrors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).suffix(2000))")
         let final = try store.snapshot()
         #expect(try final.objectCount("Log") >= 400)
         #expect(Verifier().verify(final).isClean)

@@ -15,7 +15,12 @@ import Testing
         try tx.addColumn("Person", ColumnSchema("score", .double, nullable: true))
         try tx.addColumn("Person", ColumnSchema("tags", .string, list: true))
         for i in 0..<300 {
-            try tx.insert("Person", ["id": .int(Int64(i)), "name": .string("person-\(i % 17)"), "score": i % 5 == 0 ? .null : .double(Double(i) / 4), "tags": .list([.string("t\(i % 3)"), .string(String(repeating: "z", count: i % 40))])])
+            try tx.insert(
+                "Person",
+                [
+                    "id": .int(Int64(i)), "name": .string("person-\(i % 17)"), "score": i % 5 == 0 ? .null : .double(Double(i) / 4),
+                    "tags": .list([.string("t\(i % 3)"), .string(String(repeating: "z", count: i % 40))]),
+                ])
         }
         try tx.commit()
         let tx2 = try store.beginWrite()
@@ -63,7 +68,9 @@ import Testing
             #expect(v == nil || v! <= 3, "flip at \(o) produced a newer version")
             if o >= FileHeader.size, let v, v == 3 {
                 // The flip landed in data of the current version or in dead bytes: the verifier tells.
-                if let s = try? Store.open(at: target, options: .init(readOnly: true)).snapshot(), !Verifier().verify(s).isClean { detected += 1 }
+                if let s = try? Store.open(at: target, options: .init(readOnly: true)).snapshot(), !Verifier().verify(s).isClean {
+                    detected += 1
+                }
             }
             #expect(fileBytes(target) == bytes, "a read-only open modified the file")
         }
@@ -77,7 +84,10 @@ import Testing
         let (_, original, committed) = try Self.sampleFile(dir)
         let target = dir.file("short.realm")
         var rng = SplitMix(seed: 7)
-        var lengths = [0, 1, 7, 8, 63, 64, 100, 4095, 4096, 4160, 8191, 8192, 8256, 12287, 12288, 12289, committed - 1, committed - 8, committed, original.count - 1]
+        var lengths = [
+            0, 1, 7, 8, 63, 64, 100, 4095, 4096, 4160, 8191, 8192, 8256, 12287, 12288, 12289, committed - 1, committed - 8, committed,
+            original.count - 1,
+        ]
         while lengths.count < 220 { lengths.append(Int(rng.next() % UInt64(committed))) }
         for n in lengths {
             let bytes = Array(original.prefix(n))

@@ -10,7 +10,8 @@ import Testing
         let candidates = [
             (CommandLine.arguments[0] as NSString).deletingLastPathComponent,
             ((CommandLine.arguments[0] as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent,
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug").path,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent(".build/debug").path,
         ]
         for c in candidates {
             let p = c + "/StorageCrashWriter"

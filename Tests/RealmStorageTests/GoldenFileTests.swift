@@ -7,7 +7,8 @@ import Testing
 /// library must still open them and read the same content. Regenerate (only when adding a new
 /// format version's files) with `REALM_WRITE_VECTORS=1 swift test --filter GoldenFileTests`.
 @Suite(.serialized) struct GoldenFileTests {
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Spec/vectors").path
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Spec/vectors").path
     static var writing: Bool { ProcessInfo.processInfo.environment["REALM_WRITE_VECTORS"] == "1" }
 
     /// Opens a read-only copy (so the committed file and its directory are never touched).
@@ -45,7 +46,8 @@ import Testing
                 try tx.addColumn("Person", ColumnSchema("age", .int))
                 try tx.addColumn("Person", ColumnSchema("score", .double))
                 for i in 0..<100 {
-                    try tx.insert("Person", row: [.int(Int64(i)), .string("name-\(i % 10)"), .int(Int64(i * 7 % 100)), .double(Double(i) / 10)])
+                    try tx.insert(
+                        "Person", row: [.int(Int64(i)), .string("name-\(i % 10)"), .int(Int64(i * 7 % 100)), .double(Double(i) / 10)])
                 }
                 try tx.commit()
                 let tx2 = try store.beginWrite()
@@ -104,7 +106,8 @@ import Testing
 
     static let samples: [(ColumnType, StorageValue)] = [
         (.int, .int(-1234567890123)), (.bool, .bool(true)), (.float, .float(1.5)), (.double, .double(-2.25)),
-        (.string, .string("grüße")), (.binary, .binary([0xDE, 0xAD, 0xBE, 0xEF])), (.timestamp, .timestamp(seconds: 1_700_000_000, nanoseconds: 5)),
+        (.string, .string("grüße")), (.binary, .binary([0xDE, 0xAD, 0xBE, 0xEF])),
+        (.timestamp, .timestamp(seconds: 1_700_000_000, nanoseconds: 5)),
         (.objectId, .objectId(Array(100..<112))), (.uuid, .uuid(uuid)), (.decimal128, .decimal128(low: 12345, high: 0x3040_0000_0000_0000)),
         (.link, .link(ObjectKey(0))),
     ]

@@ -29,7 +29,10 @@ import Testing
         let probes: [Int64] = [.min, .max, 0, base, base + 1, -1, 1, 7, values[0], values[1], values[2] &+ 1]
         var comparisons: [IntComparison] = []
         for p in probes {
-            comparisons += [.equal(p), .notEqual(p), .less(p), .lessOrEqual(p), .greater(p), .greaterOrEqual(p), .between(p, p &+ 100), .between(p, p &- 5)]
+            comparisons += [
+                .equal(p), .notEqual(p), .less(p), .lessOrEqual(p), .greater(p), .greaterOrEqual(p), .between(p, p &+ 100),
+                .between(p, p &- 5),
+            ]
         }
         for c in comparisons {
             let got = try s.count("T", whereInt: "v", c)

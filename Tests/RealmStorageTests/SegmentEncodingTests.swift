@@ -4,7 +4,8 @@ import Testing
 @testable import RealmStorage
 
 @Suite struct SegmentEncodingTests {
-    static func roundTrip(_ type: ColumnType, nullable: Bool = false, list: Bool = false, _ values: [StorageValue]) throws -> SegmentReader {
+    static func roundTrip(_ type: ColumnType, nullable: Bool = false, list: Bool = false, _ values: [StorageValue]) throws -> SegmentReader
+    {
         var b = ColumnBuffer(type: type, nullable: nullable, isList: list)
         for v in values {
             try b.validate(v, column: "c")
@@ -51,14 +52,21 @@ import Testing
     }
 
     @Test func floatingPointSpecialValues() throws {
-        _ = try Self.roundTrip(.double, [.double(.nan), .double(-0.0), .double(0.0), .double(.infinity), .double(-.greatestFiniteMagnitude), .double(.leastNonzeroMagnitude)])
+        _ = try Self.roundTrip(
+            .double,
+            [
+                .double(.nan), .double(-0.0), .double(0.0), .double(.infinity), .double(-.greatestFiniteMagnitude),
+                .double(.leastNonzeroMagnitude),
+            ])
         _ = try Self.roundTrip(.float, nullable: true, [.float(.nan), .float(-0.0), .null, .float(.infinity)])
         let repetitive = try Self.roundTrip(.double, (0..<4096).map { .double(Double($0 % 10) / 10) })
         #expect(repetitive.encodings == [.lz4, .fixedPlain])
     }
 
     @Test func stringsAndBlobs() throws {
-        let edge = try Self.roundTrip(.string, nullable: true, [.string(""), .null, .string("ünïcödé ✓ 🚀"), .string(String(repeating: "long", count: 100_000)), .string("")])
+        let edge = try Self.roundTrip(
+            .string, nullable: true,
+            [.string(""), .null, .string("ünïcödé ✓ 🚀"), .string(String(repeating: "long", count: 100_000)), .string("")])
         #expect(edge.nullCount == 1)
         let dict = try Self.roundTrip(.string, (0..<5000).map { .string("category-\($0 % 7)") })
         #expect(dict.encodings.contains(.bytesDictionary))
@@ -66,12 +74,15 @@ import Testing
         #expect(unique.encodings.last == .bytesOffsets)
         let compressible = try Self.roundTrip(.string, (0..<2000).map { .string("prefix-prefix-prefix-\($0)") })
         #expect(compressible.encodings.first == .lz4)
-        _ = try Self.roundTrip(.binary, nullable: true, [.binary([]), .null, .binary([UInt8](repeating: 0xAB, count: 1 << 20)), .binary([0])])
+        _ = try Self.roundTrip(
+            .binary, nullable: true, [.binary([]), .null, .binary([UInt8](repeating: 0xAB, count: 1 << 20)), .binary([0])])
         _ = try Self.roundTrip(.string, nullable: true, Array(repeating: .null, count: 50))
     }
 
     @Test func fixedWidthTypes() throws {
-        _ = try Self.roundTrip(.timestamp, nullable: true, [.timestamp(seconds: .min, nanoseconds: -999_999_999), .null, .timestamp(seconds: .max, nanoseconds: 999_999_999)])
+        _ = try Self.roundTrip(
+            .timestamp, nullable: true,
+            [.timestamp(seconds: .min, nanoseconds: -999_999_999), .null, .timestamp(seconds: .max, nanoseconds: 999_999_999)])
         _ = try Self.roundTrip(.objectId, [.objectId([UInt8](repeating: 0xFF, count: 12)), .objectId(Array(0..<12))])
         _ = try Self.roundTrip(.uuid, nullable: true, [.uuid(UUID()), .null])
         _ = try Self.roundTrip(.decimal128, [.decimal128(low: .max, high: .max), .decimal128(low: 0, high: 0)])

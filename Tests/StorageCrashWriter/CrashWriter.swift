@@ -40,7 +40,8 @@ struct CrashWriter {
             let batch = i % 7 == 0 ? 50 : 1
             for _ in 0..<batch {
                 seq += 1
-                try tx.insert("Log", ["seq": .int(seq), "payload": .string(String(repeating: "x", count: Int(seq % 97))), "total": .int(seq)])
+                try tx.insert(
+                    "Log", ["seq": .int(seq), "payload": .string(String(repeating: "x", count: Int(seq % 97))), "total": .int(seq)])
             }
             if i % 5 == 0 { try tx.set("Counter", ObjectKey(0), "value", .int(seq)) }
             if i % 11 == 0, let k = try tx.objectKey("Log", primaryKey: .int(seq - 3)) {

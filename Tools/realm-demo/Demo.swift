@@ -20,7 +20,8 @@ struct Demo {
         try tx.addColumn("Person", ColumnSchema("age", .int))
         try tx.addColumn("Person", ColumnSchema("score", .double))
         for i in 0..<100_000 {
-            try tx.insert("Person", row: [.int(Int64(i)), .string("name-\(i % 10_000)"), .int(Int64(i * 7 % 100)), .double(Double(i % 1000) / 10)])
+            try tx.insert(
+                "Person", row: [.int(Int64(i)), .string("name-\(i % 10_000)"), .int(Int64(i * 7 % 100)), .double(Double(i % 1000) / 10)])
         }
         let v1 = try tx.commit()
         print(String(format: "Inserted 100,000 objects in %.0f ms → version %llu", Date().timeIntervalSince(started) * 1000, v1.version))
@@ -52,7 +53,8 @@ struct Demo {
         print("frozen  " + (try describe(frozen)))
         print("latest  " + (try describe(v2)))
         let changes = try v2.changeset().tables["Person"]!
-        print("commit v\(v2.version) changed: \(changes.modified.count) modified (\(birthdays) birthdays), \(changes.deleted.count) deleted")
+        print(
+            "commit v\(v2.version) changed: \(changes.modified.count) modified (\(birthdays) birthdays), \(changes.deleted.count) deleted")
         print("pinned versions: " + store.pinnedVersions().map(\.description).joined(separator: "; "))
         let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         print("file: \(size) bytes, live \(v2.liveBytes), dead \(size - Int(v2.liveBytes))")

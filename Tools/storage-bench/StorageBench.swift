@@ -43,11 +43,20 @@ struct StorageBench {
             try tx.addColumn("Person", ColumnSchema("score", .double))
             try tx.addColumn("Person", ColumnSchema("active", .bool))
             for i in 0..<n {
-                try tx.insert("Person", row: [.int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10), .bool(i % 3 == 0)])
+                try tx.insert(
+                    "Person",
+                    row: [
+                        .int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10),
+                        .bool(i % 3 == 0),
+                    ])
             }
             commitTime = try time { try tx.commit() }
         }
-        print(String(format: "insert %d objects, one durable commit: %.3f s (commit %.3f s); committed %.1f MB, file %.1f MB with growth room (target ≤ 0.3 s, ≤ 15 MB)", n, insert, commitTime, Double(try store.snapshot().fileLength) / 1e6, Double(fileSize(path)) / 1e6))
+        print(
+            String(
+                format:
+                    "insert %d objects, one durable commit: %.3f s (commit %.3f s); committed %.1f MB, file %.1f MB with growth room (target ≤ 0.3 s, ≤ 15 MB)",
+                n, insert, commitTime, Double(try store.snapshot().fileLength) / 1e6, Double(fileSize(path)) / 1e6))
 
         // Where the bytes go, per column and encoding.
         let report = try Inspector().inspect(path: path, segments: true)
@@ -57,7 +66,10 @@ struct StorageBench {
             byColumn[seg.column]!.encodings.insert(seg.encodings.joined(separator: "+"))
         }
         for (name, v) in byColumn.sorted(by: { $0.value.bytes > $1.value.bytes }) {
-            print(String(format: "  %-8@ %6.2f MB  %@", name as NSString, Double(v.bytes) / 1e6, v.encodings.sorted().joined(separator: ", ") as NSString))
+            print(
+                String(
+                    format: "  %-8@ %6.2f MB  %@", name as NSString, Double(v.bytes) / 1e6,
+                    v.encodings.sorted().joined(separator: ", ") as NSString))
         }
 
         // 2. count(age > 50) by scanning.
@@ -104,7 +116,10 @@ struct StorageBench {
                 try tx.commit()
             }
         }
-        print(String(format: "%d one-object durable commits: %.0f commits/s (target ≥ 8,500); committed %.1f MB", commits, Double(commits) / t, Double(try s3.snapshot().fileLength) / 1e6))
+        print(
+            String(
+                format: "%d one-object durable commits: %.0f commits/s (target ≥ 8,500); committed %.1f MB", commits, Double(commits) / t,
+                Double(try s3.snapshot().fileLength) / 1e6))
         print(String(format: "peak RSS %.0f MiB", peakRSSMiB()))
         reset(path)
         reset(path2)

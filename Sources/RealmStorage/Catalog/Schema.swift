@@ -12,7 +12,9 @@ public struct ColumnSchema: Sendable, Hashable {
     public var isIndexed: Bool
 
     /// Describes a column to add; `id` is assigned by the catalog.
-    public init(_ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, linkTarget: String? = nil, indexed: Bool = false) {
+    public init(
+        _ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, linkTarget: String? = nil, indexed: Bool = false
+    ) {
         self.id = 0
         self.name = name
         self.type = type

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The decoded, mutable form of one column of one row group, used while a write transaction builds
 /// new segments. Typed storage keeps bulk inserts free of per-value boxing.
 package struct ColumnBuffer: Sendable {
@@ -267,7 +269,9 @@ package struct ColumnBuffer: Sendable {
             w.i64(s)
             w.i32(n)
         case .objectId(let b): w.append(b)
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { w.append(contentsOf: $0) }
+        case .uuid(let u):
+            let t = u.uuid
+            w.append([t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8, t.9, t.10, t.11, t.12, t.13, t.14, t.15])
         case .decimal128(let lo, let hi):
             w.u64(lo)
             w.u64(hi)
@@ -292,5 +296,3 @@ package struct ColumnBuffer: Sendable {
         }
     }
 }
-
-import Foundation

@@ -115,7 +115,8 @@ package enum SegmentEncoder {
                     header(&w, .intLinear, param: UInt8(width), count: a.count, bodyLength: 16 + words * 8)
                     w.i64(rlo)
                     w.i64(slope)
-                    w.int64s(pack(a.enumerated().map { $0.element &- Int64($0.offset) &* slope }, reference: rlo, width: width, words: words))
+                    w.int64s(
+                        pack(a.enumerated().map { $0.element &- Int64($0.offset) &* slope }, reference: rlo, width: width, words: words))
                     return
                 }
             }

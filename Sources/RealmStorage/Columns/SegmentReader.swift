@@ -81,7 +81,9 @@ package struct SegmentReader: Sendable {
             var starts = [Int](repeating: 0, count: rowCount + 1)
             for i in 0..<rowCount {
                 let c = Int(try countValues.get(i))
-                guard c >= 0, c <= Self.maximumListElements - starts[i] else { throw StorageError.corrupted("bad list length \(c)", at: block.origin) }
+                guard c >= 0, c <= Self.maximumListElements - starts[i] else {
+                    throw StorageError.corrupted("bad list length \(c)", at: block.origin)
+                }
                 starts[i + 1] = starts[i] + c
             }
             listStarts = starts
@@ -101,7 +103,8 @@ package struct SegmentReader: Sendable {
                     present += word.nonzeroBitCount
                 }
                 guard rowCount - present == nullCount else {
-                    throw StorageError.corrupted("segment says \(nullCount) nulls; its bitmap has \(rowCount - present)", at: block.origin + 12)
+                    throw StorageError.corrupted(
+                        "segment says \(nullCount) nulls; its bitmap has \(rowCount - present)", at: block.origin + 12)
                 }
             } else if nullCount != 0 {
                 throw StorageError.corrupted("a non-nullable segment claims \(nullCount) nulls", at: block.origin + 12)
@@ -151,7 +154,11 @@ package struct SegmentReader: Sendable {
             }
             let bodyLength = Int(try v.u32(o + 8))
             let body = try v.slice(o + 16, bodyLength, "array body")
-            return (RawArray(encoding: enc, param: Int(try v.u8(o + 1)), count: Int(try v.u32(o + 4)), param2: Int(try v.u32(o + 12)), body: body), 16 + bodyLength)
+            return (
+                RawArray(
+                    encoding: enc, param: Int(try v.u8(o + 1)), count: Int(try v.u32(o + 4)), param2: Int(try v.u32(o + 12)), body: body),
+                16 + bodyLength
+            )
         }
     }
 
@@ -162,15 +169,23 @@ package struct SegmentReader: Sendable {
     }
 
     static func intValues(_ a: RawArray, expected: Int) throws -> IntValues {
-        guard a.count == expected else { throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin) }
+        guard a.count == expected else {
+            throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin)
+        }
         switch a.encoding {
         case .intPlain: return IntValues(plain: try a.body.int64Array(0, count: a.count), packed: nil)
         case .intPacked:
-            guard ArrayEncoding.packedWidths.contains(a.param) else { throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin) }
+            guard ArrayEncoding.packedWidths.contains(a.param) else {
+                throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin)
+            }
             return IntValues(plain: nil, packed: try a.body.packedArray(8, count: a.count, width: a.param, reference: try a.body.i64(0)))
         case .intLinear:
-            guard ArrayEncoding.packedWidths.contains(a.param) else { throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin) }
-            return IntValues(plain: nil, packed: try a.body.packedArray(16, count: a.count, width: a.param, reference: try a.body.i64(0), slope: try a.body.i64(8)))
+            guard ArrayEncoding.packedWidths.contains(a.param) else {
+                throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin)
+            }
+            return IntValues(
+                plain: nil,
+                packed: try a.body.packedArray(16, count: a.count, width: a.param, reference: try a.body.i64(0), slope: try a.body.i64(8)))
         default: throw StorageError.corrupted("expected an integer array, found \(a.encoding)", at: a.body.origin)
         }
     }
@@ -193,7 +208,9 @@ package struct SegmentReader: Sendable {
     }
 
     static func values(_ a: RawArray, type: ColumnType, expected: Int) throws -> Values {
-        guard a.count == expected else { throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin) }
+        guard a.count == expected else {
+            throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin)
+        }
         switch type.lane {
         case .integer:
             let iv = try intValues(a, expected: expected)
@@ -243,7 +260,8 @@ package struct SegmentReader: Sendable {
         case .fixed(let v, let width, _):
             let bytes = try v.bytes(i * width, width)
             switch type {
-            case .float: return .float(Float(bitPattern: UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24))
+            case .float:
+                return .float(Float(bitPattern: UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24))
             case .double: return .double(Double(bitPattern: try v.u64(i * 8)))
             default: return ColumnBuffer.decodeFixed(bytes, type)
             }
@@ -295,7 +313,9 @@ package struct SegmentReader: Sendable {
             case .packed(let p):
                 return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(p)), valid: valid, count: rowCount)
             case .fixed(let v, let width, let n) where type != .float && type != .double:
-                return .make(type: type, nullable: nullable, isList: false, storage: .fixed(width: width, try v.bytes(0, width * n)), valid: valid, count: rowCount)
+                return .make(
+                    type: type, nullable: nullable, isList: false, storage: .fixed(width: width, try v.bytes(0, width * n)), valid: valid,
+                    count: rowCount)
             case .offsets(let o) where type == .string:
                 var strings: [String] = []
                 strings.reserveCapacity(rowCount)

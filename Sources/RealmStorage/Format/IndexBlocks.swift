@@ -40,7 +40,9 @@ package struct IndexDirectory: Sendable, Equatable {
             let h = try r.u64()
             let c = Int(try r.u32())
             _ = try r.u32()
-            guard c >= 1, c <= maximumChunkEntries, i == 0 || h >= prev else { throw r.corrupted("index chunk \(i) is out of order or empty") }
+            guard c >= 1, c <= maximumChunkEntries, i == 0 || h >= prev else {
+                throw r.corrupted("index chunk \(i) is out of order or empty")
+            }
             prev = h
             d.chunks.append(Chunk(firstHash: h, count: c, block: try r.ref()))
         }
@@ -63,7 +65,8 @@ package struct IndexDirectory: Sendable, Equatable {
     static func chunkEntries(_ v: ByteView, expected: Int? = nil) throws -> IndexChunk {
         let n = Int(try v.u32(4))
         guard n >= 1, n <= maximumChunkEntries, expected == nil || expected == n else {
-            throw StorageError.corrupted("index chunk holds \(n) entries (directory says \(expected.map(String.init) ?? "?"))", at: v.origin + 4)
+            throw StorageError.corrupted(
+                "index chunk holds \(n) entries (directory says \(expected.map(String.init) ?? "?"))", at: v.origin + 4)
         }
         let body = try v.slice(8, v.count - 16, "index chunk arrays")
         let (h, used) = try SegmentReader.ArrayCursor.parse(body, at: 0)

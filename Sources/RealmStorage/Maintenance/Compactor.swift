@@ -29,7 +29,8 @@ public struct Compactor: Sendable {
                     for c in t.columns {
                         if let ref = g.columns[c.id] { ng.columns[c.id] = try w.copy(s.block(ref, BlockMagic.segment)) }
                     }
-                    entries.append(RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: try w.append(ng.encode())))
+                    entries.append(
+                        RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: try w.append(ng.encode())))
                 }
                 st.rowGroups = entries.isEmpty ? .none : try w.append(RowGroupEntry.encodeList(entries))
                 for (col, ref) in st.indexes {
@@ -74,7 +75,10 @@ public struct Compactor: Sendable {
         // Hold the open byte exclusively for the whole compaction: nobody may open the old file now.
         guard try store.lockFile?.acquireExclusiveOpen() ?? true else {
             let pids = store.lockFile?.otherProcessIDs() ?? []
-            throw StorageError(.inUseByAnotherProcess, "the file is open elsewhere" + (pids.isEmpty ? "" : " (pid \(pids.map(String.init).joined(separator: ", ")))"), path: store.path)
+            throw StorageError(
+                .inUseByAnotherProcess,
+                "the file is open elsewhere" + (pids.isEmpty ? "" : " (pid \(pids.map(String.init).joined(separator: ", ")))"),
+                path: store.path)
         }
         defer { store.lockFile?.releaseExclusiveOpen() }
         let tmp = store.path + ".compacting"

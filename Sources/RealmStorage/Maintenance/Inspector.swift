@@ -67,14 +67,22 @@ public struct Inspector: Sendable {
         var slots: [SlotInfo] = []
         for (i, o) in FileHeader.slotOffsets.enumerated() {
             let slot = (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode)
-            slots.append(SlotInfo(index: i, isValid: slot != nil, version: slot?.version, recordOffset: slot?.record.offset, fileLength: slot?.fileLength, isCurrent: i == currentIndex))
+            slots.append(
+                SlotInfo(
+                    index: i, isValid: slot != nil, version: slot?.version, recordOffset: slot?.record.offset, fileLength: slot?.fileLength,
+                    isCurrent: i == currentIndex))
         }
         var versions: [VersionInfo] = []
         var nextStart = UInt64(s.fileLength)
         for r in (try? s.ancestorRecords(downTo: 0)) ?? [] {
             var changed: [String: (Int, Int, Int)] = [:]
-            for (n, t) in ((try? r.decodeChangeset()) ?? Changeset()).tables { changed[n] = (t.inserted.count, t.deleted.count, t.modified.count) }
-            versions.append(VersionInfo(version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9), recordOffset: 0, commitBytes: nextStart - min(nextStart, r.commitStart), changedTables: changed))
+            for (n, t) in ((try? r.decodeChangeset()) ?? Changeset()).tables {
+                changed[n] = (t.inserted.count, t.deleted.count, t.modified.count)
+            }
+            versions.append(
+                VersionInfo(
+                    version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9),
+                    recordOffset: 0, commitBytes: nextStart - min(nextStart, r.commitStart), changedTables: changed))
             nextStart = r.commitStart
         }
         var tables: [TableInfo] = []
@@ -91,7 +99,11 @@ public struct Inspector: Sendable {
                     if name != "(keys)" { bytes += ref.length }
                     guard segments else { continue }
                     let reader = try? s.segment(ref)
-                    segs.append(SegmentInfo(table: t.name, column: name, rowGroup: gi, offset: ref.offset, storedBytes: ref.length, decodedBytes: reader?.decodedSize ?? 0, encodings: reader?.encodings.map(\.description) ?? [], rows: reader?.rowCount ?? 0, checksumOK: reader != nil))
+                    segs.append(
+                        SegmentInfo(
+                            table: t.name, column: name, rowGroup: gi, offset: ref.offset, storedBytes: ref.length,
+                            decodedBytes: reader?.decodedSize ?? 0, encodings: reader?.encodings.map(\.description) ?? [],
+                            rows: reader?.rowCount ?? 0, checksumOK: reader != nil))
                 }
             }
             tables.append(TableInfo(name: t.name, objects: Int(st.objectCount), rowGroups: groups.count, bytes: bytes))

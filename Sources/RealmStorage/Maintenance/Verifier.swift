@@ -53,7 +53,8 @@ public struct Verifier: Sendable {
                     do {
                         let g = try s.rowGroup(e.block)
                         guard g.rowCount == e.rowCount else {
-                            throw StorageError.corrupted("row group holds \(g.rowCount) rows; its list says \(e.rowCount)", at: Int(e.block.offset))
+                            throw StorageError.corrupted(
+                                "row group holds \(g.rowCount) rows; its list says \(e.rowCount)", at: Int(e.block.offset))
                         }
                         let keys = try s.keySegment(g)
                         report.blocksChecked += 1
@@ -80,11 +81,16 @@ public struct Verifier: Sendable {
                     } catch { problem(error) }
                 }
                 if total != Int(st.objectCount) {
-                    report.problems.append(Problem(offset: st.rowGroups.isNone ? nil : st.rowGroups.offset, reason: "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(total)"))
+                    report.problems.append(
+                        Problem(
+                            offset: st.rowGroups.isNone ? nil : st.rowGroups.offset,
+                            reason: "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(total)"))
                 }
                 for c in t.columns where c.isIndexed {
                     guard let ref = st.indexes[c.id] else {
-                        if total > 0 { report.problems.append(Problem(offset: nil, reason: "indexed column '\(t.name).\(c.name)' has no index")) }
+                        if total > 0 {
+                            report.problems.append(Problem(offset: nil, reason: "indexed column '\(t.name).\(c.name)' has no index"))
+                        }
                         continue
                     }
                     do {
@@ -96,24 +102,37 @@ public struct Verifier: Sendable {
                             let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
                             report.blocksChecked += 1
                             guard try e.hash(0) == chunk.firstHash else {
-                                throw StorageError.corrupted("index chunk does not start with its directory's first hash", at: Int(chunk.block.offset))
+                                throw StorageError.corrupted(
+                                    "index chunk does not start with its directory's first hash", at: Int(chunk.block.offset))
                             }
                             // Entries ascend by (hash, key) within a chunk and by hash across chunks.
                             var previous: (UInt64, Int64)?
                             for i in 0..<e.count {
                                 let h = try e.hash(i)
                                 let k = try e.key(i)
-                                if let p = previous, (p.0, p.1) >= (h, k) { throw StorageError.corrupted("index entries out of order", at: Int(chunk.block.offset)) }
-                                guard h >= previousHash else { throw StorageError.corrupted("index chunks out of order", at: Int(chunk.block.offset)) }
+                                if let p = previous, (p.0, p.1) >= (h, k) {
+                                    throw StorageError.corrupted("index entries out of order", at: Int(chunk.block.offset))
+                                }
+                                guard h >= previousHash else {
+                                    throw StorageError.corrupted("index chunks out of order", at: Int(chunk.block.offset))
+                                }
                                 previous = (h, k)
                                 previousHash = h
-                                guard allKeys.contains(k) else { throw StorageError.corrupted("index entry names missing object \(k)", at: Int(chunk.block.offset)) }
+                                guard allKeys.contains(k) else {
+                                    throw StorageError.corrupted("index entry names missing object \(k)", at: Int(chunk.block.offset))
+                                }
                                 let v = try s.value(t.name, ObjectKey(k), c.name)
-                                guard IndexHash.hash(v) == h else { throw StorageError.corrupted("index entry for object \(k) does not match its value \(v)", at: Int(chunk.block.offset)) }
+                                guard IndexHash.hash(v) == h else {
+                                    throw StorageError.corrupted(
+                                        "index entry for object \(k) does not match its value \(v)", at: Int(chunk.block.offset))
+                                }
                                 entries += 1
                             }
                         }
-                        if entries != total { throw StorageError.corrupted("index on '\(t.name).\(c.name)' holds \(entries) entries for \(total) objects", at: Int(ref.offset)) }
+                        if entries != total {
+                            throw StorageError.corrupted(
+                                "index on '\(t.name).\(c.name)' holds \(entries) entries for \(total) objects", at: Int(ref.offset))
+                        }
                     } catch { problem(error) }
                 }
             } catch { problem(error) }

@@ -94,4 +94,3 @@ public struct StorageError: Error, CustomStringConvertible, Sendable, Equatable 
         return s
     }
 }
-

@@ -128,7 +128,8 @@ public final class Store: Sendable {
         try f.write(header + bytes, at: 0)
         try f.syncAll()
         try SystemFile.rename(tmp, path)
-        try SystemFile.syncDirectory((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
+        try SystemFile.syncDirectory(
+            (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
     }
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000_000) }
@@ -159,7 +160,8 @@ public final class Store: Sendable {
             let slot = slots[i]!
             do {
                 guard slot.fileLength <= UInt64(size), slot.fileLength >= UInt64(FileHeader.size) else {
-                    throw StorageError.corrupted("slot \(i) claims \(slot.fileLength) bytes; the file has \(size)", at: FileHeader.slotOffsets[i])
+                    throw StorageError.corrupted(
+                        "slot \(i) claims \(slot.fileLength) bytes; the file has \(size)", at: FileHeader.slotOffsets[i])
                 }
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
@@ -207,7 +209,8 @@ public final class Store: Sendable {
         guard ref.length >= 16, ref.length % 8 == 0, ref.offset % 8 == 0, ref.offset >= UInt64(FileHeader.size),
             ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length
         else {
-            throw StorageError.corrupted("block reference \(ref) lies outside the committed \(view.count) bytes", at: Int(clamping: ref.offset))
+            throw StorageError.corrupted(
+                "block reference \(ref) lies outside the committed \(view.count) bytes", at: Int(clamping: ref.offset))
         }
         let b = try view.slice(Int(ref.offset), Int(ref.length))
         guard try b.u32(0) == magic else {

@@ -123,7 +123,8 @@ public final class Snapshot: Sendable {
         guard let ref = group.columns[column.id] else { return nil }
         let r = try segment(ref)
         guard r.type == column.type, r.isList == column.isList, r.nullable == column.isNullable, r.rowCount == group.rowCount else {
-            throw StorageError.corrupted("segment of column '\(column.name)' does not match the catalog or the row group", at: Int(ref.offset))
+            throw StorageError.corrupted(
+                "segment of column '\(column.name)' does not match the catalog or the row group", at: Int(ref.offset))
         }
         return r
     }
@@ -148,7 +149,8 @@ public final class Snapshot: Sendable {
         guard lo < list.count, list[lo].firstKey <= key.rawValue else { return nil }
         let g = try rowGroup(list[lo].block)
         guard g.rowCount == list[lo].rowCount else {
-            throw StorageError.corrupted("row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
+            throw StorageError.corrupted(
+                "row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
         }
         let keys = try keySegment(g)
         var a = 0
@@ -180,7 +182,9 @@ public final class Snapshot: Sendable {
         let (t, st) = try self.table(table)
         guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
         guard let (_, g, row) = try locate(st, key) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
-        guard let seg = try columnSegment(g, c) else { return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) }
+        guard let seg = try columnSegment(g, c) else {
+            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        }
         return try seg.value(row)
     }
 
@@ -190,7 +194,8 @@ public final class Snapshot: Sendable {
         guard let (_, g, row) = try locate(st, key) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
         var out: [String: StorageValue] = [:]
         for c in t.columns {
-            out[c.name] = try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            out[c.name] =
+                try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
         }
         return out
     }
@@ -235,7 +240,9 @@ public final class Snapshot: Sendable {
                 if !c.isNullable && comparison.matches(0) { n += rows }
                 continue
             }
-            guard let k = try seg.count(comparison) else { throw StorageError(.typeMismatch, "column '\(column)' is not an integer column") }
+            guard let k = try seg.count(comparison) else {
+                throw StorageError(.typeMismatch, "column '\(column)' is not an integer column")
+            }
             n += k
         }
         return n

@@ -123,7 +123,10 @@ final class LockFile: @unchecked Sendable {
                 for e in 0..<n {
                     let o = 16 + e * 24
                     guard let ver = try? v.u64(o), let k = try? v.u32(o + 8), let c = try? v.u64(o + 16) else { continue }
-                    out.append(VersionPin(version: ver, processID: pid, kind: Self.kindNames[min(Int(k), Self.kindNames.count - 1)], count: Int(c), isLocal: false))
+                    out.append(
+                        VersionPin(
+                            version: ver, processID: pid, kind: Self.kindNames[min(Int(k), Self.kindNames.count - 1)], count: Int(c),
+                            isLocal: false))
                 }
                 break
             }

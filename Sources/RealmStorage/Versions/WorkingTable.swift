@@ -172,7 +172,9 @@ struct ColumnSet: ExpressibleByDictionaryLiteral {
         get { position(id).map { buffers[$0] } }
         set {
             if let p = position(id) {
-                if let newValue { buffers[p] = newValue } else {
+                if let newValue {
+                    buffers[p] = newValue
+                } else {
                     ids.remove(at: p)
                     buffers.remove(at: p)
                 }

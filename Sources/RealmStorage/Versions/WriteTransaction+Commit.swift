@@ -57,12 +57,15 @@ extension WriteTransaction {
             commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
             catalog: catalog, tables: states, changeset: changeset)
         var (recordBytes, changesetRange) = record.encodeWithChangesetRange()
-        let live = Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
+        let live =
+            Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
         record.liveBytes = UInt64(max(0, live))
         VersionRecord.patchLiveBytes(&recordBytes, record.liveBytes)
         let recordRef = em.emit(recordBytes)
         // Keep the record as a reader would see it (changeset decoded from its bytes on demand).
-        record.changesetView = try ByteView(copying: Array(recordBytes[changesetRange]), origin: Int(recordRef.offset) + changesetRange.lowerBound).slice(0, changesetRange.count)
+        record.changesetView = try ByteView(
+            copying: Array(recordBytes[changesetRange]), origin: Int(recordRef.offset) + changesetRange.lowerBound
+        ).slice(0, changesetRange.count)
         record.changeset = Changeset()
         let slot = CommitSlot(
             version: newVersion, record: recordRef, fileLength: em.start + em.written, commitTime: record.commitTime,
@@ -96,7 +99,8 @@ extension WriteTransaction {
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
-            let mapping = size <= s.current.mapping.length ? s.current.mapping : try FileMapping(file: file, length: Store.mappingLength(for: size))
+            let mapping =
+                size <= s.current.mapping.length ? s.current.mapping : try FileMapping(file: file, length: Store.mappingLength(for: size))
             s.current = Store.Current(file: file, mapping: mapping, slot: slot, slotIndex: inactive, record: record)
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }

@@ -61,7 +61,9 @@ public final class WriteTransaction {
     /// - Throws: `.invalidSchema` if the name is taken or the key type cannot be a primary key.
     public func createTable(_ name: String, primaryKey: ColumnSchema? = nil) throws {
         try checkOpen()
-        guard !name.isEmpty, catalog.table(name) == nil else { throw StorageError(.invalidSchema, "a table named '\(name)' already exists or the name is empty") }
+        guard !name.isEmpty, catalog.table(name) == nil else {
+            throw StorageError(.invalidSchema, "a table named '\(name)' already exists or the name is empty")
+        }
         var t = TableSchema(id: catalog.nextTableId, name: name)
         catalog.nextTableId += 1
         if var pk = primaryKey {
@@ -100,7 +102,9 @@ public final class WriteTransaction {
     /// Adds a column; existing objects read its default (null, or the type's zero) until set.
     public func addColumn(_ table: String, _ column: ColumnSchema) throws {
         try checkOpen()
-        guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else { throw StorageError(.notFound, "no table named '\(table)'") }
+        guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else {
+            throw StorageError(.notFound, "no table named '\(table)'")
+        }
         guard !column.name.isEmpty, catalog.tables[ti].column(column.name) == nil else {
             throw StorageError(.invalidSchema, "table '\(table)' already has a column '\(column.name)'")
         }
@@ -137,7 +141,9 @@ public final class WriteTransaction {
     /// Removes a column (its bytes become dead and are dropped by compaction or the next rewrite).
     public func removeColumn(_ table: String, _ name: String) throws {
         try checkOpen()
-        guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else { throw StorageError(.notFound, "no table named '\(table)'") }
+        guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else {
+            throw StorageError(.notFound, "no table named '\(table)'")
+        }
         guard let c = catalog.tables[ti].column(name) else { throw StorageError(.notFound, "table '\(table)' has no column '\(name)'") }
         guard catalog.tables[ti].primaryKey != name else { throw StorageError(.invalidSchema, "the primary key cannot be removed") }
         insertPlans = [:]
@@ -293,7 +299,9 @@ public final class WriteTransaction {
         for name in values.keys where t.column(name) == nil {
             throw StorageError(.notFound, "table '\(table)' has no column '\(name)'")
         }
-        return try insert(table, row: t.columns.map { c in values[c.name] ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) })
+        return try insert(
+            table,
+            row: t.columns.map { c in values[c.name] ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) })
     }
 
     /// What inserting into one table needs, resolved once per transaction and schema.
