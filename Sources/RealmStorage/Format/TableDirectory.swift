@@ -206,7 +206,9 @@ package struct VersionRecord: Sendable {
         var tables: [UInt32: TableState] = [:]
         for _ in 0..<n {
             let t = try TableState.decode(&r)
-            guard catalog.table(id: t.tableId) != nil else { throw r.corrupted("state for unknown table \(t.tableId)") }
+            guard catalog.table(id: t.tableId) != nil, tables[t.tableId] == nil else {
+                throw r.corrupted("state for unknown or repeated table \(t.tableId)")
+            }
             tables[t.tableId] = t
         }
         let changesetStart = r.offset

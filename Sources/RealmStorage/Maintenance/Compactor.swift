@@ -84,7 +84,13 @@ public struct Compactor: Sendable {
         let tmp = store.path + ".compacting"
         SystemFile.unlink(tmp)
         let result = try writeCopy(of: store, to: tmp)
-        let check = Verifier().verify(try Store.open(at: tmp, options: .init(readOnly: true)).snapshot(kind: "other"))
+        let check: Verifier.Report
+        do {
+            check = Verifier().verify(try Store.open(at: tmp, options: .init(readOnly: true)).snapshot(kind: "other"))
+        } catch {
+            SystemFile.unlink(tmp)
+            throw error
+        }
         guard check.isClean else {
             SystemFile.unlink(tmp)
             throw StorageError(.corrupted, "the compacted copy failed verification: \(check.problems.first!)", path: tmp)
