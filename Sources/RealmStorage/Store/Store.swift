@@ -381,6 +381,7 @@ final class BlockCache: Sendable {
         var verified: Set<Key> = []
         var segments: [Key: SegmentReader] = [:]
         var segmentBytes = 0
+        var chunks: [Key: IndexChunk] = [:]
     }
     let inner = Mutex(Inner())
     static let maxSegmentBytes = 64 << 20
@@ -396,6 +397,13 @@ final class BlockCache: Sendable {
         }
     }
     func segment(_ key: Key) -> SegmentReader? { inner.withLock { $0.segments[key] } }
+    func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
+    func store(_ key: Key, _ c: IndexChunk) {
+        inner.withLock {
+            if $0.chunks.count > 1 << 16 { $0.chunks.removeAll(keepingCapacity: true) }
+            $0.chunks[key] = c
+        }
+    }
     func store(_ key: Key, _ r: SegmentReader) {
         inner.withLock {
             if $0.segmentBytes + r.decodedSize > Self.maxSegmentBytes {

@@ -109,12 +109,30 @@ public final class Snapshot: Sendable {
 
     /// The decoded segment at `ref` (cached per process).
     package func segment(_ ref: BlockRef) throws -> SegmentReader {
+        // A decoded segment cached under (offset, stored checksum) was verified when it was cached.
+        if let key = cacheKey(ref), let r = store.cache.segment(key) { return r }
         let b = try block(ref, BlockMagic.segment)
-        let key = BlockCache.Key(offset: ref.offset, checksum: try b.u64(b.count - 8))
-        if let r = store.cache.segment(key) { return r }
         let r = try SegmentReader(block: b)
-        store.cache.store(key, r)
+        store.cache.store(BlockCache.Key(offset: ref.offset, checksum: b.lastWord), r)
         return r
+    }
+
+    /// The cache key of a block: its offset and the checksum stored in its last 8 bytes, or nil
+    /// when the reference does not lie inside this version (then the full check reports it).
+    func cacheKey(_ ref: BlockRef) -> BlockCache.Key? {
+        guard ref.length >= 16, ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length,
+            let sum = try? view.u64(Int(ref.offset + ref.length) - 8)
+        else { return nil }
+        return BlockCache.Key(offset: ref.offset, checksum: sum)
+    }
+
+    /// The parsed entries of an index chunk (cached per process like segments).
+    func indexChunk(_ chunk: IndexDirectory.Chunk) throws -> IndexChunk {
+        if let key = cacheKey(chunk.block), let c = store.cache.chunk(key), c.count == chunk.count { return c }
+        let b = try block(chunk.block, BlockMagic.indexChunk)
+        let c = try IndexDirectory.chunkEntries(b, expected: chunk.count)
+        store.cache.store(BlockCache.Key(offset: chunk.block.offset, checksum: b.lastWord), c)
+        return c
     }
 
     /// The reader of `column` in a row group, or nil when the group predates the column (its values
@@ -316,7 +334,7 @@ public final class Snapshot: Sendable {
         // Equal hashes can span a chunk boundary: start one chunk earlier when the found chunk begins with `hash`.
         while ci > 0 && dir.chunks[ci].firstHash == hash { ci -= 1 }
         while ci < dir.chunks.count && dir.chunks[ci].firstHash <= hash {
-            let e = try IndexDirectory.chunkEntries(try block(dir.chunks[ci].block, BlockMagic.indexChunk), expected: dir.chunks[ci].count)
+            let e = try indexChunk(dir.chunks[ci])
             var a = try e.lowerBound(hash)
             while a < e.count, try e.hash(a) == hash {
                 out.append(try e.key(a))
