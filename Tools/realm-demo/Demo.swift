@@ -56,7 +56,6 @@ struct Demo {
         print(
             "commit v\(v2.version) changed: \(changes.modified.count) modified (\(birthdays) birthdays), \(changes.deleted.count) deleted")
         print("pinned versions: " + store.pinnedVersions().map(\.description).joined(separator: "; "))
-        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        print("file: \(size) bytes, live \(v2.liveBytes), dead \(size - Int(v2.liveBytes))")
+        print("file: \(v2.fileLength) committed bytes, \(v2.liveBytes) live, \(v2.fileLength - Int(v2.liveBytes)) dead (compaction reclaims them)")
     }
 }
