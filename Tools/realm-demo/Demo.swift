@@ -56,6 +56,7 @@ struct Demo {
         print(
             "commit v\(v2.version) changed: \(changes.modified.count) modified (\(birthdays) birthdays), \(changes.deleted.count) deleted")
         print("pinned versions: " + store.pinnedVersions().map(\.description).joined(separator: "; "))
-        print("file: \(v2.fileLength) committed bytes, \(v2.liveBytes) live, \(v2.fileLength - Int(v2.liveBytes)) dead (compaction reclaims them)")
+        let dead = v2.fileLength - Int(v2.liveBytes)
+        print("file: \(v2.fileLength) committed bytes, \(v2.liveBytes) live, \(dead) dead (compaction reclaims them)")
     }
 }
