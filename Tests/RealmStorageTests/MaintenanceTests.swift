@@ -30,6 +30,8 @@ import Testing
         #expect(r.slots.first(where: \.isCurrent)?.version == 3)
         #expect(r.tables.first?.objects == 10_000)
         #expect(r.versions.map(\.version) == [3, 2, 1])
+        #expect(r.versions.first?.recordOffset == r.slots.first(where: \.isCurrent)?.recordOffset)
+        #expect(r.versions.last?.recordOffset == UInt64(FileHeader.size))
         #expect(r.deadBytes > 0)
         #expect(r.segments.allSatisfy { $0.checksumOK })
         #expect(Set(r.segments.flatMap(\.encodings)).isSuperset(of: ["int-packed"]))

@@ -2,6 +2,7 @@ import Foundation
 
 /// Everything `realm-dump` prints about a file, gathered without writing to it.
 public struct Inspector: Sendable {
+    /// One commit slot of the header.
     public struct SlotInfo: Sendable {
         public var index: Int
         public var isValid: Bool
@@ -10,15 +11,19 @@ public struct Inspector: Sendable {
         public var fileLength: UInt64?
         public var isCurrent: Bool
     }
+    /// One version record still reachable through parent links.
     public struct VersionInfo: Sendable {
         public var version: UInt64
         public var parent: UInt64
         public var commitTime: Date
+        /// Where the version record lies in the file.
         public var recordOffset: UInt64
         /// Bytes this commit appended (its blocks and record).
         public var commitBytes: UInt64
+        /// Per table: how many objects the commit inserted, deleted and modified.
         public var changedTables: [String: (inserted: Int, deleted: Int, modified: Int)]
     }
+    /// One column segment of one row group (with `segments: true`).
     public struct SegmentInfo: Sendable {
         public var table: String
         public var column: String
@@ -26,16 +31,21 @@ public struct Inspector: Sendable {
         public var offset: UInt64
         public var storedBytes: UInt64
         public var decodedBytes: Int
+        /// Array encodings, outermost first (for example `lz4`, `bytes-offsets`).
         public var encodings: [String]
         public var rows: Int
+        /// Whether the segment's checksum and structure verified.
         public var checksumOK: Bool
     }
+    /// One table of the current version.
     public struct TableInfo: Sendable {
         public var name: String
         public var objects: Int
         public var rowGroups: Int
+        /// Bytes of its row-group list, row groups and segments.
         public var bytes: UInt64
     }
+    /// Everything gathered about a file.
     public struct Report: Sendable {
         public var path: String
         public var fileSize: Int
@@ -49,10 +59,12 @@ public struct Inspector: Sendable {
         public var catalog: Catalog
         public var tables: [TableInfo]
         public var versions: [VersionInfo]
+        /// Versions pinned by other stores (any process).
         public var pins: [VersionPin]
         public var segments: [SegmentInfo]
     }
 
+    /// An inspector; it holds no state.
     public init() {}
 
     /// Inspects `path` (read-only). With `segments`, lists every segment of every table.
@@ -74,7 +86,9 @@ public struct Inspector: Sendable {
         }
         var versions: [VersionInfo] = []
         var nextStart = UInt64(s.fileLength)
+        var recordOffset = store.state.withLock { $0.current.slot.record.offset }
         for r in (try? s.ancestorRecords(downTo: 0)) ?? [] {
+            defer { recordOffset = r.parentRecord.offset }
             var changed: [String: (Int, Int, Int)] = [:]
             for (n, t) in ((try? r.decodeChangeset()) ?? Changeset()).tables {
                 changed[n] = (t.inserted.count, t.deleted.count, t.modified.count)
@@ -82,7 +96,7 @@ public struct Inspector: Sendable {
             versions.append(
                 VersionInfo(
                     version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9),
-                    recordOffset: 0, commitBytes: nextStart - min(nextStart, r.commitStart), changedTables: changed))
+                    recordOffset: recordOffset, commitBytes: nextStart - min(nextStart, r.commitStart), changedTables: changed))
             nextStart = r.commitStart
         }
         var tables: [TableInfo] = []
