@@ -52,7 +52,13 @@ import Testing
             expectCode(.inUseByAnotherProcess) { try Compactor().compact(store) }
             withExtendedLifetime(other) {}
         }
-        let result = try Compactor().compact(store)
+        // A copy first: same content, the store untouched.
+        let copy = try store.compact(to: dir.file("copy.realm"))
+        #expect(copy.bytesAfter < beforeSize)
+        let copied = try Store.open(at: dir.file("copy.realm"), options: .init(readOnly: true)).snapshot()
+        #expect(try copied.objectKeys("Person") == (try before.objectKeys("Person")))
+        expectCode(.fileExists) { try store.compact(to: dir.file("copy.realm")) }
+        let result = try store.compact()
         #expect(result.bytesAfter < beforeSize * 2 / 3)
         #expect(fileBytes(dir.file()).count == result.bytesAfter)
         let after = try store.snapshot()

@@ -1,0 +1,18 @@
+extension Store {
+    /// Writes the newest version, with only its live data, to a new file at `path` (which must not
+    /// exist). The store itself is unchanged.
+    /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read.
+    @discardableResult
+    public func compact(to path: String) throws -> Compactor.Result {
+        try Compactor().writeCopy(of: self, to: path)
+    }
+
+    /// Rewrites this store's file to its live data in place (temporary file, fsync, rename, fsync of
+    /// the directory); snapshots taken before keep reading the old bytes until they are released.
+    /// - Throws: `.inUseByAnotherProcess` while another store (in any process) has the file open;
+    ///   `.readOnly`; `.io` (the original file is then unchanged).
+    @discardableResult
+    public func compact() throws -> Compactor.Result {
+        try Compactor().compact(self)
+    }
+}
