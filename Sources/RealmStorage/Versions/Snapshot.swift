@@ -170,15 +170,24 @@ public final class Snapshot: Sendable {
             throw StorageError.corrupted(
                 "row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
         }
-        let keys = try keySegment(g)
+        let row: Int?
+        switch try keySegment(g).integers! {
+        case .plain(let p): row = Self.find(key.rawValue, in: p)
+        case .packed(let p): row = Self.find(key.rawValue, in: p)
+        }
+        return row.map { (lo, g, $0) }
+    }
+
+    /// Binary search of ascending keys.
+    @inline(__always)
+    static func find<C: RandomAccessCollection>(_ key: Int64, in keys: C) -> Int? where C.Element == Int64, C.Index == Int {
         var a = 0
-        var b = g.rowCount
+        var b = keys.count
         while a < b {
             let m = (a + b) / 2
-            if try keyAt(keys, m) < key.rawValue { a = m + 1 } else { b = m }
+            if keys[m] < key { a = m + 1 } else { b = m }
         }
-        guard a < g.rowCount, try keyAt(keys, a) == key.rawValue else { return nil }
-        return (lo, g, a)
+        return a < keys.count && keys[a] == key ? a : nil
     }
 
     @inline(__always)
