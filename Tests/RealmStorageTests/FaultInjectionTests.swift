@@ -55,6 +55,24 @@ import Testing
         #expect(failures >= 2, "the commit path exercised too few failure points")
     }
 
+    @Test func anotherStoreNeverReusesAFailedCommitsVersionOrBytes() throws {
+        let dir = TempDir()
+        let a = try makePeopleStore(dir, count: 10)
+        let before = try a.snapshot()
+        // Fail A's commit at its fdatasync: the slot was written, so the version may have been seen.
+        let plan = FaultPlan()
+        plan.arm(.fsync, at: 1)
+        #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try commitSomething(a, 0) } }
+        // B, another store on the same file, must skip that version and start after its bytes.
+        let b = try Store.open(at: dir.file())
+        let tx = try b.beginWrite()
+        try tx.insert("Person", row: person(500))
+        let s = try tx.commit()
+        #expect(s.version == before.version + 2)
+        #expect(s.record.commitStart > UInt64(before.fileLength))
+        #expect(Verifier().verify(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()).isClean)
+    }
+
     @Test func failuresWhileCreatingOpeningOrCompactingLoseNothing() throws {
         let dir = TempDir()
         // Creating: every point fails in turn; afterwards either no file or a valid empty one.

@@ -31,6 +31,9 @@ final class LockFile: @unchecked Sendable {
     /// Where the writer records the last commit it made durable (Spec/FORMAT.md §7).
     static let durableOffset = 600
     static let durableMagic: UInt32 = 0x4152_5544  // "DURA"
+    /// Where a writer records a commit that failed after writing its slot (Spec/FORMAT.md §7).
+    static let failedOffset = 640
+    static let failedMagic: UInt32 = 0x4C49_4146  // "FAIL"
     static let slotLockBase = 1024
     static let slotCount = 1024
     static let slotDataBase = 4096
@@ -165,6 +168,29 @@ final class LockFile: @unchecked Sendable {
         w.u64(recordChecksum)
         w.u64(w.checksum())
         try? file.write(w.bytes, at: Self.durableOffset)
+    }
+
+    /// Records a commit that failed after its slot was written: its version number and bytes may have
+    /// been seen by readers, so no later commit (by any store) may reuse them.
+    func recordFailed(version: UInt64, fileLength: UInt64) {
+        guard canWrite else { return }
+        var w = ByteWriter(capacity: 32)
+        w.u32(Self.failedMagic)
+        w.u32(0)
+        w.u64(version)
+        w.u64(fileLength)
+        w.u64(w.checksum())
+        try? file.write(w.bytes, at: Self.failedOffset)
+    }
+
+    /// The failed commit recorded by any writer, if the record is intact.
+    func failedCommit() -> (version: UInt64, fileLength: UInt64)? {
+        guard let b = try? file.read(at: Self.failedOffset, count: 32), b.count == 32 else { return nil }
+        let v = ByteView(copying: b)
+        guard (try? v.u32(0)) == Self.failedMagic, let sum = try? v.checksum(0, 24), sum == v.lastWord,
+            let version = try? v.u64(8), let length = try? v.u64(16)
+        else { return nil }
+        return (version, length)
     }
 
     /// The last commit a writer recorded as durable, if the record is intact.

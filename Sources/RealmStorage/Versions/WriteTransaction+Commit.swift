@@ -25,7 +25,11 @@ extension WriteTransaction {
         defer { cancel() }
         // After a failed commit whose slot other processes may have seen, never reuse its version
         // number or its bytes (Spec/FORMAT.md §6.2).
-        let failed = store.state.withLock { $0.failedCommit }
+        // Ours, or one another store recorded in the lock file; only one past our base matters.
+        var failed: (fileLength: UInt64, version: UInt64)? = store.state.withLock { $0.failedCommit }
+        if let shared = store.lockFile?.failedCommit(), shared.version > base.version, shared.version > failed?.version ?? 0 {
+            failed = (fileLength: shared.fileLength, version: shared.version)
+        }
         let newVersion = max(base.version, failed?.version ?? 0) + 1
         if let limit = store.options.maximumNumberOfActiveVersions {
             var pins = store.pinnedVersions()
@@ -93,6 +97,7 @@ extension WriteTransaction {
             // nor overwrites bytes a reader may have seen meanwhile.
             try? file.write(previousSlotBytes, at: slotOffset)
             store.state.withLock { $0.failedCommit = (slot.fileLength, newVersion) }
+            store.lockFile?.recordFailed(version: newVersion, fileLength: slot.fileLength)
             throw error
         }
         store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
