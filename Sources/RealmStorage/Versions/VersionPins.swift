@@ -160,47 +160,44 @@ final class LockFile: @unchecked Sendable {
     /// Records that the commit `(version, recordChecksum)` is durable (its fdatasync returned).
     /// Best effort: a failure only costs the next opener one region check.
     func markDurable(version: UInt64, recordChecksum: UInt64) {
-        guard canWrite else { return }
-        var w = ByteWriter(capacity: 32)
-        w.u32(Self.durableMagic)
-        w.u32(0)
-        w.u64(version)
-        w.u64(recordChecksum)
-        w.u64(w.checksum())
-        try? file.write(w.bytes, at: Self.durableOffset)
+        writeRecord(Self.durableMagic, at: Self.durableOffset, version, recordChecksum)
+    }
+
+    /// The last commit a writer recorded as durable, if the record is intact.
+    func durableCommit() -> (version: UInt64, recordChecksum: UInt64)? {
+        readRecord(Self.durableMagic, at: Self.durableOffset).map { (version: $0.0, recordChecksum: $0.1) }
     }
 
     /// Records a commit that failed after its slot was written: its version number and bytes may have
     /// been seen by readers, so no later commit (by any store) may reuse them.
     func recordFailed(version: UInt64, fileLength: UInt64) {
-        guard canWrite else { return }
-        var w = ByteWriter(capacity: 32)
-        w.u32(Self.failedMagic)
-        w.u32(0)
-        w.u64(version)
-        w.u64(fileLength)
-        w.u64(w.checksum())
-        try? file.write(w.bytes, at: Self.failedOffset)
+        writeRecord(Self.failedMagic, at: Self.failedOffset, version, fileLength)
     }
 
     /// The failed commit recorded by any writer, if the record is intact.
     func failedCommit() -> (version: UInt64, fileLength: UInt64)? {
-        guard let b = try? file.read(at: Self.failedOffset, count: 32), b.count == 32 else { return nil }
-        let v = ByteView(copying: b)
-        guard (try? v.u32(0)) == Self.failedMagic, let sum = try? v.checksum(0, 24), sum == v.lastWord,
-            let version = try? v.u64(8), let length = try? v.u64(16)
-        else { return nil }
-        return (version, length)
+        readRecord(Self.failedMagic, at: Self.failedOffset).map { (version: $0.0, fileLength: $0.1) }
     }
 
-    /// The last commit a writer recorded as durable, if the record is intact.
-    func durableCommit() -> (version: UInt64, recordChecksum: UInt64)? {
-        guard let b = try? file.read(at: Self.durableOffset, count: 32), b.count == 32 else { return nil }
+    /// A 32-byte record: magic, reserved, two u64 values, XXH64 of the first 24 bytes.
+    private func writeRecord(_ magic: UInt32, at offset: Int, _ first: UInt64, _ second: UInt64) {
+        guard canWrite else { return }
+        var w = ByteWriter(capacity: 32)
+        w.u32(magic)
+        w.u32(0)
+        w.u64(first)
+        w.u64(second)
+        w.u64(w.checksum())
+        try? file.write(w.bytes, at: offset)
+    }
+
+    private func readRecord(_ magic: UInt32, at offset: Int) -> (UInt64, UInt64)? {
+        guard let b = try? file.read(at: offset, count: 32), b.count == 32 else { return nil }
         let v = ByteView(copying: b)
-        guard (try? v.u32(0)) == Self.durableMagic, let sum = try? v.checksum(0, 24), sum == v.lastWord,
-            let version = try? v.u64(8), let rc = try? v.u64(16)
+        guard (try? v.u32(0)) == magic, let sum = try? v.checksum(0, 24), sum == v.lastWord,
+            let first = try? v.u64(8), let second = try? v.u64(16)
         else { return nil }
-        return (version, rc)
+        return (first, second)
     }
 
     func lockWriter() throws { try file.waitLock(byte: Self.writerByte, .exclusive) }
