@@ -97,6 +97,7 @@ import Testing
         #expect(pins.contains { $0.processID == p.processIdentifier && $0.version == 2 && $0.kind == "frozen" && !$0.isLocal })
         #expect(store.numberOfActiveVersions >= 1)
         // The other process keeps the file in use: in-place compaction refuses.
+        #expect(try store.isOpenElsewhere())
         expectCode(.inUseByAnotherProcess) { try Compactor().compact(store) }
         // Its pin counts against the limit too.
         let limited = try Store.open(at: dir.file(), options: .init(maximumNumberOfActiveVersions: 1))
@@ -106,6 +107,8 @@ import Testing
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         #expect(!store.pinnedVersions().contains { $0.processID == p.processIdentifier })
+        #expect(try store.isOpenElsewhere())  // `limited` still has it open
+        withExtendedLifetime(limited) {}
         let tx2 = try limited.beginWrite()
         try tx2.insert("Person", row: person(11))
         #expect(try tx2.commit().version == 3)

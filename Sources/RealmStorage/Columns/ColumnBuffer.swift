@@ -215,23 +215,6 @@ package struct ColumnBuffer: Sendable {
         count += other.count
     }
 
-    /// Rows `range` as a new buffer.
-    package func slice(_ range: Range<Int>) -> ColumnBuffer {
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)
-        switch storage {
-        case .ints(let a): b.storage = .ints(Array(a[range]))
-        case .floats(let a): b.storage = .floats(Array(a[range]))
-        case .doubles(let a): b.storage = .doubles(Array(a[range]))
-        case .fixed(let w, let a): b.storage = .fixed(width: w, Array(a[range.lowerBound * w..<range.upperBound * w]))
-        case .strings(let a): b.storage = .strings(Array(a[range]))
-        case .blobs(let a): b.storage = .blobs(Array(a[range]))
-        case .lists(let a): b.storage = .lists(Array(a[range]))
-        }
-        if let v = valid { b.valid = Array(v[range]) }
-        b.count = range.count
-        return b
-    }
-
     /// Builds a buffer from already-decoded parts (used by the segment decoder).
     package static func make(type: ColumnType, nullable: Bool, isList: Bool, storage: Storage, valid: [Bool]?, count: Int) -> ColumnBuffer {
         var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)

@@ -62,11 +62,10 @@ package struct IndexDirectory: Sendable, Equatable {
     }
 
     /// The entries of a chunk, read in place.
-    static func chunkEntries(_ v: ByteView, expected: Int? = nil) throws -> IndexChunk {
+    static func chunkEntries(_ v: ByteView, expected: Int) throws -> IndexChunk {
         let n = Int(try v.u32(4))
-        guard n >= 1, n <= maximumChunkEntries, expected == nil || expected == n else {
-            throw StorageError.corrupted(
-                "index chunk holds \(n) entries (directory says \(expected.map(String.init) ?? "?"))", at: v.origin + 4)
+        guard n >= 1, n <= maximumChunkEntries, expected == n else {
+            throw StorageError.corrupted("index chunk holds \(n) entries; its directory says \(expected)", at: v.origin + 4)
         }
         let body = try v.slice(8, v.count - 16, "index chunk arrays")
         let (h, used) = try SegmentReader.ArrayCursor.parse(body, at: 0)

@@ -82,14 +82,6 @@ package struct ByteView: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: base! + offset, count: length), as: UTF8.self)
     }
 
-    /// Compares `length` bytes at `offset` with `other` without copying.
-    package func equals(_ offset: Int, _ length: Int, _ other: [UInt8]) throws -> Bool {
-        try check(offset, length, "byte run")
-        guard length == other.count else { return false }
-        guard length > 0 else { return true }
-        return other.withUnsafeBytes { o in memcmpBytes(base! + offset, o.baseAddress!, length) }
-    }
-
     /// XXH64 of `length` bytes at `offset`.
     package func checksum(_ offset: Int, _ length: Int, seed: UInt64 = 0) throws -> UInt64 {
         try check(offset, length, "checksummed range")
@@ -118,16 +110,4 @@ package struct ByteView: @unchecked Sendable {
         try check(offset, words * 8, "packed array")
         return PackedIntArray(owner: owner, base: base.map { $0 + offset }, count: n, width: width, reference: reference, slope: slope)
     }
-
-    /// A zero-copy view of `count` little-endian Double values.
-    package func doubleArray(_ offset: Int, count n: Int) throws -> DoubleArray {
-        guard n >= 0, n <= Int.max / 8 else { throw StorageError.corrupted("bad element count \(n)", at: origin + offset) }
-        try check(offset, n * 8, "double array")
-        return DoubleArray(owner: owner, base: base.map { $0 + offset }, count: n)
-    }
-}
-
-@inline(__always)
-private func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
-    UnsafeRawBufferPointer(start: a, count: n).elementsEqual(UnsafeRawBufferPointer(start: b, count: n))
 }

@@ -156,22 +156,3 @@ private func countByteLanes(_ base: UnsafeRawPointer, _ n: Int, _ a: UInt8, _ sp
     }
     return n &- misses
 }
-
-/// A zero-copy array of little-endian Double values.
-package struct DoubleArray: RandomAccessCollection, @unchecked Sendable {
-    private let owner: AnyObject?
-    private let base: UnsafeRawPointer?
-    package let count: Int
-    init(owner: AnyObject?, base: UnsafeRawPointer?, count: Int) {
-        self.owner = owner
-        self.base = base
-        self.count = count
-    }
-    package var startIndex: Int { 0 }
-    package var endIndex: Int { count }
-    @inline(__always)
-    package subscript(i: Int) -> Double {
-        precondition(i >= 0 && i < count, "DoubleArray index out of range")
-        return Double(bitPattern: UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: i &* 8, as: UInt64.self)))
-    }
-}

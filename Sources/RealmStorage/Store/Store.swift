@@ -57,8 +57,6 @@ public final class Store: Sendable {
     struct State {
         var current: Current
         var localPins: [UInt64: [String: Int]] = [:]
-        var writerActive = false
-        var closed = false
         /// The file's size as last set by this store (it grows ahead of the committed length).
         var allocatedLength = 0
         /// Extent of the last commit that failed after writing its slot (see the commit protocol).

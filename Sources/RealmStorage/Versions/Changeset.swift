@@ -60,7 +60,7 @@ public struct Changeset: Sendable, Equatable {
         return out
     }
 
-    func encode(into w: inout ByteWriter, tableIds: [String: UInt32] = [:]) {
+    func encode(into w: inout ByteWriter) {
         w.u32(schemaChanged ? 1 : 0)
         w.u32(UInt32(tables.count))
         for (name, t) in tables.sorted(by: { $0.key < $1.key }) {

@@ -20,7 +20,6 @@ public final class WriteTransaction {
     var states: [UInt32: TableState]
     var tables: [UInt32: WorkingTable] = [:]
     var changes: [UInt32: Changeset.TableChanges] = [:]
-    var removedTableNames: [UInt32: String] = [:]
     /// Resolved insert plans by table name; cleared by every schema change.
     var insertPlans: [String: InsertPlan] = [:] {
         didSet { if insertPlans.isEmpty { lastPlan = nil } }
@@ -95,7 +94,6 @@ public final class WriteTransaction {
         states[t.id] = nil
         tables[t.id] = nil
         changes[t.id] = nil
-        removedTableNames[t.id] = name
         schemaChanged = true
     }
 
