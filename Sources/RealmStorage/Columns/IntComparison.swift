@@ -35,22 +35,11 @@ extension SegmentReader {
         guard let lane = integers else { return nil }
         if nullable && nullCount > 0 {
             var n = 0
-            for i in 0..<rowCount where try !isNull(i) {
-                let v: Int64
-                switch lane {
-                case .plain(let p): v = p[i]
-                case .packed(let p): v = p[i]
-                }
-                if cmp.matches(v) { n += 1 }
-            }
+            for i in 0..<rowCount where try !isNull(i) && cmp.matches(lane[i]) { n += 1 }
             return n
         }
         let (lo, hi, neg) = cmp.range
-        let inRange: Int
-        switch lane {
-        case .plain(let p): inRange = p.countInRange(lo, hi)
-        case .packed(let p): inRange = p.countInRange(lo, hi)
-        }
+        let inRange = lane.countInRange(lo, hi)
         return neg ? rowCount - inRange : inRange
     }
 }

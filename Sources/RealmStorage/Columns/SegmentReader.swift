@@ -19,11 +19,10 @@ package struct SegmentReader: Sendable {
     let listStarts: [Int]
 
     enum Values: Sendable {
-        case plain(Int64Array)
-        case packed(PackedIntArray)
+        case integers(IntegerLane)
         case fixed(ByteView, width: Int, count: Int)
         case offsets(Offsets)
-        case dictionary(Offsets, PackedIntArray?, Int64Array?)
+        case dictionary(Offsets, indices: IntegerLane)
     }
 
     struct Offsets: Sendable {
@@ -80,7 +79,7 @@ package struct SegmentReader: Sendable {
             let countValues = try Self.intValues(counts, expected: rowCount)
             var starts = [Int](repeating: 0, count: rowCount + 1)
             for i in 0..<rowCount {
-                let c = Int(try countValues.get(i))
+                let c = Int(countValues[i])
                 guard c >= 0, c <= Self.maximumListElements - starts[i] else {
                     throw StorageError.corrupted("bad list length \(c)", at: block.origin)
                 }
@@ -162,30 +161,23 @@ package struct SegmentReader: Sendable {
         }
     }
 
-    struct IntValues {
-        let plain: Int64Array?
-        let packed: PackedIntArray?
-        func get(_ i: Int) throws -> Int64 { plain?[i] ?? packed![i] }
-    }
-
-    static func intValues(_ a: RawArray, expected: Int) throws -> IntValues {
+    static func intValues(_ a: RawArray, expected: Int) throws -> IntegerLane {
         guard a.count == expected else {
             throw StorageError.corrupted("array holds \(a.count) values, expected \(expected)", at: a.body.origin)
         }
         switch a.encoding {
-        case .intPlain: return IntValues(plain: try a.body.int64Array(0, count: a.count), packed: nil)
+        case .intPlain: return .plain(try a.body.int64Array(0, count: a.count))
         case .intPacked:
             guard ArrayEncoding.packedWidths.contains(a.param) else {
                 throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin)
             }
-            return IntValues(plain: nil, packed: try a.body.packedArray(8, count: a.count, width: a.param, reference: try a.body.i64(0)))
+            return .packed(try a.body.packedArray(8, count: a.count, width: a.param, reference: try a.body.i64(0)))
         case .intLinear:
             guard ArrayEncoding.packedWidths.contains(a.param) else {
                 throw StorageError.corrupted("bad packed width \(a.param)", at: a.body.origin)
             }
-            return IntValues(
-                plain: nil,
-                packed: try a.body.packedArray(16, count: a.count, width: a.param, reference: try a.body.i64(0), slope: try a.body.i64(8)))
+            return .packed(
+                try a.body.packedArray(16, count: a.count, width: a.param, reference: try a.body.i64(0), slope: try a.body.i64(8)))
         default: throw StorageError.corrupted("expected an integer array, found \(a.encoding)", at: a.body.origin)
         }
     }
@@ -213,9 +205,7 @@ package struct SegmentReader: Sendable {
         }
         switch type.lane {
         case .integer:
-            let iv = try intValues(a, expected: expected)
-            if let p = iv.plain { return .plain(p) }
-            return .packed(iv.packed!)
+            return .integers(try intValues(a, expected: expected))
         case .fixed(let width):
             guard a.encoding == .fixedPlain, a.param2 == width else {
                 throw StorageError.corrupted("expected fixed-width(\(width)) array, found \(a.encoding)", at: a.body.origin)
@@ -229,8 +219,7 @@ package struct SegmentReader: Sendable {
                 guard dictRaw.count == a.param2 else { throw StorageError.corrupted("dictionary size mismatch", at: a.body.origin) }
                 let dict = try offsets(dictRaw)
                 let (idxRaw, _) = try ArrayCursor.parse(a.body, at: used)
-                let iv = try intValues(idxRaw, expected: expected)
-                return .dictionary(dict, iv.packed, iv.plain)
+                return .dictionary(dict, indices: try intValues(idxRaw, expected: expected))
             default: throw StorageError.corrupted("expected a bytes array, found \(a.encoding)", at: a.body.origin)
             }
         }
@@ -255,8 +244,7 @@ package struct SegmentReader: Sendable {
     func element(_ i: Int) throws -> StorageValue {
         if let validity, !(try validity.isSet(i)) { return .null }
         switch values {
-        case .plain(let p): return ColumnBuffer.decodeInt(p[i], type)
-        case .packed(let p): return ColumnBuffer.decodeInt(p[i], type)
+        case .integers(let lane): return ColumnBuffer.decodeInt(lane[i], type)
         case .fixed(let v, let width, _):
             let bytes = try v.bytes(i * width, width)
             switch type {
@@ -268,8 +256,8 @@ package struct SegmentReader: Sendable {
         case .offsets(let o):
             let (s, n) = try o.item(i)
             return type == .string ? .string(try o.blob.string(s, n)) : .binary(try o.blob.bytes(s, n))
-        case .dictionary(let d, let packed, let plain):
-            let id = Int(packed?[i] ?? plain![i])
+        case .dictionary(let d, let indices):
+            let id = Int(indices[i])
             let (s, n) = try d.item(id)
             return type == .string ? .string(try d.blob.string(s, n)) : .binary(try d.blob.bytes(s, n))
         }
@@ -278,17 +266,8 @@ package struct SegmentReader: Sendable {
     /// Zero-copy integer access for scans: the raw lane values of a non-list int/bool/link segment,
     /// or nil when the segment is not an integer lane.
     package var integers: IntegerLane? {
-        guard !isList else { return nil }
-        switch values {
-        case .plain(let p): return .plain(p)
-        case .packed(let p): return .packed(p)
-        default: return nil
-        }
-    }
-
-    package enum IntegerLane: Sendable {
-        case plain(Int64Array)
-        case packed(PackedIntArray)
+        guard !isList, case .integers(let lane) = values else { return nil }
+        return lane
     }
 
     /// Whether row `row` is null (non-list columns).
@@ -308,10 +287,8 @@ package struct SegmentReader: Sendable {
         // Typed bulk paths for the common lanes; everything else value by value.
         if !isList {
             switch values {
-            case .plain(let p):
-                return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(p)), valid: valid, count: rowCount)
-            case .packed(let p):
-                return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(p)), valid: valid, count: rowCount)
+            case .integers(let lane):
+                return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(lane)), valid: valid, count: rowCount)
             case .fixed(let v, let width, let n) where type != .float && type != .double:
                 return .make(
                     type: type, nullable: nullable, isList: false, storage: .fixed(width: width, try v.bytes(0, width * n)), valid: valid,

@@ -51,6 +51,17 @@ package struct IndexDirectory: Sendable, Equatable {
 
     /// A chunk block: magic, count, then the hashes and the keys as two integer arrays (each plain
     /// or bit-packed, as segments encode integers), so ascending ids cost a few bytes per entry.
+    /// The chunk an entry with hash `h` belongs in: the last one starting at or before `h`.
+    func chunkIndex(for h: UInt64) -> Int { max(0, chunks.partitionPoint { $0.firstHash <= h } - 1) }
+
+    /// The chunks that may hold entries with hash `h` (equal hashes can span chunk boundaries).
+    func chunks(possiblyHolding h: UInt64) -> Range<Int> {
+        guard !chunks.isEmpty else { return 0..<0 }
+        var first = chunkIndex(for: h)
+        while first > 0 && chunks[first].firstHash == h { first -= 1 }
+        return first..<chunks.partitionPoint { $0.firstHash <= h }
+    }
+
     static func encodeChunk(_ entries: [(UInt64, Int64)]) -> [UInt8] {
         var w = ByteWriter(capacity: 32 + entries.count * 8)
         w.u32(BlockMagic.indexChunk)
@@ -76,26 +87,16 @@ package struct IndexDirectory: Sendable, Equatable {
 
 /// The entries of one index chunk: zero-copy integer arrays of hashes and keys.
 struct IndexChunk {
-    let hashes: SegmentReader.IntValues
-    let keys: SegmentReader.IntValues
+    let hashes: IntegerLane
+    let keys: IntegerLane
     let count: Int
 
-    @inline(__always) func hash(_ i: Int) throws -> UInt64 { UInt64(bitPattern: try hashes.get(i)) }
-    @inline(__always) func key(_ i: Int) throws -> Int64 { try keys.get(i) }
-    var entries: [(UInt64, Int64)] {
-        get throws { try (0..<count).map { (try hash($0), try key($0)) } }
-    }
+    @inline(__always) func hash(_ i: Int) -> UInt64 { UInt64(bitPattern: hashes[i]) }
+    @inline(__always) func key(_ i: Int) -> Int64 { keys[i] }
+    var entries: [(UInt64, Int64)] { (0..<count).map { (hash($0), key($0)) } }
 
-    /// The first index whose hash is not below `h`.
-    func lowerBound(_ h: UInt64) throws -> Int {
-        var a = 0
-        var b = count
-        while a < b {
-            let m = (a + b) / 2
-            if try hash(m) < h { a = m + 1 } else { b = m }
-        }
-        return a
-    }
+    /// The first index whose hash is not below `h` (hashes ascend as unsigned values).
+    func lowerBound(_ h: UInt64) -> Int { hashes.partitionPoint { UInt64(bitPattern: $0) < h } }
 }
 
 /// The 64-bit index hash of a value (Spec/FORMAT.md §5.7): order-preserving for integers, XXH64

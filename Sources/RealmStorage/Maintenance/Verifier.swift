@@ -101,15 +101,15 @@ public struct Verifier: Sendable {
                         for chunk in dir.chunks {
                             let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
                             report.blocksChecked += 1
-                            guard try e.hash(0) == chunk.firstHash else {
+                            guard e.hash(0) == chunk.firstHash else {
                                 throw StorageError.corrupted(
                                     "index chunk does not start with its directory's first hash", at: Int(chunk.block.offset))
                             }
                             // Entries ascend by (hash, key) within a chunk and by hash across chunks.
                             var previous: (UInt64, Int64)?
                             for i in 0..<e.count {
-                                let h = try e.hash(i)
-                                let k = try e.key(i)
+                                let h = e.hash(i)
+                                let k = e.key(i)
                                 if let p = previous, (p.0, p.1) >= (h, k) {
                                     throw StorageError.corrupted("index entries out of order", at: Int(chunk.block.offset))
                                 }

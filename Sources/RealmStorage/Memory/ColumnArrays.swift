@@ -156,3 +156,34 @@ private func countByteLanes(_ base: UnsafeRawPointer, _ n: Int, _ a: UInt8, _ sp
     }
     return n &- misses
 }
+
+/// An integer array as a segment stores it: plain, or bit-packed (frame of reference, possibly
+/// linear). Both forms read in place.
+package enum IntegerLane: RandomAccessCollection, Sendable {
+    case plain(Int64Array)
+    case packed(PackedIntArray)
+
+    package var startIndex: Int { 0 }
+    package var endIndex: Int {
+        switch self {
+        case .plain(let p): p.count
+        case .packed(let p): p.count
+        }
+    }
+
+    @inline(__always)
+    package subscript(i: Int) -> Int64 {
+        switch self {
+        case .plain(let p): p[i]
+        case .packed(let p): p[i]
+        }
+    }
+
+    /// Counts values in `lo...hi` with the loop specialized for the encoding.
+    package func countInRange(_ lo: Int64, _ hi: Int64) -> Int {
+        switch self {
+        case .plain(let p): p.countInRange(lo, hi)
+        case .packed(let p): p.countInRange(lo, hi)
+        }
+    }
+}

@@ -158,45 +158,18 @@ public final class Snapshot: Sendable {
     /// Locates `key`: the row group entry index, its block and the row within it.
     package func locate(_ st: TableState, _ key: ObjectKey) throws -> (Int, RowGroupBlock, Int)? {
         let list = try rowGroups(st)
-        var lo = 0
-        var hi = list.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if list[mid].lastKey < key.rawValue { lo = mid + 1 } else { hi = mid }
-        }
+        let lo = list.partitionPoint { $0.lastKey < key.rawValue }
         guard lo < list.count, list[lo].firstKey <= key.rawValue else { return nil }
         let g = try rowGroup(list[lo].block)
         guard g.rowCount == list[lo].rowCount else {
             throw StorageError.corrupted(
                 "row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
         }
-        let row: Int?
-        switch try keySegment(g).integers! {
-        case .plain(let p): row = Self.find(key.rawValue, in: p)
-        case .packed(let p): row = Self.find(key.rawValue, in: p)
-        }
-        return row.map { (lo, g, $0) }
-    }
-
-    /// Binary search of ascending keys.
-    @inline(__always)
-    static func find<C: RandomAccessCollection>(_ key: Int64, in keys: C) -> Int? where C.Element == Int64, C.Index == Int {
-        var a = 0
-        var b = keys.count
-        while a < b {
-            let m = (a + b) / 2
-            if keys[m] < key { a = m + 1 } else { b = m }
-        }
-        return a < keys.count && keys[a] == key ? a : nil
+        return try keySegment(g).integers!.sortedIndex(of: key.rawValue).map { (lo, g, $0) }
     }
 
     @inline(__always)
-    func keyAt(_ keys: SegmentReader, _ i: Int) throws -> Int64 {
-        switch keys.integers! {
-        case .plain(let p): return p[i]
-        case .packed(let p): return p[i]
-        }
-    }
+    func keyAt(_ keys: SegmentReader, _ i: Int) throws -> Int64 { keys.integers![i] }
 
     /// Whether `table` holds an object with `key`.
     public func contains(_ table: String, _ key: ObjectKey) throws -> Bool {
@@ -331,25 +304,14 @@ public final class Snapshot: Sendable {
     /// Keys whose index entries carry `hash` (not yet confirmed against the column).
     package func indexCandidates(_ ref: BlockRef, _ hash: UInt64) throws -> [Int64] {
         let dir = try indexDirectory(ref)
-        // The last chunk whose firstHash <= hash, and following chunks that may start with the same hash.
-        var lo = 0
-        var hi = dir.chunks.count
-        while lo < hi {
-            let m = (lo + hi) / 2
-            if dir.chunks[m].firstHash <= hash { lo = m + 1 } else { hi = m }
-        }
         var out: [Int64] = []
-        var ci = max(0, lo - 1)
-        // Equal hashes can span a chunk boundary: start one chunk earlier when the found chunk begins with `hash`.
-        while ci > 0 && dir.chunks[ci].firstHash == hash { ci -= 1 }
-        while ci < dir.chunks.count && dir.chunks[ci].firstHash <= hash {
+        for ci in dir.chunks(possiblyHolding: hash) {
             let e = try indexChunk(dir.chunks[ci])
-            var a = try e.lowerBound(hash)
-            while a < e.count, try e.hash(a) == hash {
-                out.append(try e.key(a))
+            var a = e.lowerBound(hash)
+            while a < e.count, e.hash(a) == hash {
+                out.append(e.key(a))
                 a += 1
             }
-            ci += 1
         }
         return out
     }

@@ -42,15 +42,7 @@ final class LoadedGroup {
         self.rowsChanged = rowsChanged
     }
 
-    func row(of key: Int64) -> Int? {
-        var a = 0
-        var b = keys.count
-        while a < b {
-            let m = (a + b) / 2
-            if keys[m] < key { a = m + 1 } else { b = m }
-        }
-        return a < keys.count && keys[a] == key ? a : nil
-    }
+    func row(of key: Int64) -> Int? { keys.sortedIndex(of: key) }
 }
 
 /// Pending changes to one persisted index.
@@ -143,13 +135,8 @@ final class WorkingTable {
 
     /// The index of the group that holds (or would hold) `key`.
     func groupIndex(of key: Int64) -> Int? {
-        var lo = 0
-        var hi = groups.count
-        while lo < hi {
-            let m = (lo + hi) / 2
-            if groups[m].lastKey < key { lo = m + 1 } else { hi = m }
-        }
-        return lo < groups.count && groups[lo].firstKey <= key ? lo : nil
+        let i = groups.partitionPoint { $0.lastKey < key }
+        return i < groups.count && groups[i].firstKey <= key ? i : nil
     }
 }
 

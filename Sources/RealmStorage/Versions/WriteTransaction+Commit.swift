@@ -213,7 +213,7 @@ extension WriteTransaction {
         case .stored(let chunk):
             let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
             freed += chunk.block.length
-            return try e.entries
+            return e.entries
         }
     }
 
@@ -227,20 +227,11 @@ extension WriteTransaction {
         let dir = iw.baseRef.isNone ? IndexDirectory(columnId: iw.column.id, chunks: []) : try base.indexDirectory(iw.baseRef)
         if !iw.baseRef.isNone { freed += iw.baseRef.length }
         let cap = capacity  // index chunks hold as many entries as row groups hold objects
-        func chunkIndex(_ h: UInt64) -> Int {
-            var lo = 0
-            var hi = dir.chunks.count
-            while lo < hi {
-                let m = (lo + hi) / 2
-                if dir.chunks[m].firstHash <= h { lo = m + 1 } else { hi = m }
-            }
-            return max(0, lo - 1)
-        }
         // Inserts past the last stored entry are appended as a fresh tail chunk.
         var appended: [(UInt64, Int64)] = []
         if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
             let e = try IndexDirectory.chunkEntries(try base.block(lastChunk.block, BlockMagic.indexChunk), expected: lastChunk.count)
-            let lastEntry = (try e.hash(e.count - 1), try e.key(e.count - 1))
+            let lastEntry = (e.hash(e.count - 1), e.key(e.count - 1))
             let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
             appended = Array(inserts[split...])
             inserts.removeSubrange(split...)
@@ -250,14 +241,9 @@ extension WriteTransaction {
         if dir.chunks.isEmpty {
             if !inserts.isEmpty { touchedInserts[0] = inserts }
         } else {
-            for e in inserts { touchedInserts[chunkIndex(e.0), default: []].append(e) }
+            for e in inserts { touchedInserts[dir.chunkIndex(for: e.0), default: []].append(e) }
             for d in iw.deletes {
-                // An entry with this hash may sit in any chunk starting at or before it.
-                var ci = chunkIndex(d.hash)
-                while ci > 0 && dir.chunks[ci].firstHash == d.hash { ci -= 1 }
-                for j in ci..<dir.chunks.count where dir.chunks[j].firstHash <= d.hash {
-                    touchedDeletes[j, default: []].insert(d)
-                }
+                for j in dir.chunks(possiblyHolding: d.hash) { touchedDeletes[j, default: []].insert(d) }
             }
         }
         var chunks: [ChunkState] = []

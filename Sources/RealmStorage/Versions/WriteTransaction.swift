@@ -385,7 +385,7 @@ public final class WriteTransaction {
         var h: UInt64 = 0
         if let last = dir.chunks.last {
             let e = try IndexDirectory.chunkEntries(try base.block(last.block, BlockMagic.indexChunk), expected: last.count)
-            h = try e.hash(e.count - 1)
+            h = e.hash(e.count - 1)
         }
         baseMaxHashes[iw.baseRef] = h
         return h
