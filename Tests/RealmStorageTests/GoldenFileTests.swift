@@ -66,7 +66,7 @@ import Testing
         #expect(try s.contains("Person", ObjectKey(6)) == false)
         #expect(try s.objectKey("Person", primaryKey: .int(99)) == ObjectKey(99))
         #expect(try s.objectKeys("Person", indexed: "name", equalTo: .string("name-3")).count == 10)
-        #expect(try s.count("Person", whereInt: "age") { $0 > 50 } == 49)
+        #expect(try s.count("Person", whereInt: "age", .greater(50)) == 49)
         #expect(try s.changeset().tables["Person"]?.deleted == [ObjectKey(6)])
         #expect(try s.versionHistory() == [3, 2, 1])
         #expect(Verifier().verify(s).isClean)

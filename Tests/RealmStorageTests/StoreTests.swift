@@ -19,7 +19,7 @@ import Testing
         let reopened = try Store.open(at: dir.file())
         let snap = try reopened.snapshot()
         #expect(try snap.objectCount("Person") == 10_000)
-        #expect(try snap.count("Person", whereInt: "age") { $0 > 50 } == 4_900)
+        #expect(try snap.count("Person", whereInt: "age", .greater(50)) == 4_900)
         #expect(try snap.object("Person", ObjectKey(3))["active"] == .bool(true))
     }
 

@@ -45,7 +45,7 @@ struct Demo {
         // 4. Both views, side by side.
         func describe(_ s: Snapshot) throws -> String {
             let count = try s.objectCount("Person")
-            let young = try s.count("Person", whereInt: "age") { $0 < 20 }
+            let young = try s.count("Person", whereInt: "age", .less(20))
             let p7 = (try? s.value("Person", ObjectKey(7), "age")).map(\.description) ?? "—"
             let p1000 = try s.contains("Person", ObjectKey(1000)) ? "present" : "deleted"
             return "v\(s.version): \(count) people, \(young) under 20, person #7 is \(p7), person #1000 \(p1000)"

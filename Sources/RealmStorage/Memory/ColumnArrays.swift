@@ -25,17 +25,6 @@ package struct Int64Array: RandomAccessCollection, @unchecked Sendable {
         // a typed buffer; compare in the unsigned domain so the loop vectorizes.
         return countLanes(base, count, UInt64(bitPattern: lo), UInt64(bitPattern: hi &- lo))
     }
-
-    /// Counts values for which `predicate` holds, in one tight loop.
-    @inline(__always)
-    package func count(where predicate: (Int64) -> Bool) -> Int {
-        guard let base else { return 0 }
-        var n = 0
-        for i in 0..<count where predicate(Int64(littleEndian: base.loadUnaligned(fromByteOffset: i &* 8, as: Int64.self))) {
-            n &+= 1
-        }
-        return n
-    }
 }
 
 /// A bit-packed, frame-of-reference integer array: value = reference + i·slope + (bits as unsigned);
@@ -81,14 +70,6 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
         var v = word(w) >> shift
         if Int(shift) + width > 64 { v |= word(w + 1) << (64 &- shift) }
         return start &+ Int64(bitPattern: v & mask)
-    }
-
-    /// Counts values for which `predicate` holds.
-    @inline(__always)
-    package func count(where predicate: (Int64) -> Bool) -> Int {
-        var n = 0
-        for i in 0..<count where predicate(self[i]) { n &+= 1 }
-        return n
     }
 
     /// Counts values in `lo...hi`, translated into the packed domain and scanned with a loop

@@ -248,33 +248,6 @@ public final class Snapshot: Sendable {
         return n
     }
 
-    /// Counts objects whose integer `column` satisfies `predicate`, scanning segments in place.
-    public func count(_ table: String, whereInt column: String, _ predicate: (Int64) -> Bool) throws -> Int {
-        var n = 0
-        try forEachRowGroup(table, columns: [column]) { keys, segs in
-            guard let seg = segs[0] else {
-                n += predicate(0) ? keys.rowCount : 0
-                return
-            }
-            guard let lane = seg.integers else { throw StorageError(.typeMismatch, "column '\(column)' is not an integer column") }
-            switch lane {
-            case .plain(let p):
-                if seg.nullable {
-                    for i in 0..<p.count where try !seg.isNull(i) && predicate(p[i]) { n += 1 }
-                } else {
-                    n += p.count(where: predicate)
-                }
-            case .packed(let p):
-                if seg.nullable {
-                    for i in 0..<p.count where try !seg.isNull(i) && predicate(p[i]) { n += 1 }
-                } else {
-                    n += p.count(where: predicate)
-                }
-            }
-        }
-        return n
-    }
-
     // MARK: Primary keys and indexes
 
     /// The object whose primary key equals `value`, found through the persisted index.
