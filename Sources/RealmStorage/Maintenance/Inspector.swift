@@ -69,13 +69,12 @@ public struct Inspector: Sendable {
 
     /// Inspects `path` (read-only). With `segments`, lists every segment of every table.
     public func inspect(path: String, segments: Bool = false) throws -> Report {
-        let file = try SystemFile.open(path, .readOnly)
-        let size = try file.size()
-        let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
-        let format = try FileHeader.validateStatic(head)
         let store = try Store.open(at: path, options: .init(readOnly: true))
         let s = try store.snapshot(kind: "other")
-        let currentIndex = store.state.withLock { $0.current.slotIndex }
+        let (file, currentIndex) = store.state.withLock { ($0.current.file, $0.current.slotIndex) }
+        let size = try file.size()
+        let head = ByteView(copying: try file.read(at: 0, count: FileHeader.size))
+        let format = try FileHeader.validateStatic(head)
         var slots: [SlotInfo] = []
         for (i, o) in FileHeader.slotOffsets.enumerated() {
             let slot = (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode)
