@@ -293,17 +293,17 @@ public final class Store: Sendable {
 
     /// Pins of this kind are not published to other processes: a write transaction's base is the
     /// newest version while it holds the writer lock, so no other process could commit past it.
-    static let unpublishedKind = "transaction"
+    static let transactionPinKind = "transaction"
 
     func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
         let before = s.localPins[version]?[kind] ?? 0
         s.localPins[version, default: [:]][kind] = before + 1
-        if before == 0 && kind != Self.unpublishedKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
+        if before == 0 && kind != Self.transactionPinKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
     }
 
     static func publishable(_ pins: [UInt64: [String: Int]]) -> [UInt64: [String: Int]] {
         pins.compactMapValues { kinds in
-            let k = kinds.filter { $0.key != unpublishedKind }
+            let k = kinds.filter { $0.key != transactionPinKind }
             return k.isEmpty ? nil : k
         }
     }
@@ -314,7 +314,7 @@ public final class Store: Sendable {
             if n <= 1 {
                 s.localPins[version]?[kind] = nil
                 if s.localPins[version]?.isEmpty == true { s.localPins[version] = nil }
-                if kind != Self.unpublishedKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
+                if kind != Self.transactionPinKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
             } else {
                 s.localPins[version]?[kind] = n - 1
             }
@@ -352,7 +352,7 @@ public final class Store: Sendable {
         do {
             try lockFile?.lockWriter()
             try refresh()
-            let base = state.withLock { s in makeSnapshot(&s, s.current, kind: "transaction") }
+            let base = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.transactionPinKind) }
             return WriteTransaction(store: self, base: base)
         } catch {
             lockFile?.unlockWriter()

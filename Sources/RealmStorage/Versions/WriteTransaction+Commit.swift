@@ -33,7 +33,7 @@ extension WriteTransaction {
         let newVersion = max(base.version, failed?.version ?? 0) + 1
         if let limit = store.options.maximumNumberOfActiveVersions {
             var pins = store.pinnedVersions()
-            if let i = pins.firstIndex(where: { $0.isLocal && $0.version == base.version && $0.kind == "transaction" }) {
+            if let i = pins.firstIndex(where: { $0.isLocal && $0.version == base.version && $0.kind == Store.transactionPinKind }) {
                 pins[i].count -= 1
                 if pins[i].count == 0 { pins.remove(at: i) }
             }
