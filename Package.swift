@@ -4,6 +4,7 @@ import PackageDescription
 let package = Package(
     name: "RealmSwiftLinux",
     products: [
+        .library(name: "RealmSwift", targets: ["RealmSwift"]),
         .library(name: "RealmStorage", targets: ["RealmStorage"]),
         .executable(name: "realm-demo", targets: ["RealmDemo"]),
         .executable(name: "storage-bench", targets: ["StorageBench"]),
@@ -17,6 +18,10 @@ let package = Package(
         .target(
             name: "RealmStorage",
             dependencies: ["CLZ4"]
+        ),
+        .target(
+            name: "RealmSwift",
+            dependencies: ["RealmStorage"]
         ),
         .executableTarget(
             name: "RealmDemo",
@@ -33,9 +38,17 @@ let package = Package(
             dependencies: ["RealmStorage"],
             path: "Tests/StorageCrashWriter"
         ),
+        .target(
+            name: "RealmTestSupport",
+            path: "Tests/RealmTestSupport"
+        ),
         .testTarget(
             name: "RealmStorageTests",
-            dependencies: ["RealmStorage", "StorageCrashWriter"]
+            dependencies: ["RealmStorage", "StorageCrashWriter", "RealmTestSupport"]
+        ),
+        .testTarget(
+            name: "RealmSwiftTests",
+            dependencies: ["RealmSwift", "RealmTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

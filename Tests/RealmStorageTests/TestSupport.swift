@@ -1,18 +1,8 @@
 import Foundation
+@_exported import RealmTestSupport
 import Testing
 
 @testable import RealmStorage
-
-/// A fresh temporary directory per test, removed when the value goes away.
-final class TempDir: @unchecked Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "realm-tests-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    func file(_ name: String = "test.realm") -> String { path + "/" + name }
-}
 
 /// Creates a store with a `Person` table like the benchmark's.
 func makePeopleStore(_ dir: TempDir, count: Int = 0, options: Store.Options = .init(create: true)) throws -> Store {

@@ -266,6 +266,12 @@ public final class WriteTransaction {
         return Int(states[t.id]?.objectCount ?? 0)
     }
 
+    /// The keys of every object in `table`, ascending, including this transaction's changes.
+    public func objectKeys(_ table: String) throws -> [ObjectKey] {
+        try checkOpen()
+        return try allKeys(try working(table)).map { ObjectKey($0) }
+    }
+
     /// The object whose primary key is `value`, including this transaction's changes.
     public func objectKey(_ table: String, primaryKey value: StorageValue) throws -> ObjectKey? {
         try checkOpen()

@@ -1,0 +1,94 @@
+import RealmStorage
+
+/// The objects of one class, live: a `Results` always reflects the Realm's current version,
+/// including the changes of an open write transaction, and evaluates lazily.
+///
+/// ```swift
+/// let dogs = realm.objects(Dog.self)
+/// print(dogs.count, dogs.first?.name ?? "-")
+/// for dog in dogs { print(dog.name) }
+/// ```
+///
+/// Thread-confined like its Realm. Iteration walks the objects that matched when it began.
+public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+    let base: ResultsBase
+
+    init(realm: Realm, info: ClassInfo) {
+        base = ResultsBase(realm: realm, info: info)
+    }
+
+    /// The Realm these results read.
+    public var realm: Realm? { base.realm }
+    /// Whether the Realm was invalidated (the results then read as empty until it is used again).
+    public var isInvalidated: Bool { false }
+
+    /// The number of objects.
+    public var count: Int { base.count }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { base.count }
+
+    /// The object at `position`.
+    public subscript(position: Int) -> Element {
+        let keys = base.keys
+        precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (count \(keys.count)).")
+        return base.object(keys[position]) as! Element
+    }
+
+    /// The index of `object`, or nil when it is not in the results.
+    public func index(of object: Element) -> Int? {
+        guard let o = object as? ObjectBase, o._realm?.store === base.realm.store, o._info === base.info else { return nil }
+        return base.keys.firstIndex(of: o._key)
+    }
+
+    /// Iterates the objects that match when iteration begins.
+    public func makeIterator() -> Iterator { Iterator(base: base, keys: base.keys) }
+
+    /// Iterates a fixed list of keys.
+    public struct Iterator: IteratorProtocol {
+        let base: ResultsBase
+        let keys: [ObjectKey]
+        var i = 0
+        public mutating func next() -> Element? {
+            guard i < keys.count else { return nil }
+            defer { i += 1 }
+            return (base.object(keys[i]) as! Element)
+        }
+    }
+
+    public var description: String {
+        let shown = prefix(100).map { "\t[\(index(of: $0) ?? -1)] \($0)" }
+        return "Results<\(base.info.className)> <count \(count)> (\n" + shown.joined(separator: ",\n") + (count > 100 ? ",\n\t..." : "")
+            + "\n)"
+    }
+}
+
+/// The state behind a ``Results``: its source and the keys resolved at the Realm's current stamp.
+final class ResultsBase {
+    let realm: Realm
+    let info: ClassInfo
+    private var cachedKeys: [ObjectKey] = []
+    private var cachedStamp = -1
+
+    init(realm: Realm, info: ClassInfo) {
+        self.realm = realm
+        self.info = info
+    }
+
+    /// The matching keys, re-resolved only when the Realm changed since the last call.
+    var keys: [ObjectKey] {
+        realm.checkThread()
+        if cachedStamp != realm.stamp || realm.snapshot == nil {
+            cachedKeys = realm.objectKeys(info.className)
+            cachedStamp = realm.stamp
+        }
+        return cachedKeys
+    }
+
+    var count: Int {
+        realm.checkThread()
+        if cachedStamp == realm.stamp && realm.snapshot != nil { return cachedKeys.count }
+        do { return try realm.objectCount(info.className) } catch { fatalError("Realm could not count '\(info.className)': \(error)") }
+    }
+
+    func object(_ key: ObjectKey) -> ObjectBase { realm.makeObject(info.type, key, info) }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import RealmStorage
+
+/// The common base of ``Object`` and ``EmbeddedObject``: the state that makes an object managed.
+///
+/// Objects are thread-confined once managed by a live Realm: use them on the thread (or actor) that
+/// opened the Realm, or pass them on with ``ThreadSafeReference`` or ``freeze()``. Unmanaged objects
+/// are ordinary Swift objects.
+open class ObjectBase: CustomStringConvertible {
+    /// The Realm managing this object (nil while unmanaged).
+    package var _realm: Realm?
+    /// The object's key in its table, when managed.
+    package var _key = ObjectKey(-1)
+    /// Values set on an unmanaged object through its accessors (nil: not set yet).
+    package var _values: [Any?] = []
+    /// When set, accessors report which property they read (key path → name).
+    package var _recorder: IndexRecorder?
+    private var _infoStorage: ClassInfo?
+
+    /// Creates an unmanaged object.
+    public required init() {}
+
+    var _info: ClassInfo {
+        if let i = _infoStorage { return i }
+        let i = ClassInfo.of(type(of: self))
+        _infoStorage = i
+        return i
+    }
+
+    func _bind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
+        _realm = realm
+        _key = key
+        _infoStorage = info
+        _values = []
+    }
+
+    func _bindInfo(_ info: ClassInfo) { _infoStorage = info }
+
+    func _setUnmanaged(_ index: Int, _ value: Any) {
+        if _values.count <= index { _values += [Any?](repeating: nil, count: _info.properties.count - _values.count) }
+        _values[index] = value
+    }
+
+    /// The Realm that manages this object, or nil while it is unmanaged.
+    public var realm: Realm? { _realm }
+
+    /// Whether the object was deleted, or its Realm invalidated; such an object cannot be used.
+    public var isInvalidated: Bool {
+        guard let realm = _realm else { return false }
+        return !realm.containsObject(self)
+    }
+
+    /// The schema of this object's class.
+    public var objectSchema: ObjectSchema { _info.schema }
+
+    /// Whether this object and `object` are the same object (for managed ones: same Realm file,
+    /// class and key).
+    public func isSameObject(as object: ObjectBase?) -> Bool {
+        guard let object else { return false }
+        if self === object { return true }
+        guard let a = _realm, let b = object._realm else { return false }
+        return a.store === b.store && _key == object._key && _info === object._info
+    }
+
+    /// Reads or writes a property by name (the dynamic form; traps on an unknown name — use
+    /// ``value(forProperty:)`` and ``setValue(_:forProperty:)`` for names from input).
+    public subscript(key: String) -> Any? {
+        get {
+            do { return try value(forProperty: key) } catch { fatalError("\(error)") }
+        }
+        set {
+            do { try setValue(newValue, forProperty: key) } catch { fatalError("\(error)") }
+        }
+    }
+
+    /// The value of the property named `name`.
+    /// - Throws: ``Realm/Error`` with code `.invalidProperty` when the class has no such property.
+    public func value(forProperty name: String) throws -> Any? {
+        guard let i = _info.indexByName[name] else { throw Realm.Error.unknownProperty(name, _info.className) }
+        return unwrapOptional(propertyValue(i))
+    }
+
+    /// Sets the property named `name` (managed objects: inside a write transaction).
+    /// - Throws: ``Realm/Error`` for an unknown property or a value of the wrong type.
+    public func setValue(_ value: Any?, forProperty name: String) throws {
+        guard let i = _info.indexByName[name] else { throw Realm.Error.unknownProperty(name, _info.className) }
+        let p = _info.properties[i]
+        let converted = try ValueCoercion.coerce(value, to: p, realm: _realm)
+        if let realm = _realm {
+            realm.checkWritable(self, i)
+            try realm.setAnyValue(self, i, converted)
+        } else {
+            _setUnmanaged(i, converted)
+        }
+    }
+
+    /// The value of property `index` as `Any` (an optional property gives an `Optional` inside).
+    func propertyValue(_ index: Int) -> Any {
+        let p = _info.properties[index]
+        if _realm != nil { return p.valueType._rlmGetAny(self, index) }
+        if index < _values.count, let v = _values[index] { return v }
+        return _info.unmanagedValues(of: self)[index]
+    }
+
+    open var description: String {
+        if _realm != nil && isInvalidated { return "[invalid object]" }
+        var s = "\(_info.className) {\n"
+        for (i, p) in _info.properties.enumerated() where p.isStored {
+            s += "\t\(p.name) = \(Self.describe(propertyValue(i)));\n"
+        }
+        return s + "}"
+    }
+
+    static func describe(_ v: Any) -> String {
+        let u = unwrapOptional(v)
+        guard let u else { return "nil" }
+        if let o = u as? ObjectBase { return "\(o._info.className)(\(o._realm == nil ? "unmanaged" : "\(o._key)"))" }
+        if let s = u as? String { return "\"\(s)\"" }
+        return "\(u)"
+    }
+}
+
+/// Unwraps any level of `Optional` hidden in an `Any`.
+func unwrapOptional(_ v: Any) -> Any? {
+    let m = Mirror(reflecting: v)
+    guard m.displayStyle == .optional else { return v }
+    guard let first = m.children.first else { return nil }
+    return unwrapOptional(first.value)
+}
+
+extension _Persistable {
+    static func _rlmGetAny(_ object: ObjectBase, _ index: Int) -> Any { _rlmGet(object, index) }
+}
+
+extension ObjectBase: Hashable {
+    /// Managed objects are equal when they are the same object; unmanaged ones only to themselves.
+    public static func == (a: ObjectBase, b: ObjectBase) -> Bool { a.isSameObject(as: b) }
+    public func hash(into h: inout Hasher) {
+        if _realm != nil {
+            h.combine(_key)
+            h.combine(ObjectIdentifier(_info))
+        } else {
+            h.combine(ObjectIdentifier(self))
+        }
+    }
+}
+
+/// The base class of model classes stored in their own table.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(primaryKey: true) var id = 0
+///     @Persisted var name = ""
+/// }
+/// let realm = try Realm()
+/// try realm.write { realm.add(Dog(value: ["id": 1, "name": "Rex"])) }
+/// ```
+open class Object: ObjectBase, RealmCollectionValue, _Persistable {
+    /// Creates an unmanaged object.
+    public required init() {}
+
+    /// Creates an unmanaged object from a dictionary of property values, an array of them in
+    /// declaration order, or another object.
+    public convenience init(value: Any) {
+        self.init()
+        do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
+    }
+
+    /// The class name: the name of its table in the file.
+    open class func className() -> String { String(describing: self) }
+
+    public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
+    public static func _rlmDefaultValue() -> Self {
+        fatalError("A to-one link must be optional: declare it as `\(Self.self)?`.")
+    }
+    public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
+        guard case .link(let key) = raw.value, let realm else {
+            fatalError("A link to \(Self.self) could not be read (null or unmanaged).")
+        }
+        return realm.makeObject(self, key)
+    }
+    public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw {
+        guard let realm else { throw Realm.Error(.fail, "links can only be stored in a Realm") }
+        return _RLMRaw(.link(try realm.linkKey(for: self)))
+    }
+}
+
+/// The base class of model classes whose objects live inside one parent object: they have no
+/// primary key, are created by assigning them to a parent's property, and are deleted with it.
+open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
+    /// Creates an unmanaged embedded object.
+    public required init() {}
+
+    /// Creates an unmanaged embedded object from a dictionary, array or object.
+    public convenience init(value: Any) {
+        self.init()
+        do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
+    }
+
+    public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
+    public static func _rlmDefaultValue() -> Self {
+        fatalError("An embedded object property must be optional: declare it as `\(Self.self)?`.")
+    }
+    public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
+        guard case .link(let key) = raw.value, let realm else {
+            fatalError("An embedded \(Self.self) could not be read (null or unmanaged).")
+        }
+        return realm.makeObject(self, key)
+    }
+    public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw {
+        guard let realm else { throw Realm.Error(.fail, "embedded objects can only be stored in a Realm") }
+        return _RLMRaw(.link(try realm.linkKey(for: self)))
+    }
+}
+
+/// Collects the property indexes accessors report (key path → property name).
+package final class IndexRecorder {
+    package var indexes: [Int] = []
+    package func append(_ i: Int) { indexes.append(i) }
+}

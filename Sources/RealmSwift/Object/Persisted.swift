@@ -1,0 +1,122 @@
+import RealmStorage
+
+/// Declares a persisted property of an ``Object`` or ``EmbeddedObject``.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted(primaryKey: true) var id = 0
+///     @Persisted var name = ""
+///     @Persisted var owner: Person?
+///     @Persisted var toys: List<Toy>
+/// }
+/// ```
+///
+/// Unmanaged objects keep their values in memory; once added to a Realm, reads and writes go to the
+/// file. The wrapper reaches its object through Swift's enclosing-instance subscript (there is no
+/// Objective-C runtime on Linux), so it works only as a property of a class derived from
+/// `ObjectBase`.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    var initial: Value?
+    var flags: UInt8 = 0
+    /// Set only on a prototype to find which property a key path names.
+    var marker = false
+    var origin: String?
+
+    static var primaryKeyFlag: UInt8 { 1 }
+    static var indexedFlag: UInt8 { 2 }
+
+    /// A property with the type's default value (`0`, `""`, `nil`, an empty collection, a new `ObjectId`).
+    public init() {}
+
+    /// A property with an initial value.
+    public init(wrappedValue: Value) { initial = wrappedValue }
+
+    @available(*, unavailable, message: "@Persisted can only be used as a property of a Realm object")
+    public var wrappedValue: Value {
+        get { fatalError("@Persisted can only be used as a property of a Realm object") }
+        // swift-format-ignore
+        set { fatalError("@Persisted can only be used as a property of a Realm object") }
+    }
+
+    public static subscript<EnclosingSelf: ObjectBase>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            let i = index(object, storageKeyPath)
+            if object._realm != nil { return Value._rlmGet(object, i) }
+            object._recorder?.append(i)
+            if i < object._values.count, let v = object._values[i] { return v as! Value }
+            if let v = object[keyPath: storageKeyPath].initial { return v }
+            let d = Value._rlmDefaultValue()
+            object._setUnmanaged(i, d)
+            return d
+        }
+        set {
+            let i = index(object, storageKeyPath)
+            if let realm = object._realm {
+                realm.checkWritable(object, i)
+                Value._rlmSet(object, i, newValue)
+            } else {
+                object._setUnmanaged(i, newValue)
+            }
+        }
+    }
+
+    /// The property index `storage` names, resolved once per class and key path.
+    static func index<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
+        let info = object._info
+        if let i = info.cachedIndex(storage) { return i }
+        let proto = info.makePrototype() as! E
+        proto[keyPath: storage].marker = true
+        guard let i = info.markedIndex(in: proto) else {
+            fatalError("The property behind \(storage) is not a @Persisted property of \(info.className).")
+        }
+        info.cacheIndex(storage, i)
+        return i
+    }
+}
+
+extension Persisted where Value: _RealmValue {
+    /// A primary-key property (`Int`, `String`, `ObjectId`, `UUID` or optionals of them).
+    public init(primaryKey: Bool) {
+        flags = primaryKey ? Self.primaryKeyFlag : 0
+    }
+    /// A primary-key property with an initial value.
+    public init(wrappedValue: Value, primaryKey: Bool) {
+        initial = wrappedValue
+        flags = primaryKey ? Self.primaryKeyFlag : 0
+    }
+    /// An indexed property: `==` and `IN` queries use a persisted index.
+    public init(indexed: Bool) {
+        flags = indexed ? Self.indexedFlag : 0
+    }
+    /// An indexed property with an initial value.
+    public init(wrappedValue: Value, indexed: Bool) {
+        initial = wrappedValue
+        flags = indexed ? Self.indexedFlag : 0
+    }
+}
+
+extension Persisted {
+    /// The objects of `Origin` whose `originProperty` links to this object.
+    public init<Origin: ObjectBase>(originProperty: String) where Value == LinkingObjects<Origin> {
+        origin = originProperty
+    }
+}
+
+/// What schema discovery reads from each wrapper through `Mirror`.
+protocol PersistedProperty {
+    var flags: UInt8 { get }
+    var marker: Bool { get }
+    var origin: String? { get }
+    var initialAny: Any? { get }
+    var valueType: any _Persistable.Type { get }
+}
+
+extension Persisted: PersistedProperty {
+    var initialAny: Any? { initial.map { $0 as Any } }
+    var valueType: any _Persistable.Type { Value.self }
+}

@@ -1,0 +1,118 @@
+import RealmStorage
+
+extension Realm {
+    /// An error thrown by Realm: a problem of the world (I/O, a damaged or locked file, a schema
+    /// mismatch, the active-version limit) or of input text. Match codes in `catch`:
+    ///
+    /// ```swift
+    /// do { _ = try Realm(configuration: config) }
+    /// catch Realm.Error.schemaMismatch { ... }
+    /// catch let error as Realm.Error where error.code == .fileNotFound { ... }
+    /// ```
+    ///
+    /// `Sendable`.
+    public struct Error: Swift.Error, CustomStringConvertible, Sendable, Equatable {
+        /// Stable error codes; raw values are never reused.
+        public enum Code: Int, Sendable, CaseIterable {
+            /// An operation failed (the description says why).
+            case fail = 1
+            /// The file could not be read or written (I/O).
+            case fileAccess = 2
+            /// The process lacks permission to open or create the file.
+            case filePermissionDenied = 3
+            /// The file already exists.
+            case fileExists = 4
+            /// The file does not exist (and was opened read-only, or creation was not allowed).
+            case fileNotFound = 5
+            /// The lock file beside the Realm file is unusable.
+            case incompatibleLockFile = 6
+            /// The file was written by a newer format version.
+            case fileFormatUpgradeRequired = 7
+            /// The file is not a Realm file or is damaged.
+            case invalidDatabase = 8
+            /// The model classes differ from the file's schema and no migration was provided.
+            case schemaMismatch = 10
+            /// Another process has the file open and the operation needs exclusive access.
+            case inUse = 11
+            /// A commit would leave more pinned versions than `maximumNumberOfActiveVersions` allows.
+            case maximumNumberOfActiveVersionsExceeded = 12
+            /// An object with the same primary key already exists.
+            case primaryKeyExists = 13
+            /// A property, class or key path named at run time does not exist.
+            case invalidProperty = 14
+            /// A value does not fit the property's type.
+            case invalidValue = 15
+            /// A write was attempted on a read-only or frozen Realm.
+            case readOnly = 16
+        }
+
+        /// What went wrong, as a stable code.
+        public let code: Code
+        /// A human-readable explanation.
+        public let reason: String
+        /// The file involved, when known.
+        public let path: String?
+        /// The underlying storage error, when there is one.
+        public let underlying: StorageError?
+
+        init(_ code: Code, _ reason: String, path: String? = nil, underlying: StorageError? = nil) {
+            self.code = code
+            self.reason = reason
+            self.path = path
+            self.underlying = underlying
+        }
+
+        public var description: String { "Realm.Error.\(code): \(reason)" + (path.map { " (\($0))" } ?? "") }
+
+        public static let fail = Code.fail
+        public static let fileAccess = Code.fileAccess
+        public static let filePermissionDenied = Code.filePermissionDenied
+        public static let fileExists = Code.fileExists
+        public static let fileNotFound = Code.fileNotFound
+        public static let incompatibleLockFile = Code.incompatibleLockFile
+        public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+        public static let invalidDatabase = Code.invalidDatabase
+        public static let schemaMismatch = Code.schemaMismatch
+        public static let inUse = Code.inUse
+        public static let maximumNumberOfActiveVersionsExceeded = Code.maximumNumberOfActiveVersionsExceeded
+        public static let primaryKeyExists = Code.primaryKeyExists
+        public static let invalidProperty = Code.invalidProperty
+        public static let invalidValue = Code.invalidValue
+        public static let readOnly = Code.readOnly
+
+        static func unknownProperty(_ name: String, _ className: String) -> Error {
+            Error(.invalidProperty, "class '\(className)' has no property named '\(name)'")
+        }
+
+        /// The Realm error for a storage error.
+        init(_ e: StorageError) {
+            let code: Code =
+                switch e.code {
+                case .notARealmFile, .corrupted: .invalidDatabase
+                case .unsupportedFormatVersion: .fileFormatUpgradeRequired
+                case .inUseByAnotherProcess: .inUse
+                case .maximumNumberOfActiveVersionsExceeded: .maximumNumberOfActiveVersionsExceeded
+                case .io: e.errno == 13 || e.errno == 1 ? .filePermissionDenied : .fileAccess
+                case .readOnly: .readOnly
+                case .notFound: .invalidProperty
+                case .typeMismatch: .invalidValue
+                case .duplicatePrimaryKey: .primaryKeyExists
+                case .invalidSchema: .schemaMismatch
+                case .fileExists: .fileExists
+                case .fileNotFound: .fileNotFound
+                case .invalidTransactionState: .fail
+                }
+            self.init(code, e.reason, path: e.path, underlying: e)
+        }
+    }
+}
+
+/// Lets `catch Realm.Error.fileNotFound` match a ``Realm/Error`` with that code.
+public func ~= (code: Realm.Error.Code, error: any Swift.Error) -> Bool {
+    (error as? Realm.Error)?.code == code
+}
+
+/// Runs `body`, converting storage errors to ``Realm/Error``.
+func realmErrors<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let e as StorageError { throw Realm.Error(e) }
+}

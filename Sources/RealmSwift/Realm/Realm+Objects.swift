@@ -1,0 +1,360 @@
+import Foundation
+import RealmStorage
+
+extension Realm {
+    // MARK: Reading
+
+    /// Every object of `type`, as a live ``Results``.
+    public func objects<Element: ObjectBase>(_ type: Element.Type) -> Results<Element> {
+        checkThread()
+        let info = ClassInfo.of(type)
+        verifyOrTrap(info)
+        return Results(realm: self, info: info)
+    }
+
+    /// The object of `type` whose primary key is `key`, or nil.
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        checkThread()
+        let info = ClassInfo.of(type)
+        verifyOrTrap(info)
+        guard let pk = info.primaryKey else {
+            fatalError("'\(info.className)' does not have a primary key; declare one with @Persisted(primaryKey: true).")
+        }
+        guard catalog.table(info.className) != nil else { return nil }
+        let raw: StorageValue
+        do {
+            raw = try ValueCoercion.raw(key as Any, info.properties[pk].valueType._rlmInfo, typeName: "the primary key")
+        } catch {
+            fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
+        }
+        let found: ObjectKey?
+        do {
+            if let tx = transaction {
+                found = try tx.objectKey(info.className, primaryKey: raw)
+            } else {
+                found = try currentSnapshot.objectKey(info.className, primaryKey: raw)
+            }
+        } catch {
+            fatalError("Realm could not look up '\(info.className)': \(error)")
+        }
+        return found.map { makeObject(type, $0, info) }
+    }
+
+    /// A managed object of `type` for `key`.
+    func makeObject<T: ObjectBase>(_ type: T.Type, _ key: ObjectKey, _ info: ClassInfo? = nil) -> T {
+        let o = type.init()
+        o._bind(self, key, info ?? ClassInfo.of(type))
+        return o
+    }
+
+    func objectKeys(_ table: String) -> [ObjectKey] {
+        do {
+            guard catalog.table(table) != nil else { return [] }
+            if let tx = transaction { return try tx.objectKeys(table) }
+            return try currentSnapshot.objectKeys(table)
+        } catch {
+            fatalError("Realm could not read '\(table)': \(error)")
+        }
+    }
+
+    func objectCount(_ table: String) throws -> Int {
+        guard catalog.table(table) != nil else { return 0 }
+        if let tx = transaction { return try tx.objectCount(table) }
+        return try currentSnapshot.objectCount(table)
+    }
+
+    func containsObject(_ object: ObjectBase) -> Bool {
+        let name = object._info.className
+        guard catalog.table(name) != nil else { return false }
+        if let tx = transaction { return (try? tx.contains(name, object._key)) ?? false }
+        return (try? currentSnapshot.contains(name, object._key)) ?? false
+    }
+
+    /// The stored value of property `index` of a managed object.
+    func readValue(_ object: ObjectBase, _ index: Int) -> StorageValue {
+        checkThread()
+        let info = object._info
+        let name = info.properties[index].name
+        do {
+            if let tx = transaction { return try tx.value(info.className, object._key, name) }
+            return try currentSnapshot.value(info.className, object._key, name)
+        } catch let e as StorageError where e.code == .notFound {
+            fatalError("Object has been deleted or invalidated (reading \(info.className).\(name)).")
+        } catch {
+            fatalError("Realm could not read \(info.className).\(name): \(error)")
+        }
+    }
+
+    // MARK: Writing properties
+
+    /// Traps unless property `index` of `object` may be written now.
+    func checkWritable(_ object: ObjectBase, _ index: Int) {
+        _ = requireWrite()
+        if index == object._info.primaryKey {
+            fatalError("Primary key can't be changed after an object is inserted (\(object._info.className)).")
+        }
+    }
+
+    /// Writes property `index` of a managed object with the stored value `make` computes.
+    func writeValue(_ object: ObjectBase, _ index: Int, _ make: () throws -> StorageValue) {
+        let tx = requireWrite()
+        let info = object._info
+        do {
+            try tx.set(info.className, object._key, info.properties[index].name, try make())
+            stamp += 1
+        } catch let e as StorageError where e.code == .notFound {
+            fatalError("Object has been deleted or invalidated (writing \(info.className).\(info.properties[index].name)).")
+        } catch {
+            fatalError("Realm could not write \(info.className).\(info.properties[index].name): \(error)")
+        }
+    }
+
+    /// Sets property `index` of a managed object to an already coerced value.
+    func setAnyValue(_ object: ObjectBase, _ index: Int, _ value: Any) throws {
+        let tx = requireWrite()
+        let info = object._info
+        let p = info.properties[index]
+        let raw = try p.valueType._rlmEncodeAny(value, self).value
+        try realmErrors { try tx.set(info.className, object._key, p.name, raw) }
+        stamp += 1
+    }
+
+    // MARK: Adding
+
+    /// Adds an unmanaged object (and the unmanaged objects it links to) to this Realm. With an
+    /// update policy other than `.error`, an existing object with the same primary key is updated.
+    /// Stops with a message when the primary key exists (`.error`) — use ``checkedAdd(_:update:)``
+    /// to get a thrown error instead.
+    public func add(_ object: ObjectBase, update: UpdatePolicy = .error) {
+        do { try checkedAdd(object, update: update) } catch { fatalError("\(error)") }
+    }
+
+    /// Adds every object of `objects`.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Iterator.Element: ObjectBase {
+        for o in objects { add(o, update: update) }
+    }
+
+    /// The throwing form of ``add(_:update:)``.
+    /// - Throws: ``Realm/Error`` — `.primaryKeyExists`, `.invalidValue`, `.fail` (an object of
+    ///   another Realm).
+    public func checkedAdd(_ object: ObjectBase, update: UpdatePolicy = .error) throws {
+        let tx = requireWrite("add objects")
+        let saved = addPolicy
+        addPolicy = update
+        defer { addPolicy = saved }
+        if update != .error, object._info.primaryKey == nil {
+            throw Realm.Error(.fail, "'\(object._info.className)' has no primary key; add(_:update:) with an update policy needs one")
+        }
+        _ = try insert(object, tx, providedOnly: false)
+    }
+
+    /// Creates a managed object of `type` from a dictionary, an array in property order, or another
+    /// object; with an update policy, updates the object with the same primary key instead (only
+    /// the properties given).
+    @discardableResult
+    public func create<T: ObjectBase>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        do { return try checkedCreate(type, value: value, update: update) } catch { fatalError("\(error)") }
+    }
+
+    /// The throwing form of ``create(_:value:update:)``.
+    /// - Throws: ``Realm/Error`` — `.primaryKeyExists`, `.invalidProperty`, `.invalidValue`.
+    @discardableResult
+    public func checkedCreate<T: ObjectBase>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+        let tx = requireWrite("create objects")
+        let o = type.init()
+        if let other = value as? ObjectBase {
+            // Copy every property of another object.
+            for (i, p) in o._info.properties.enumerated() where p.isStored {
+                guard let j = other._info.indexByName[p.name] else { continue }
+                var v = other.propertyValue(j)
+                if let linked = unwrapOptional(v) as? ObjectBase, linked._realm != nil, linked._realm?.store !== store {
+                    v = try p.valueType._rlmCoerceAny(linked, nil)
+                }
+                o._setUnmanaged(i, try ValueCoercion.coerce(v, to: p, realm: nil))
+            }
+        } else {
+            try ValueCoercion.assign(value, to: o)
+        }
+        let saved = addPolicy
+        addPolicy = update
+        defer { addPolicy = saved }
+        _ = try insert(o, tx, providedOnly: update != .error)
+        return o
+    }
+
+    /// The key to store for a link to `object`, adding it when it is unmanaged.
+    func linkKey(for object: ObjectBase) throws -> ObjectKey {
+        if let r = object._realm {
+            guard r.store === store else {
+                throw Realm.Error(.fail, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+            }
+            return object._key
+        }
+        return try insert(object, requireWrite("add objects"), providedOnly: false)
+    }
+
+    /// Inserts (or, by primary key, updates) an unmanaged object and binds it.
+    func insert(_ object: ObjectBase, _ tx: WriteTransaction, providedOnly: Bool) throws -> ObjectKey {
+        if let r = object._realm {
+            guard r.store === store else {
+                throw Realm.Error(.fail, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+            }
+            return object._key
+        }
+        let info = object._info
+        try ensureTable(info)
+        let provided = object._values
+        let values = info.unmanagedValues(of: object)
+        let table = info.className
+        let layout = try columnLayout(info, tx)
+        var existing: ObjectKey?
+        if let pk = info.primaryKey {
+            let pkRaw = try realmErrors { try info.properties[pk].valueType._rlmEncodeAny(values[pk], self).value }
+            existing = try realmErrors { try tx.objectKey(table, primaryKey: pkRaw) }
+            if existing != nil && addPolicy == .error {
+                throw Realm.Error(
+                    .primaryKeyExists, "Attempting to create an object of type '\(table)' with an existing primary key value '\(pkRaw)'.")
+            }
+        }
+        var deferred: [Int] = []
+        let key: ObjectKey
+        if let existing {
+            key = existing
+            object._bind(self, key, info)
+            for (i, p) in info.properties.enumerated() where p.isStored && i != info.primaryKey {
+                if providedOnly && (i >= provided.count || provided[i] == nil) { continue }
+                if p.property.type == .object {
+                    deferred.append(i)
+                    continue
+                }
+                let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i], self).value }
+                if addPolicy == .modified, try realmErrors({ try tx.value(table, key, p.name) }).bitwiseEqualsForUpdate(raw) { continue }
+                try realmErrors { try tx.set(table, key, p.name, raw) }
+            }
+        } else {
+            var row: [StorageValue] = []
+            row.reserveCapacity(layout.count)
+            for slot in layout {
+                switch slot {
+                case .property(let i):
+                    if info.properties[i].property.type == .object {
+                        deferred.append(i)
+                        row.append(info.properties[i].column!.isList ? .list([]) : .null)
+                    } else {
+                        row.append(try realmErrors { try info.properties[i].valueType._rlmEncodeAny(values[i], self).value })
+                    }
+                case .unused(let c):
+                    row.append(c.isList ? .list([]) : c.isNullable ? .null : Self.zero(c.type))
+                }
+            }
+            key = try realmErrors { try tx.insert(table, row: row) }
+            object._bind(self, key, info)
+        }
+        // Links last, so cycles between new objects resolve to keys that exist.
+        for i in deferred {
+            let p = info.properties[i]
+            let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i], self).value }
+            try realmErrors { try tx.set(table, key, p.name, raw) }
+        }
+        stamp += 1
+        return key
+    }
+
+    static func zero(_ t: ColumnType) -> StorageValue {
+        switch t {
+        case .int: .int(0)
+        case .bool: .bool(false)
+        case .float: .float(0)
+        case .double: .double(0)
+        case .string: .string("")
+        case .binary: .binary([])
+        case .timestamp: .timestamp(seconds: 0, nanoseconds: 0)
+        case .objectId: .objectId([UInt8](repeating: 0, count: 12))
+        case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .decimal128: .decimal128(low: 0, high: 0x3040_0000_0000_0000)
+        case .link: .null
+        }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes a managed object; links to it become nil and lists drop it; its embedded objects
+    /// are deleted with it.
+    public func delete(_ object: ObjectBase) {
+        let tx = requireWrite("delete objects")
+        guard object._realm?.store === store else {
+            fatalError(
+                "Can only delete an object from the Realm it belongs to; this object is \(object._realm == nil ? "unmanaged" : "from another Realm")."
+            )
+        }
+        do { try deleteObject(object._info, object._key, tx) } catch { fatalError("\(error)") }
+        stamp += 1
+    }
+
+    /// Deletes every object of a sequence.
+    public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: ObjectBase {
+        for o in Array(objects) { delete(o) }
+    }
+
+    /// Deletes every object of every class.
+    public func deleteAll() {
+        let tx = requireWrite("delete objects")
+        do {
+            for t in tx.catalog.tables where !t.name.hasPrefix("__") { try tx.deleteAll(t.name) }
+        } catch {
+            fatalError("Realm could not delete every object: \(error)")
+        }
+        stamp += 1
+    }
+
+    func deleteObject(_ info: ClassInfo, _ key: ObjectKey, _ tx: WriteTransaction) throws {
+        let table = info.className
+        guard try tx.contains(table, key) else {
+            fatalError("Object has been deleted or invalidated; it cannot be deleted again.")
+        }
+        // Embedded children go with their parent.
+        var children: [(ClassInfo, ObjectKey)] = []
+        for p in info.properties where p.property.type == .object && p.isStored {
+            guard let target = p.valueType._rlmInfo.objectType, target is EmbeddedObject.Type else { continue }
+            switch try tx.value(table, key, p.name) {
+            case .link(let k): children.append((ClassInfo.of(target), k))
+            case .list(let items):
+                for case .link(let k) in items { children.append((ClassInfo.of(target), k)) }
+            default: break
+            }
+        }
+        try tx.delete(table, key)
+        try removeLinks(to: key, in: table, tx)
+        for (ci, k) in children where try tx.contains(ci.className, k) { try deleteObject(ci, k, tx) }
+    }
+
+    /// Nullifies links to a deleted object and removes it from lists.
+    func removeLinks(to key: ObjectKey, in target: String, _ tx: WriteTransaction) throws {
+        for t in tx.catalog.tables {
+            let columns = t.columns.filter { $0.type == .link && $0.linkTarget == target }
+            guard !columns.isEmpty else { continue }
+            for k in try tx.objectKeys(t.name) {
+                for c in columns {
+                    switch try tx.value(t.name, k, c.name) {
+                    case .link(let l) where l == key:
+                        try tx.set(t.name, k, c.name, .null)
+                    case .list(let items) where items.contains(.link(key)):
+                        try tx.set(t.name, k, c.name, .list(items.filter { $0 != .link(key) }))
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension StorageValue {
+    /// Equality for `.modified` updates: floats by bit pattern, so NaN does not count as a change.
+    func bitwiseEqualsForUpdate(_ o: StorageValue) -> Bool {
+        switch (self, o) {
+        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        default: self == o
+        }
+    }
+}

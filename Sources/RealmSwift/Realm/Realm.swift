@@ -1,0 +1,327 @@
+import Foundation
+import RealmStorage
+import Synchronization
+
+/// A Realm: one database file, opened at one version, with its objects, queries and write
+/// transactions.
+///
+/// ```swift
+/// final class Dog: Object {
+///     @Persisted var name = ""
+///     @Persisted var age = 0
+/// }
+/// let realm = try Realm()
+/// try realm.write { realm.add(Dog(value: ["name": "Rex", "age": 3])) }
+/// print(realm.objects(Dog.self).count)
+/// ```
+///
+/// A live Realm is confined to the thread that opened it; using it (or its objects) on another
+/// thread stops the process with a message. Pass objects on with ``ThreadSafeReference`` or
+/// ``freeze()``.
+public final class Realm {
+    /// How this Realm was opened.
+    public let configuration: Configuration
+    package let store: Store
+    /// The version this Realm reads (outside a write transaction).
+    var snapshot: Snapshot?
+    /// The open write transaction, if any.
+    var transaction: WriteTransaction?
+    /// Changes with every mutation and every version change; collections cache against it.
+    package var stamp = 0
+    let threadID: UInt
+    let handle: StoreHandle
+    /// Classes checked against the file's schema, by class.
+    var verified: Set<ObjectIdentifier> = []
+    /// The update policy of the `add` in progress (linked objects are added with the same one).
+    var addPolicy: UpdatePolicy = .error
+    /// Insert layouts by class, valid for the current write transaction's schema.
+    var layouts: [ObjectIdentifier: (version: Int, slots: [LayoutSlot])] = [:]
+    /// Dynamic class descriptions by table name, with the table schema they were built from.
+    var dynamicInfos: [String: (TableSchema, ClassInfo)] = [:]
+    /// Whether this Realm reads one fixed version (see ``freeze()``).
+    public let isFrozen: Bool
+    /// Whether this Realm refreshes itself; without a run loop, versions advance on `refresh()`
+    /// and at the start of each write.
+    public var autorefresh = true
+
+    /// Opens the default Realm (``Configuration/defaultConfiguration``).
+    /// - Throws: ``Realm/Error``.
+    public convenience init() throws {
+        try self.init(configuration: .defaultConfiguration)
+    }
+
+    /// Opens the Realm `configuration` describes, creating the file and its tables when needed,
+    /// checking the model classes against the file's schema and migrating when asked.
+    /// - Throws: ``Realm/Error`` — `.fileNotFound` (read-only and missing), `.invalidDatabase`,
+    ///   `.fileFormatUpgradeRequired`, `.schemaMismatch`, `.filePermissionDenied`, `.fileAccess`.
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        self.threadID = currentThreadIdentity()
+        self.handle = try StoreHandle.open(configuration)
+        self.store = handle.store
+        self.isFrozen = false
+        self.snapshot = try realmErrors { try store.snapshot(kind: "realm") }
+        try SchemaSetup.run(self)
+    }
+
+    /// A Realm that reads `snapshot` forever.
+    init(frozen snapshot: Snapshot, of realm: Realm) {
+        self.configuration = realm.configuration
+        self.threadID = realm.threadID
+        self.handle = realm.handle
+        self.store = realm.store
+        self.snapshot = snapshot
+        self.isFrozen = true
+        self.verified = realm.verified
+    }
+
+    /// A frozen copy of this Realm: it reads the current version forever (pinning it until the
+    /// copy and the objects read from it are gone).
+    public func freeze() -> Realm {
+        checkThread()
+        if isFrozen { return self }
+        return Realm(frozen: currentSnapshot.retained(kind: "frozen"), of: self)
+    }
+
+    // MARK: Thread confinement
+
+    @inline(__always)
+    func checkThread() {
+        if !isFrozen && currentThreadIdentity() != threadID {
+            fatalError(
+                "Realm accessed from a thread other than the one that opened it; use freeze() or ThreadSafeReference to pass objects between threads."
+            )
+        }
+    }
+
+    // MARK: Versions
+
+    /// The snapshot to read outside a transaction, re-reading it after `invalidate()`.
+    var currentSnapshot: Snapshot {
+        if let snapshot { return snapshot }
+        do {
+            let s = try store.snapshot(kind: "realm")
+            snapshot = s
+            stamp += 1
+            return s
+        } catch {
+            fatalError("Realm could not read its file: \(error)")
+        }
+    }
+
+    /// Advances to the newest version. Returns whether anything changed.
+    @discardableResult
+    public func refresh() -> Bool {
+        checkThread()
+        guard transaction == nil, !isFrozen else { return false }
+        _ = try? store.refresh()
+        guard store.currentVersion != snapshot?.version else { return false }
+        snapshot = nil
+        _ = currentSnapshot
+        return true
+    }
+
+    /// Releases the version this Realm reads; the next access reads the newest one.
+    public func invalidate() {
+        checkThread()
+        if transaction != nil { cancelWrite() }
+        snapshot = nil
+        stamp += 1
+    }
+
+    /// The number of distinct versions pinned in the file (by every process).
+    public var numberOfActiveVersions: Int { store.numberOfActiveVersions }
+
+    /// Whether the Realm holds no objects.
+    public var isEmpty: Bool {
+        checkThread()
+        return catalog.tables.allSatisfy { t in t.name.hasPrefix("__") || ((try? objectCount(t.name)) ?? 0) == 0 }
+    }
+
+    /// The schema of the file as this Realm sees it.
+    public var schema: Schema { SchemaSetup.schema(of: catalog) }
+
+    var catalog: Catalog { transaction?.catalog ?? currentSnapshot.catalog }
+
+    // MARK: Transactions
+
+    /// Whether a write transaction is open.
+    public var isInWriteTransaction: Bool { transaction != nil }
+
+    /// Runs `block` in a write transaction and commits it; when `block` throws, every change is
+    /// rolled back and the error rethrown.
+    /// - Throws: what `block` throws, or ``Realm/Error`` from the commit.
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Starts a write transaction, waiting for other writers (threads and processes) and advancing
+    /// to the newest version.
+    /// - Throws: ``Realm/Error`` — `.readOnly`, I/O errors. (RealmSwift's `beginWrite()` does not
+    ///   throw; here opening the transaction can fail with an I/O error.)
+    public func beginWrite() throws {
+        checkThread()
+        guard transaction == nil else {
+            fatalError("The Realm is already in a write transaction; commit or cancel it before beginning another.")
+        }
+        if isFrozen { fatalError("Can't perform transactions on a frozen Realm; use thaw() or the live Realm.") }
+        if configuration.readOnly { throw Realm.Error(.readOnly, "the Realm was opened read-only", path: store.path) }
+        let tx = try realmErrors { try store.beginWrite() }
+        transaction = tx
+        layouts = [:]
+        if snapshot?.version != tx.baseVersion { snapshot = try? store.snapshot(kind: "realm") }
+        stamp += 1
+    }
+
+    /// Commits the open write transaction, making it durable.
+    /// - Throws: ``Realm/Error`` — `.maximumNumberOfActiveVersionsExceeded` (nothing is changed;
+    ///   the transaction stays open), I/O errors (the transaction is rolled back).
+    public func commitWrite() throws {
+        checkThread()
+        guard let tx = transaction else { fatalError("Cannot commit a write transaction: none is open. Call beginWrite() first.") }
+        do {
+            let s = try tx.commit()
+            transaction = nil
+            snapshot = s
+            stamp += 1
+        } catch let e as StorageError {
+            if e.code != .maximumNumberOfActiveVersionsExceeded {
+                transaction = nil
+                tx.cancel()
+                stamp += 1
+            }
+            throw Realm.Error(e)
+        }
+    }
+
+    /// Abandons every change of the open write transaction.
+    public func cancelWrite() {
+        checkThread()
+        guard let tx = transaction else { fatalError("Cannot cancel a write transaction: none is open. Call beginWrite() first.") }
+        tx.cancel()
+        transaction = nil
+        stamp += 1
+    }
+
+    func requireWrite(_ what: String = "modify managed objects") -> WriteTransaction {
+        checkThread()
+        guard let tx = transaction else {
+            fatalError("Cannot \(what) outside of a write transaction; wrap the change in realm.write { } or call beginWrite() first.")
+        }
+        return tx
+    }
+
+    // MARK: Copies and files
+
+    /// Writes a compacted copy of the current version to `fileURL` (which must not exist).
+    /// - Throws: ``Realm/Error`` — `.fileExists`, I/O errors.
+    public func writeCopy(toFile fileURL: URL) throws {
+        checkThread()
+        guard !FileManager.default.fileExists(atPath: fileURL.path) else {
+            throw Realm.Error(.fileExists, "the destination already exists", path: fileURL.path)
+        }
+        try realmErrors { _ = try store.compact(to: fileURL.path) }
+    }
+
+    /// Deletes the Realm file of `config` and its lock file.
+    /// - Returns: whether a file existed.
+    /// - Throws: ``Realm/Error`` `.inUse` while the file is open (in this process or another).
+    @discardableResult
+    public static func deleteFiles(for config: Configuration) throws -> Bool {
+        let path = config.path
+        if StoreHandle.isOpen(path) {
+            throw Realm.Error(.inUse, "the Realm is open in this process; close every instance first", path: path)
+        }
+        if FileManager.default.fileExists(atPath: path + ".lock"),
+            let s = try? Store.open(at: path, options: .init(readOnly: true)), (try? s.isOpenElsewhere()) == true
+        {
+            throw Realm.Error(.inUse, "the Realm is open in another process", path: path)
+        }
+        let existed = FileManager.default.fileExists(atPath: path)
+        for p in [path, path + ".lock", path + ".creating"] { try? FileManager.default.removeItem(atPath: p) }
+        return existed
+    }
+}
+
+/// How ``Realm/add(_:update:)`` treats an object whose primary key already exists.
+public enum UpdatePolicy: Int, Sendable {
+    /// Fail with `Realm.Error.primaryKeyExists`.
+    case error = 1
+    /// Update only the properties whose values differ.
+    case modified = 3
+    /// Overwrite every property.
+    case all = 2
+}
+
+/// One open store per file per process, shared by every Realm instance on that file.
+///
+/// `Sendable`: immutable; the registry lives in a `Mutex`.
+final class StoreHandle: Sendable {
+    let store: Store
+    let path: String
+    let inMemory: Bool
+
+    private static let open = Mutex<[String: (handle: Weak, count: Int)]>([:])
+
+    struct Weak: @unchecked Sendable {
+        // Only read and written under the registry's lock.
+        weak var value: StoreHandle?
+    }
+
+    private init(store: Store, path: String, inMemory: Bool) {
+        self.store = store
+        self.path = path
+        self.inMemory = inMemory
+    }
+
+    deinit {
+        let p = path
+        let inMemory = self.inMemory
+        Self.open.withLock { r in
+            if r[p]?.handle.value == nil { r[p] = nil }
+        }
+        if inMemory { for f in [p, p + ".lock"] { try? FileManager.default.removeItem(atPath: f) } }
+    }
+
+    static func isOpen(_ path: String) -> Bool { open.withLock { $0[path]?.handle.value != nil } }
+
+    static func open(_ config: Realm.Configuration) throws -> StoreHandle {
+        let path = config.path
+        return try open.withLock { r in
+            if let h = r[path]?.handle.value { return h }
+            let inMemory = config.inMemoryIdentifier != nil
+            if inMemory { for f in [path, path + ".lock"] { try? FileManager.default.removeItem(atPath: f) } }
+            if config.readOnly && !FileManager.default.fileExists(atPath: path) {
+                throw Realm.Error(.fileNotFound, "no Realm file exists at the path (opened read-only)", path: path)
+            }
+            var options = Store.Options(create: !config.readOnly, readOnly: config.readOnly)
+            options.maximumNumberOfActiveVersions = config.maximumNumberOfActiveVersions.map { Int($0) }
+            if let should = config.shouldCompactOnLaunch, !config.readOnly, FileManager.default.fileExists(atPath: path) {
+                try compactIfAsked(path, should)
+            }
+            let store = try realmErrors { try Store.open(at: path, options: options) }
+            let h = StoreHandle(store: store, path: path, inMemory: inMemory)
+            r[path] = (Weak(value: h), 1)
+            return h
+        }
+    }
+
+    private static func compactIfAsked(_ path: String, _ should: @Sendable (Int, Int) -> Bool) throws {
+        let store = try realmErrors { try Store.open(at: path, options: .init()) }
+        let snap = try realmErrors { try store.snapshot() }
+        let total = snap.fileLength
+        let used = Int(snap.liveBytes)
+        guard should(total, used), try !store.isOpenElsewhere() else { return }
+        try realmErrors { _ = try store.compact() }
+    }
+}

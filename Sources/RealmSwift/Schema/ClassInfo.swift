@@ -1,0 +1,181 @@
+import RealmStorage
+import Synchronization
+
+/// One persisted property of a model class, as discovered from its `@Persisted` wrapper.
+struct PropertyInfo {
+    let property: Property
+    let valueType: any _Persistable.Type
+    var name: String { property.name }
+    /// Linking objects are computed, not stored.
+    var isStored: Bool { property.type != .linkingObjects }
+    /// The engine column this property is stored in.
+    var column: ColumnSchema? {
+        guard isStored else { return nil }
+        let p = property
+        let type: ColumnType =
+            switch p.type {
+            case .int: .int
+            case .bool: .bool
+            case .string: .string
+            case .data: .binary
+            case .date: .timestamp
+            case .float: .float
+            case .double: .double
+            case .object, .linkingObjects: .link
+            case .any: .binary
+            case .objectId: .objectId
+            case .decimal128: .decimal128
+            case .UUID: .uuid
+            }
+        return ColumnSchema(
+            p.name, type, nullable: p.isOptional || (p.type == .object && !p.isCollection), list: p.isCollection,
+            linkTarget: p.objectClassName, indexed: p.isIndexed && !p.isPrimaryKey)
+    }
+}
+
+/// Everything the library knows about one model class: discovered once with `Mirror` and cached
+/// for the life of the process.
+///
+/// `@unchecked Sendable`: every stored property is immutable after `init` except the key-path cache,
+/// which lives in a `Mutex`.
+final class ClassInfo: @unchecked Sendable {
+    let type: ObjectBase.Type
+    let className: String
+    let properties: [PropertyInfo]
+    let primaryKey: Int?
+    let isEmbedded: Bool
+    let schema: ObjectSchema
+    let indexByName: [String: Int]
+    private let keyPathCache = Mutex<[ObjectIdentifier: (RetainedKeyPath, Int)]>([:])
+
+    private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
+
+    /// The cached description of `type`, discovering it on first use.
+    static func of(_ type: ObjectBase.Type) -> ClassInfo {
+        let id = ObjectIdentifier(type)
+        if let info = registry.withLock({ $0[id] }) { return info }
+        let info = ClassInfo(type)
+        return registry.withLock { r in
+            if let existing = r[id] { return existing }
+            r[id] = info
+            return info
+        }
+    }
+
+    /// Every class discovered so far in this process.
+    static var discovered: [ClassInfo] { registry.withLock { Array($0.values) } }
+
+    private init(_ type: ObjectBase.Type) {
+        self.type = type
+        self.className = String(describing: type)
+        self.isEmbedded = type is EmbeddedObject.Type
+        var props: [PropertyInfo] = []
+        for (label, wrapper) in Self.wrappers(of: type.init()) {
+            let name = String(label.dropFirst())
+            let info = wrapper.valueType._rlmInfo
+            let isPK = wrapper.flags & 1 != 0
+            let property = Property(
+                name: name, type: info.kind == .linkingObjects ? .linkingObjects : info.type, isIndexed: wrapper.flags & 2 != 0,
+                isOptional: info.isOptional, isArray: info.kind == .list, isSet: info.kind == .set, isMap: info.kind == .map,
+                isPrimaryKey: isPK, objectClassName: info.objectType.map { String(describing: $0) },
+                linkOriginPropertyName: wrapper.origin)
+            props.append(PropertyInfo(property: property, valueType: wrapper.valueType))
+        }
+        self.properties = props
+        self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
+        self.schema = ObjectSchema(className: className, properties: props.map(\.property), isEmbedded: isEmbedded)
+        var byName: [String: Int] = [:]
+        for (i, p) in props.enumerated() { byName[p.name] = i }
+        self.indexByName = byName
+    }
+
+    /// A description of a table read from the file, for the dynamic API.
+    init(dynamic table: TableSchema) {
+        self.type = DynamicObject.self
+        self.className = table.name
+        self.isEmbedded = false
+        let props = table.columns.map { c in
+            let p = Property(
+                name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
+                isOptional: c.isNullable && !(c.type == .link && !c.isList), isArray: c.isList, isPrimaryKey: table.primaryKey == c.name,
+                objectClassName: c.linkTarget)
+            return PropertyInfo(property: p, valueType: DynamicValues.valueType(c))
+        }
+        self.properties = props
+        self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
+        self.schema = ObjectSchema(className: table.name, properties: props.map(\.property), isEmbedded: false)
+        var byName: [String: Int] = [:]
+        for (i, p) in props.enumerated() { byName[p.name] = i }
+        self.indexByName = byName
+    }
+
+    /// Problems that make this class unusable as a model, as messages naming the fix.
+    var modelErrors: [String] {
+        var out: [String] = []
+        if properties.isEmpty { out.append("Class '\(className)' has no @Persisted properties.") }
+        if properties.filter(\.property.isPrimaryKey).count > 1 { out.append("Class '\(className)' declares more than one primary key.") }
+        if isEmbedded && primaryKey != nil { out.append("Embedded class '\(className)' cannot have a primary key.") }
+        for p in properties.map(\.property) {
+            if p.isPrimaryKey && (![.int, .string, .objectId, .UUID].contains(p.type) || p.isCollection) {
+                out.append(
+                    "Property '\(className).\(p.name)' of type \(p.type) cannot be a primary key (use Int, String, ObjectId or UUID).")
+            }
+            if p.isIndexed && !p.isPrimaryKey && (p.isCollection || [.float, .double, .data, .object].contains(p.type)) {
+                out.append("Property '\(className).\(p.name)' of type \(p.type) cannot be indexed.")
+            }
+        }
+        return out
+    }
+
+    /// The `@Persisted` wrappers of `object`, base class first, with their `_name` labels.
+    static func wrappers(of object: ObjectBase) -> [(String, any PersistedProperty)] {
+        var levels: [[(String, any PersistedProperty)]] = []
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let m = mirror {
+            levels.append(
+                m.children.compactMap { c in
+                    guard let label = c.label, label.hasPrefix("_"), let w = c.value as? any PersistedProperty else { return nil }
+                    return (label, w)
+                })
+            mirror = m.superclassMirror
+        }
+        return levels.reversed().flatMap { $0 }
+    }
+
+    func makePrototype() -> ObjectBase { type.init() }
+
+    func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
+        keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
+    }
+
+    func cacheIndex(_ keyPath: AnyKeyPath, _ index: Int) {
+        // The key path is retained so its identity cannot be reused by another key path.
+        let retained = RetainedKeyPath(value: keyPath)
+        keyPathCache.withLock { $0[ObjectIdentifier(keyPath)] = (retained, index) }
+    }
+
+    /// The index of the one wrapper of `prototype` whose marker is set.
+    func markedIndex(in prototype: ObjectBase) -> Int? {
+        Self.wrappers(of: prototype).firstIndex { $0.1.marker }
+    }
+
+    /// The current values of an unmanaged object: those set through accessors, else the wrappers'
+    /// initial values (read with `Mirror` only when some property was never set).
+    func unmanagedValues(of object: ObjectBase) -> [Any] {
+        var values: [Any?] = object._values + [Any?](repeating: nil, count: max(0, properties.count - object._values.count))
+        if values.contains(where: { $0 == nil }) {
+            let wrappers = Self.wrappers(of: object)
+            for i in values.indices where values[i] == nil {
+                let v = wrappers[i].1.initialAny ?? properties[i].valueType._rlmDefaultValue()
+                values[i] = v
+                object._setUnmanaged(i, v)
+            }
+        }
+        return values.map { $0! }
+    }
+}
+
+/// A key path kept alive in a cache. `@unchecked Sendable`: key path objects are immutable.
+struct RetainedKeyPath: @unchecked Sendable {
+    let value: AnyKeyPath
+}
