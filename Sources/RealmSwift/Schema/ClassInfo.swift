@@ -164,9 +164,9 @@ final class ClassInfo: @unchecked Sendable {
     func unmanagedValues(of object: ObjectBase) -> [Any] {
         var values: [Any?] = object._values + [Any?](repeating: nil, count: max(0, properties.count - object._values.count))
         if values.contains(where: { $0 == nil }) {
-            let wrappers = Self.wrappers(of: object)
+            let wrappers = object is DynamicObject ? [] : Self.wrappers(of: object)
             for i in values.indices where values[i] == nil {
-                let v = wrappers[i].1.initialAny ?? properties[i].valueType._rlmDefaultValue()
+                let v = (i < wrappers.count ? wrappers[i].1.initialAny : nil) ?? properties[i].valueType._rlmDefaultValue()
                 values[i] = v
                 object._setUnmanaged(i, v)
             }

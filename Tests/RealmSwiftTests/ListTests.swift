@@ -1,0 +1,85 @@
+import Foundation
+import RealmSwift
+import RealmTestSupport
+import Testing
+
+@Suite struct ListTests {
+    /// Random list operations on a managed and an unmanaged list, checked against a Swift array.
+    @Test(arguments: [1, 2, 3])
+    func randomOperationsMatchAnArray(seed: UInt64) throws {
+        let (realm, _) = try makeRealm()
+        let managed = AllTypes(value: ["id": 1])
+        try realm.write { realm.add(managed) }
+        let unmanaged = AllTypes()
+        var model: [Int] = []
+        var rng = SplitMix(seed: seed)
+        try realm.write {
+            for step in 0..<300 {
+                let op = rng.next() % 8
+                let n = model.count
+                let v = Int(rng.next() % 1000)
+                for list in [managed.ints, unmanaged.ints] {
+                    switch op {
+                    case 0, 1: list.append(v)
+                    case 2 where n > 0: list.insert(v, at: Int(rng.peek % UInt64(n + 1)))
+                    case 3 where n > 0: list.remove(at: Int(rng.peek % UInt64(n)))
+                    case 4 where n > 1: list.move(from: Int(rng.peek % UInt64(n)), to: Int((rng.peek / 7) % UInt64(n)))
+                    case 5 where n > 1: list.swapAt(Int(rng.peek % UInt64(n)), Int((rng.peek / 7) % UInt64(n)))
+                    case 6 where n > 0: list[Int(rng.peek % UInt64(n))] = v
+                    case 7 where step % 50 == 0: list.removeAll()
+                    default: break
+                    }
+                }
+                switch op {
+                case 0, 1: model.append(v)
+                case 2 where n > 0: model.insert(v, at: Int(rng.peek % UInt64(n + 1)))
+                case 3 where n > 0: model.remove(at: Int(rng.peek % UInt64(n)))
+                case 4 where n > 1:
+                    let e = model.remove(at: Int(rng.peek % UInt64(n)))
+                    model.insert(e, at: Int((rng.peek / 7) % UInt64(n)))
+                case 5 where n > 1: model.swapAt(Int(rng.peek % UInt64(n)), Int((rng.peek / 7) % UInt64(n)))
+                case 6 where n > 0: model[Int(rng.peek % UInt64(n))] = v
+                case 7 where step % 50 == 0: model.removeAll()
+                default: break
+                }
+                _ = rng.next()
+                #expect(Array(managed.ints) == model)
+                #expect(Array(unmanaged.ints) == model)
+            }
+        }
+        #expect(Array(realm.objects(AllTypes.self)[0].ints) == model)
+    }
+
+    @Test func listsOfObjects() throws {
+        let (realm, _) = try makeRealm()
+        let p = Person(value: ["id": 1, "dogs": [["name": "a"], ["name": "b"]]])
+        #expect(p.dogs.count == 2)
+        try realm.write { realm.add(p) }
+        #expect(realm.objects(Dog.self).count == 2)
+        try realm.write {
+            p.dogs.append(Dog(value: ["name": "c"]))
+            p.dogs.removeFirst()
+            p.dogs.replace(index: 0, object: p.dogs[1])
+        }
+        #expect(p.dogs.map(\.name) == ["c", "c"])
+        #expect(p.dogs.index(of: p.dogs[0]) == 0)
+        #expect(realm.objects(Dog.self).count == 3)  // removing from a list keeps the object
+    }
+}
+
+/// A small deterministic generator for model-based tests.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    var peek: UInt64 {
+        var z = state &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next() -> UInt64 {
+        let v = peek
+        state &+= 0x9E37_79B9_7F4A_7C15
+        return v
+    }
+}

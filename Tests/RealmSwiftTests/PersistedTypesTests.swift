@@ -1,0 +1,108 @@
+import Foundation
+import RealmSwift
+import RealmTestSupport
+import Testing
+
+@Suite struct PersistedTypesTests {
+    static func filled(_ id: Int, extreme: Bool) -> AllTypes {
+        let o = AllTypes()
+        o.id = id
+        o.bool = true
+        o.int8 = extreme ? .min : 8
+        o.int16 = extreme ? .max : 16
+        o.int32 = extreme ? .min : 32
+        o.int64 = extreme ? .max : 64
+        o.float = extreme ? .nan : 1.5
+        o.double = extreme ? -.infinity : 2.25
+        o.string = extreme ? "" : "héllo 🌍"
+        o.data = extreme ? Data() : Data([0, 1, 2, 255])
+        o.date = extreme ? .distantPast : Date(timeIntervalSinceReferenceDate: 12345.678)
+        o.decimal = extreme ? (try! Decimal128(string: "9999999999999999999999999999999999E+6111")) : (try! Decimal128(string: "-1.25"))
+        o.objectId = try! ObjectId(string: "0123456789abcdef01234567")
+        o.uuid = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+        o.kind = .large
+        o.optInt = extreme ? nil : 5
+        o.optString = extreme ? nil : ""
+        o.optDate = extreme ? nil : .distantFuture
+        o.optDouble = extreme ? nil : .nan
+        o.optData = extreme ? nil : Data()
+        o.optDecimal = extreme ? nil : Decimal128(1)
+        o.optObjectId = extreme ? nil : ObjectId.generate()
+        o.optUUID = extreme ? nil : UUID()
+        o.optKind = extreme ? nil : .small
+        o.optBool = extreme ? nil : false
+        o.ints.append(contentsOf: extreme ? [] : [1, -2, .max])
+        o.strings.append(contentsOf: extreme ? [""] : ["a", "b"])
+        o.optInts.append(contentsOf: [nil, 3])
+        o.dates.append(contentsOf: [.distantPast, .distantFuture])
+        return o
+    }
+
+    static func same(_ a: AllTypes, _ b: AllTypes) -> Bool {
+        a.id == b.id && a.bool == b.bool && a.int8 == b.int8 && a.int16 == b.int16 && a.int32 == b.int32 && a.int64 == b.int64
+            && a.float.bitPattern == b.float.bitPattern && a.double.bitPattern == b.double.bitPattern && a.string == b.string
+            && a.data == b.data && a.date == b.date && a.decimal == b.decimal && a.objectId == b.objectId && a.uuid == b.uuid
+            && a.kind == b.kind && a.optInt == b.optInt && a.optString == b.optString && a.optDate == b.optDate
+            && a.optDouble?.bitPattern == b.optDouble?.bitPattern && a.optData == b.optData && a.optDecimal == b.optDecimal
+            && a.optObjectId == b.optObjectId && a.optUUID == b.optUUID && a.optKind == b.optKind && a.optBool == b.optBool
+            && Array(a.ints) == Array(b.ints) && Array(a.strings) == Array(b.strings) && Array(a.optInts) == Array(b.optInts)
+            && Array(a.dates) == Array(b.dates)
+    }
+
+    @Test(arguments: [false, true])
+    func everyTypeRoundTripsThroughAReopen(extreme: Bool) throws {
+        let dir = TempDir()
+        let original = Self.filled(1, extreme: extreme)
+        let expected = Self.filled(1, extreme: extreme)
+        expected.objectId = original.objectId
+        expected.optObjectId = original.optObjectId
+        expected.optUUID = original.optUUID
+        #expect(Self.same(original, expected))
+        do {
+            let (realm, _) = try makeRealm(dir)
+            try realm.write { realm.add(original) }
+            #expect(Self.same(realm.objects(AllTypes.self)[0], expected))
+        }
+        let (realm, _) = try makeRealm(dir)
+        #expect(Self.same(realm.objects(AllTypes.self)[0], expected))
+    }
+
+    @Test func defaultsOfAnUnsetObject() throws {
+        let (realm, _) = try makeRealm()
+        let o = AllTypes()
+        let id = o.objectId
+        #expect(o.objectId == id)  // a generated default is stable
+        try realm.write { realm.add(o) }
+        let r = realm.objects(AllTypes.self)[0]
+        #expect(r.string == "" && r.optInt == nil && r.ints.isEmpty && r.kind == .small && r.objectId == id)
+    }
+
+    @Test func datesKeepSubSecondPrecision() throws {
+        let (realm, _) = try makeRealm()
+        let dates = [Date(), Date(timeIntervalSince1970: -1.5), Date(timeIntervalSince1970: 1e9 + 0.123456), .distantPast, .distantFuture]
+        try realm.write {
+            for (i, d) in dates.enumerated() { realm.add(AllTypes(value: ["id": i, "date": d])) }
+        }
+        #expect(realm.objects(AllTypes.self).map(\.date) == dates)
+    }
+
+    @Test func createCoercesLooselyTypedValues() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            realm.create(
+                AllTypes.self,
+                value: [
+                    "id": 1, "int8": 3, "float": 2.5, "double": 3, "objectId": "0123456789abcdef01234567",
+                    "decimal": "1.5", "kind": 1, "ints": [1, 2], "optInt": NSNull(),
+                ])
+        }
+        let o = realm.objects(AllTypes.self)[0]
+        #expect(o.int8 == 3 && o.float == 2.5 && o.double == 3 && o.kind == .large && Array(o.ints) == [1, 2] && o.optInt == nil)
+        #expect(o.decimal == (try Decimal128(string: "1.5")))
+        try realm.write {
+            #expect(throws: Realm.Error.self) { try realm.checkedCreate(AllTypes.self, value: ["id": 2, "int8": "x"]) }
+            #expect(throws: Realm.Error.self) { try realm.checkedCreate(AllTypes.self, value: ["id": 3, "nope": 1]) }
+            #expect(throws: Realm.Error.self) { try realm.checkedCreate(AllTypes.self, value: ["id": 4, "kind": 7]) }
+        }
+    }
+}
