@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "RealmSwift", targets: ["RealmSwift"]),
         .library(name: "RealmStorage", targets: ["RealmStorage"]),
         .executable(name: "realm-demo", targets: ["RealmDemo"]),
+        .executable(name: "storage-demo", targets: ["StorageDemo"]),
         .executable(name: "storage-bench", targets: ["StorageBench"]),
     ],
     targets: [
@@ -25,8 +26,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "RealmDemo",
-            dependencies: ["RealmStorage"],
+            dependencies: ["RealmSwift"],
             path: "Tools/realm-demo"
+        ),
+        .executableTarget(
+            name: "StorageDemo",
+            dependencies: ["RealmStorage"],
+            path: "Tools/storage-demo"
         ),
         .executableTarget(
             name: "StorageBench",

@@ -1,62 +1,65 @@
 import Foundation
-import RealmStorage
+import RealmSwift
 
-/// A tour of the storage engine: create a file, define a table, commit, keep a frozen snapshot
-/// while newer commits land, and print both views.
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted var dogs: List<Dog>
+}
+
+final class Dog: Object {
+    @Persisted var name = ""
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+}
+
+/// The main job, end to end: model classes, a durable write, lookups, a frozen view that keeps
+/// its version while newer commits land, and the live view beside it.
 @main
 struct Demo {
     static func main() throws {
-        let path = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "realm-demo.realm"
-        for p in [path, path + ".lock"] { try? FileManager.default.removeItem(atPath: p) }
+        let url = URL(fileURLWithPath: CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "realm-demo.realm")
+        let config = Realm.Configuration(fileURL: url, objectTypes: [Person.self, Dog.self])
+        _ = try? Realm.deleteFiles(for: config)
+        let realm = try Realm(configuration: config)
+        print("Opened \(url.path)")
 
-        let store = try Store.open(at: path, options: .init(create: true))
-        print("Created \(path) at version \(store.currentVersion)")
-
-        // 1. Define a table and insert 100,000 people in one durable transaction.
+        // 1. One write transaction: 100,000 people, every tenth with a dog.
         let started = Date()
-        let tx = try store.beginWrite()
-        try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
-        try tx.addColumn("Person", ColumnSchema("name", .string))
-        try tx.addColumn("Person", ColumnSchema("age", .int))
-        try tx.addColumn("Person", ColumnSchema("score", .double))
-        for i in 0..<100_000 {
-            try tx.insert(
-                "Person", row: [.int(Int64(i)), .string("name-\(i % 10_000)"), .int(Int64(i * 7 % 100)), .double(Double(i % 1000) / 10)])
-        }
-        let v1 = try tx.commit()
-        print(String(format: "Inserted 100,000 objects in %.0f ms → version %llu", Date().timeIntervalSince(started) * 1000, v1.version))
-
-        // 2. Freeze that version: this snapshot keeps seeing it, whatever commits later.
-        let frozen = v1.retained(kind: "frozen")
-
-        // 3. Newer commits: a birthday for everyone under 20, and a few deletions.
-        let tx2 = try store.beginWrite()
-        var birthdays = 0
-        for i in 0..<100_000 where i * 7 % 100 < 20 {
-            let key = try tx2.objectKey("Person", primaryKey: .int(Int64(i)))!
-            if case .int(let age) = try tx2.value("Person", key, "age") {
-                try tx2.set("Person", key, "age", .int(age + 1))
-                birthdays += 1
+        try realm.write {
+            for i in 0..<100_000 {
+                let p = Person()
+                p.id = i
+                p.name = "name-\(i % 10_000)"
+                p.age = i * 7 % 100
+                if i % 10 == 0 { p.dogs.append(Dog(value: ["name": "dog-\(i)"])) }
+                realm.add(p)
             }
         }
-        for i in stride(from: 0, to: 100_000, by: 1000) { try tx2.delete("Person", ObjectKey(Int64(i))) }
-        let v2 = try tx2.commit()
+        print(String(format: "Added 100,000 people and 10,000 dogs in %.0f ms (durable)", Date().timeIntervalSince(started) * 1000))
 
-        // 4. Both views, side by side.
-        func describe(_ s: Snapshot) throws -> String {
-            let count = try s.objectCount("Person")
-            let young = try s.count("Person", whereInt: "age", .less(20))
-            let p7 = (try? s.value("Person", ObjectKey(7), "age")).map(\.description) ?? "—"
-            let p1000 = try s.contains("Person", ObjectKey(1000)) ? "present" : "deleted"
-            return "v\(s.version): \(count) people, \(young) under 20, person #7 is \(p7), person #1000 \(p1000)"
+        // 2. Lookups by primary key and through links.
+        let ada = realm.object(ofType: Person.self, forPrimaryKey: 4_210)!
+        print("person 4210: \(ada.name), \(ada.age), dogs: \(ada.dogs.map(\.name))")
+        print("owner of \(ada.dogs[0].name): \(ada.dogs[0].owners.map(\.name))")
+
+        // 3. Freeze this version, then keep writing.
+        let frozen = realm.freeze()
+        try realm.write {
+            ada.name = "Ada"
+            ada.age += 1
+            realm.delete(realm.objects(Person.self).prefix(1000))
         }
-        print("frozen  " + (try describe(frozen)))
-        print("latest  " + (try describe(v2)))
-        let changes = try v2.changeset().tables["Person"]!
-        print(
-            "commit v\(v2.version) changed: \(changes.modified.count) modified (\(birthdays) birthdays), \(changes.deleted.count) deleted")
-        print("pinned versions: " + store.pinnedVersions().map(\.description).joined(separator: "; "))
-        let dead = v2.fileLength - Int(v2.liveBytes)
-        print("file: \(v2.fileLength) committed bytes, \(v2.liveBytes) live, \(dead) dead (compaction reclaims them)")
+
+        // 4. The frozen view still shows the old version; the live one shows the new.
+        func describe(_ r: Realm) -> String {
+            let people = r.objects(Person.self)
+            let p = r.object(ofType: Person.self, forPrimaryKey: 4_210)!
+            let first = people.first.map { "\($0.id)" } ?? "-"
+            return "\(people.count) people, first id \(first), person 4210 is \(p.name) aged \(p.age)"
+        }
+        print("frozen: " + describe(frozen))
+        print("live:   " + describe(realm))
+        print("active versions: \(realm.numberOfActiveVersions)")
     }
 }

@@ -41,17 +41,23 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
 
     /// Iterates the objects that match when iteration begins.
-    public func makeIterator() -> Iterator { Iterator(base: base, keys: base.keys) }
+    public func makeIterator() -> Iterator { Iterator(base: base, keys: base.keys, locations: base.locations) }
 
     /// Iterates a fixed list of keys.
     public struct Iterator: IteratorProtocol {
         let base: ResultsBase
         let keys: [ObjectKey]
+        let locations: (version: UInt64, [RowLocation])?
         var i = 0
         public mutating func next() -> Element? {
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            return (base.object(keys[i]) as! Element)
+            let o = base.object(keys[i])
+            if let (version, locs) = locations {
+                o._location = locs[i]
+                o._locationVersion = version
+            }
+            return (o as! Element)
         }
     }
 
@@ -67,6 +73,7 @@ final class ResultsBase {
     let realm: Realm
     let info: ClassInfo
     private var cachedKeys: [ObjectKey] = []
+    private var cachedLocations: (version: UInt64, [RowLocation])?
     private var cachedStamp = -1
 
     init(realm: Realm, info: ClassInfo) {
@@ -77,11 +84,43 @@ final class ResultsBase {
     /// The matching keys, re-resolved only when the Realm changed since the last call.
     var keys: [ObjectKey] {
         realm.checkThread()
-        if cachedStamp != realm.stamp || realm.snapshot == nil {
-            cachedKeys = realm.objectKeys(info.className)
-            cachedStamp = realm.stamp
-        }
+        if cachedStamp != realm.stamp || realm.snapshot == nil { resolve() }
         return cachedKeys
+    }
+
+    /// Where each key sits, when the Realm reads a snapshot (outside a write transaction).
+    var locations: (version: UInt64, [RowLocation])? {
+        _ = keys
+        return cachedLocations
+    }
+
+    private func resolve() {
+        cachedLocations = nil
+        if realm.transaction == nil {
+            let snap = realm.currentSnapshot
+            do {
+                if let bound = try realm.reader(info, snap) {
+                    var keys: [ObjectKey] = []
+                    var locs: [RowLocation] = []
+                    for g in 0..<bound.reader.groupCount {
+                        let lane = try bound.reader.keys(group: g)
+                        for r in 0..<bound.reader.rowCount(group: g) {
+                            keys.append(ObjectKey(lane[r]))
+                            locs.append(RowLocation(group: g, row: r))
+                        }
+                    }
+                    cachedKeys = keys
+                    cachedLocations = (snap.version, locs)
+                } else {
+                    cachedKeys = []
+                }
+            } catch {
+                fatalError("Realm could not read '\(info.className)': \(error)")
+            }
+        } else {
+            cachedKeys = realm.objectKeys(info.className)
+        }
+        cachedStamp = realm.stamp
     }
 
     var count: Int {

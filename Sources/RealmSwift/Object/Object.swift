@@ -11,6 +11,9 @@ open class ObjectBase: CustomStringConvertible {
     package var _realm: Realm?
     /// The object's key in its table, when managed.
     package var _key = ObjectKey(-1)
+    /// Where the object sits in the snapshot of version `_locationVersion` (a read-path cache).
+    package var _location = RowLocation(group: -1, row: -1)
+    package var _locationVersion: UInt64 = 0
     /// Values set on an unmanaged object through its accessors (nil: not set yet).
     package var _values: [Any?] = []
     /// When set, accessors report which property they read (key path → name).

@@ -70,18 +70,40 @@ extension Realm {
         return (try? currentSnapshot.contains(name, object._key)) ?? false
     }
 
+    /// The reader of `info`'s table in the current snapshot (nil when the table does not exist).
+    func reader(_ info: ClassInfo, _ snapshot: Snapshot) throws -> BoundReader? {
+        if readersVersion != snapshot.version {
+            readers = [:]
+            readersVersion = snapshot.version
+        }
+        if let r = readers[ObjectIdentifier(info)] { return r }
+        guard snapshot.catalog.table(info.className) != nil else { return nil }
+        let r = try TableReader(snapshot, info.className)
+        let bound = BoundReader(reader: r, columns: info.properties.map { r.columnIndex($0.name) ?? -1 })
+        readers[ObjectIdentifier(info)] = bound
+        return bound
+    }
+
     /// The stored value of property `index` of a managed object.
     func readValue(_ object: ObjectBase, _ index: Int) -> StorageValue {
         checkThread()
         let info = object._info
-        let name = info.properties[index].name
         do {
-            if let tx = transaction { return try tx.value(info.className, object._key, name) }
-            return try currentSnapshot.value(info.className, object._key, name)
+            if let tx = transaction { return try tx.value(info.className, object._key, info.properties[index].name) }
+            let snap = currentSnapshot
+            guard let bound = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
+            if object._locationVersion != snap.version {
+                guard let loc = try bound.reader.locate(object._key) else { throw StorageError(.notFound, "no object") }
+                object._location = loc
+                object._locationVersion = snap.version
+            }
+            let c = bound.columns[index]
+            guard c >= 0 else { throw StorageError(.notFound, "no column") }
+            return try bound.reader.value(object._location, column: c)
         } catch let e as StorageError where e.code == .notFound {
-            fatalError("Object has been deleted or invalidated (reading \(info.className).\(name)).")
+            fatalError("Object has been deleted or invalidated (reading \(info.className).\(info.properties[index].name)).")
         } catch {
-            fatalError("Realm could not read \(info.className).\(name): \(error)")
+            fatalError("Realm could not read \(info.className).\(info.properties[index].name): \(error)")
         }
     }
 
@@ -208,13 +230,9 @@ extension Realm {
         let table = info.className
         let layout = try columnLayout(info, tx)
         var existing: ObjectKey?
-        if let pk = info.primaryKey {
+        if let pk = info.primaryKey, addPolicy != .error {
             let pkRaw = try realmErrors { try info.properties[pk].valueType._rlmEncodeAny(values[pk], self).value }
             existing = try realmErrors { try tx.objectKey(table, primaryKey: pkRaw) }
-            if existing != nil && addPolicy == .error {
-                throw Realm.Error(
-                    .primaryKeyExists, "Attempting to create an object of type '\(table)' with an existing primary key value '\(pkRaw)'.")
-            }
         }
         var deferred: [Int] = []
         let key: ObjectKey
@@ -247,7 +265,16 @@ extension Realm {
                     row.append(c.isList ? .list([]) : c.isNullable ? .null : Self.zero(c.type))
                 }
             }
-            key = try realmErrors { try tx.insert(table, row: row) }
+            do {
+                key = try tx.insert(table, row: row)
+            } catch let e as StorageError where e.code == .duplicatePrimaryKey {
+                let pk = info.primaryKey.map { String(describing: unwrapOptional(values[$0]) ?? "nil") } ?? "?"
+                throw Realm.Error(
+                    .primaryKeyExists, "Attempting to create an object of type '\(table)' with an existing primary key value '\(pk)'.",
+                    underlying: e)
+            } catch let e as StorageError {
+                throw Realm.Error(e)
+            }
             object._bind(self, key, info)
         }
         // Links last, so cycles between new objects resolve to keys that exist.
@@ -357,4 +384,10 @@ extension StorageValue {
         default: self == o
         }
     }
+}
+
+/// A table reader with the column position of each property of one class (-1: not stored).
+struct BoundReader {
+    let reader: TableReader
+    let columns: [Int]
 }

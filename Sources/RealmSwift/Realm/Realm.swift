@@ -36,6 +36,9 @@ public final class Realm {
     var addPolicy: UpdatePolicy = .error
     /// Insert layouts by class, valid for the current write transaction's schema.
     var layouts: [ObjectIdentifier: (version: Int, slots: [LayoutSlot])] = [:]
+    /// Table readers of the current snapshot, by class description.
+    var readers: [ObjectIdentifier: BoundReader] = [:]
+    var readersVersion: UInt64 = 0
     /// Dynamic class descriptions by table name, with the table schema they were built from.
     var dynamicInfos: [String: (TableSchema, ClassInfo)] = [:]
     /// Whether this Realm reads one fixed version (see ``freeze()``).

@@ -1,0 +1,77 @@
+/// Where an object sits in one snapshot: its row group and row.
+package struct RowLocation: Equatable, Sendable {
+    package var group: Int32
+    package var row: Int32
+    package init(group: Int, row: Int) {
+        self.group = Int32(group)
+        self.row = Int32(row)
+    }
+}
+
+/// Random access to one table of a snapshot by row location, with every lookup (row groups, key
+/// segments, column segments) resolved once: the fast path behind object accessors and iteration.
+///
+/// Not thread-safe (it fills its caches lazily): keep one per thread-confined reader.
+package final class TableReader {
+    package let snapshot: Snapshot
+    package let schema: TableSchema
+    let state: TableState
+    let entries: [RowGroupEntry]
+    private var keySegments: [SegmentReader?]
+    /// Per catalog column position: each group's segment (nil: the group predates the column).
+    private var columns: [[SegmentReader?]?]
+
+    package init(_ snapshot: Snapshot, _ table: String) throws {
+        self.snapshot = snapshot
+        (schema, state) = try snapshot.table(table)
+        entries = try snapshot.rowGroups(state)
+        keySegments = [SegmentReader?](repeating: nil, count: entries.count)
+        columns = [[SegmentReader?]?](repeating: nil, count: schema.columns.count)
+    }
+
+    /// The number of row groups.
+    package var groupCount: Int { entries.count }
+    /// The number of rows of group `g`.
+    package func rowCount(group g: Int) -> Int { entries[g].rowCount }
+
+    /// The keys of group `g`, in order.
+    package func keys(group g: Int) throws -> IntegerLane {
+        if let s = keySegments[g] { return s.integers! }
+        let group = try snapshot.rowGroup(entries[g].block)
+        guard group.rowCount == entries[g].rowCount else {
+            throw StorageError.corrupted(
+                "row group holds \(group.rowCount) rows; its list entry says \(entries[g].rowCount)", at: Int(entries[g].block.offset))
+        }
+        let s = try snapshot.keySegment(group)
+        keySegments[g] = s
+        return s.integers!
+    }
+
+    /// The location of `key`, or nil when the table has no such object.
+    package func locate(_ key: ObjectKey) throws -> RowLocation? {
+        let g = entries.partitionPoint { $0.lastKey < key.rawValue }
+        guard g < entries.count, entries[g].firstKey <= key.rawValue else { return nil }
+        return try keys(group: g).sortedIndex(of: key.rawValue).map { RowLocation(group: g, row: $0) }
+    }
+
+    /// The catalog position of the column named `name`.
+    package func columnIndex(_ name: String) -> Int? { schema.columns.firstIndex { $0.name == name } }
+
+    /// The value at `location` of the column at catalog position `column`.
+    package func value(_ location: RowLocation, column: Int) throws -> StorageValue {
+        let g = Int(location.group)
+        guard g >= 0, g < entries.count else { throw StorageError(.notFound, "row group \(g) out of \(entries.count)") }
+        let segments: [SegmentReader?]
+        if let s = columns[column] {
+            segments = s
+        } else {
+            segments = try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment)
+            columns[column] = segments
+        }
+        guard let seg = segments[g] else {
+            let c = schema.columns[column]
+            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        }
+        return try seg.value(Int(location.row))
+    }
+}
