@@ -1,6 +1,7 @@
 import Foundation
 import RealmSwift
 import RealmTestSupport
+import Synchronization
 import Testing
 
 @Suite struct RealmTests {
@@ -118,9 +119,9 @@ import Testing
         #expect(fido.friend == nil)
         #expect(rex.isInvalidated)
         // Deleting the parent deletes its embedded object.
-        #expect(realm.objects(Address.self).count == 1)
+        #expect(realm.dynamicObjects("Address").count == 1)
         try realm.write { realm.delete(p) }
-        #expect(realm.objects(Address.self).count == 0)
+        #expect(realm.dynamicObjects("Address").count == 0)
         #expect(realm.objects(Dog.self).count == 1)
         try realm.write { realm.deleteAll() }
         #expect(realm.isEmpty)
@@ -179,5 +180,102 @@ import Testing
         }
         let c = try Realm(configuration: config)
         #expect(c.objects(Person.self).count == 0)
+    }
+}
+
+@Suite struct ThreadingTests {
+    @Test func embeddedObjectsAreOwnedByTheirParent() throws {
+        let (realm, _) = try makeRealm()
+        let p = Person(value: ["id": 1, "address": ["street": "A", "city": "X"]])
+        try realm.write { realm.add(p) }
+        try realm.write { p.address = Address(value: ["street": "B"]) }
+        #expect(realm.dynamicObjects("Address").count == 1)
+        #expect(p.address?.street == "B")
+        try realm.write {
+            #expect(throws: Realm.Error.self) { try realm.checkedAdd(Address()) }
+            let other = Person(value: ["id": 2])
+            realm.add(other)
+            #expect(throws: Realm.Error.self) { try other.setValue(p.address, forProperty: "address") }
+            p.address = nil
+        }
+        #expect(realm.dynamicObjects("Address").count == 0)
+    }
+
+    @Test func frozenObjectsReadAnywhereAndThaw() async throws {
+        let (realm, _) = try makeRealm()
+        let p = Person(value: ["id": 1, "name": "old"])
+        try realm.write { realm.add(p) }
+        let frozen = p.freeze()
+        #expect(frozen.isFrozen && !p.isFrozen)
+        try realm.write { p.name = "new" }
+        nonisolated(unsafe) let f = frozen
+        let name = await Task.detached { f.name }.value
+        #expect(name == "old")
+        #expect(frozen.thaw()?.name == "new")
+    }
+
+    @Test func threadSafeReferencesResolveElsewhere() throws {
+        let dir = TempDir()
+        let (realm, _) = try makeRealm(dir)
+        let p = Person(value: ["id": 1, "name": "Ada"])
+        try realm.write { realm.add(p) }
+        let ref = ThreadSafeReference(to: p)
+        let all = ThreadSafeReference(to: realm.objects(Person.self))
+        let url = dir.url()
+        let result = Mutex<String>("")
+        let t = Thread {
+            let other = try! Realm(configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self, AllTypes.self]))
+            let name = other.resolve(ref)?.name ?? "-"
+            let count = other.resolve(all)?.count ?? -1
+            result.withLock { $0 = "\(name) \(count)" }
+        }
+        t.start()
+        while result.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(result.withLock { $0 } == "Ada 1")
+    }
+
+    actor Worker {
+        var realm: Realm?
+        func run(_ url: URL) async throws -> Int {
+            let realm = try await Realm(
+                configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self]), actor: self)
+            self.realm = realm
+            try await realm.asyncWrite {
+                realm.add(Person(value: ["id": 5, "name": "actor"]))
+            }
+            return realm.objects(Person.self).count
+        }
+    }
+
+    @Test func actorIsolatedRealmWritesAsynchronously() async throws {
+        let dir = TempDir()
+        let n = try await Worker().run(dir.url())
+        #expect(n == 1)
+        let realm = try Realm(configuration: .init(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self]))
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 5)?.name == "actor")
+        var done = false
+        realm.writeAsync({ realm.add(Person(value: ["id": 6])) }, onComplete: { done = $0 == nil })
+        #expect(done && realm.objects(Person.self).count == 2)
+    }
+
+    @Test func shouldCompactOnLaunchRewritesTheFile() throws {
+        let dir = TempDir()
+        let types: [ObjectBase.Type] = [Person.self, Dog.self, Address.self]
+        do {
+            let realm = try Realm(configuration: .init(fileURL: dir.url(), objectTypes: types))
+            for i in 0..<50 { try realm.write { realm.add(Person(value: ["id": i, "name": String(repeating: "x", count: 500)])) } }
+        }
+        let before = try FileManager.default.attributesOfItem(atPath: dir.file())[.size] as! Int
+        let asked = Mutex(false)
+        var config = Realm.Configuration(fileURL: dir.url(), objectTypes: types)
+        config.shouldCompactOnLaunch = { total, used in
+            asked.withLock { $0 = true }
+            return used < total
+        }
+        let realm = try Realm(configuration: config)
+        let after = try FileManager.default.attributesOfItem(atPath: dir.file())[.size] as! Int
+        #expect(asked.withLock { $0 })
+        #expect(after < before)
+        #expect(realm.objects(Person.self).count == 50)
     }
 }

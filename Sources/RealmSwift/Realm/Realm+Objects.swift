@@ -5,7 +5,7 @@ extension Realm {
     // MARK: Reading
 
     /// Every object of `type`, as a live ``Results``.
-    public func objects<Element: ObjectBase>(_ type: Element.Type) -> Results<Element> {
+    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
         checkThread()
         let info = ClassInfo.of(type)
         verifyOrTrap(info)
@@ -90,6 +90,8 @@ extension Realm {
         let info = object._info
         do {
             if let tx = transaction { return try tx.value(info.className, object._key, info.properties[index].name) }
+            // A frozen Realm may be read from many threads: only its immutable snapshot is used.
+            if isFrozen { return try snapshot!.value(info.className, object._key, info.properties[index].name) }
             let snap = currentSnapshot
             guard let bound = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
             if object._locationVersion != snap.version {
@@ -111,6 +113,7 @@ extension Realm {
 
     /// Traps unless property `index` of `object` may be written now.
     func checkWritable(_ object: ObjectBase, _ index: Int) {
+        if isFrozen { fatalError("Cannot modify a frozen object; thaw() it and write to the live object in a write transaction.") }
         _ = requireWrite()
         if index == object._info.primaryKey {
             fatalError("Primary key can't be changed after an object is inserted (\(object._info.className)).")
@@ -121,8 +124,18 @@ extension Realm {
     func writeValue(_ object: ObjectBase, _ index: Int, _ make: () throws -> StorageValue) {
         let tx = requireWrite()
         let info = object._info
+        let p = info.properties[index]
         do {
-            try tx.set(info.className, object._key, info.properties[index].name, try make())
+            // Embedded objects replaced or removed by this write are deleted with it.
+            let embedded = p.valueType._rlmInfo.objectType.flatMap { $0 is EmbeddedObject.Type ? ClassInfo.of($0) : nil }
+            let old = embedded == nil ? [] : Self.linkKeys(try tx.value(info.className, object._key, p.name))
+            let new = try make()
+            try tx.set(info.className, object._key, p.name, new)
+            if let embedded {
+                for k in Set(old).subtracting(Self.linkKeys(new)) where try tx.contains(embedded.className, k) {
+                    try deleteObject(embedded, k, tx)
+                }
+            }
             stamp += 1
         } catch let e as StorageError where e.code == .notFound {
             fatalError("Object has been deleted or invalidated (writing \(info.className).\(info.properties[index].name)).")
@@ -161,6 +174,9 @@ extension Realm {
     ///   another Realm).
     public func checkedAdd(_ object: ObjectBase, update: UpdatePolicy = .error) throws {
         let tx = requireWrite("add objects")
+        if object is EmbeddedObject {
+            throw Realm.Error(.fail, "Embedded objects cannot be added directly; assign them to a property of their parent object.")
+        }
         let saved = addPolicy
         addPolicy = update
         defer { addPolicy = saved }
@@ -206,6 +222,9 @@ extension Realm {
 
     /// The key to store for a link to `object`, adding it when it is unmanaged.
     func linkKey(for object: ObjectBase) throws -> ObjectKey {
+        if object is EmbeddedObject, object._realm != nil {
+            throw Realm.Error(.fail, "Cannot set a link to an existing managed embedded object; assign a new, unmanaged one.")
+        }
         if let r = object._realm {
             guard r.store === store else {
                 throw Realm.Error(.fail, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
@@ -353,6 +372,14 @@ extension Realm {
         try tx.delete(table, key)
         try removeLinks(to: key, in: table, tx)
         for (ci, k) in children where try tx.contains(ci.className, k) { try deleteObject(ci, k, tx) }
+    }
+
+    static func linkKeys(_ v: StorageValue) -> [ObjectKey] {
+        switch v {
+        case .link(let k): [k]
+        case .list(let items): items.compactMap { if case .link(let k) = $0 { k } else { nil } }
+        default: []
+        }
     }
 
     /// Nullifies links to a deleted object and removes it from lists.

@@ -29,6 +29,8 @@ public final class Realm {
     /// Changes with every mutation and every version change; collections cache against it.
     package var stamp = 0
     let threadID: UInt
+    /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
+    let isolation: (any Actor)?
     let handle: StoreHandle
     /// Classes checked against the file's schema, by class.
     var verified: Set<ObjectIdentifier> = []
@@ -57,8 +59,13 @@ public final class Realm {
     /// checking the model classes against the file's schema and migrating when asked.
     /// - Throws: ``Realm/Error`` — `.fileNotFound` (read-only and missing), `.invalidDatabase`,
     ///   `.fileFormatUpgradeRequired`, `.schemaMismatch`, `.filePermissionDenied`, `.fileAccess`.
-    public init(configuration: Configuration) throws {
+    public convenience init(configuration: Configuration) throws {
+        try self.init(configuration: configuration, isolation: nil)
+    }
+
+    init(configuration: Configuration, isolation: (any Actor)?) throws {
         self.configuration = configuration
+        self.isolation = isolation
         self.threadID = currentThreadIdentity()
         self.handle = try StoreHandle.open(configuration)
         self.store = handle.store
@@ -70,12 +77,20 @@ public final class Realm {
     /// A Realm that reads `snapshot` forever.
     init(frozen snapshot: Snapshot, of realm: Realm) {
         self.configuration = realm.configuration
+        self.isolation = nil
         self.threadID = realm.threadID
         self.handle = realm.handle
         self.store = realm.store
         self.snapshot = snapshot
         self.isFrozen = true
         self.verified = realm.verified
+    }
+
+    /// The live Realm this frozen Realm was made from (a new live instance on the calling thread).
+    /// - Throws: ``Realm/Error`` when the file cannot be opened.
+    public func thaw() throws -> Realm {
+        if !isFrozen { return self }
+        return try Realm(configuration: configuration)
     }
 
     /// A frozen copy of this Realm: it reads the current version forever (pinning it until the
@@ -90,7 +105,13 @@ public final class Realm {
 
     @inline(__always)
     func checkThread() {
-        if !isFrozen && currentThreadIdentity() != threadID {
+        if isFrozen { return }
+        if let isolation {
+            isolation.preconditionIsolated(
+                "Realm accessed from outside the actor it is isolated to; use freeze() or ThreadSafeReference to pass objects on.")
+            return
+        }
+        if currentThreadIdentity() != threadID {
             fatalError(
                 "Realm accessed from a thread other than the one that opened it; use freeze() or ThreadSafeReference to pass objects between threads."
             )

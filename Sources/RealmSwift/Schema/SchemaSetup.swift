@@ -187,7 +187,7 @@ extension Realm {
     /// transaction; a mismatch stops the process with the migration message.
     func verifyOrTrap(_ info: ClassInfo) {
         let id = ObjectIdentifier(info.type)
-        if verified.contains(id) { return }
+        if verified.contains(id) || isFrozen { return }
         let errors = info.modelErrors
         if !errors.isEmpty { fatalError(errors.joined(separator: " ")) }
         let diffs = SchemaSetup.differences(info, catalog)

@@ -1,0 +1,96 @@
+import RealmStorage
+
+/// Something a ``ThreadSafeReference`` can carry to another thread or actor.
+public protocol ThreadConfined {
+    /// The Realm managing the value, or nil.
+    var realm: Realm? { get }
+}
+
+extension ObjectBase: ThreadConfined {}
+extension Results: ThreadConfined {}
+extension Realm: ThreadConfined {
+    public var realm: Realm? { self }
+}
+
+/// Carries a live object, `Results` or `Realm` to another thread or actor, where
+/// ``Realm/resolve(_:)`` turns it back into a live value of that Realm.
+///
+/// ```swift
+/// let ref = ThreadSafeReference(to: dog)
+/// Thread.detachNewThread {
+///     let realm = try! Realm()
+///     guard let dog = realm.resolve(ref) else { return }  // nil if it was deleted
+/// }
+/// ```
+///
+/// `Sendable`; resolve it once.
+public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
+    let path: String
+    let className: String?
+    let key: ObjectKey?
+    let version: UInt64
+
+    /// A reference to `value`, which must be managed by a Realm and not in a write transaction.
+    public init(to value: Confined) {
+        guard let realm = value.realm else { fatalError("Cannot create a ThreadSafeReference to an unmanaged object.") }
+        realm.checkThread()
+        if realm.isInWriteTransaction {
+            fatalError("Cannot create a ThreadSafeReference while the Realm is in a write transaction; commit first.")
+        }
+        path = realm.store.path
+        version = realm.currentSnapshot.version
+        switch value {
+        case let o as ObjectBase:
+            className = o._info.className
+            key = o._key
+        case let r as any ResultsType:
+            className = r.className
+            key = nil
+        default:
+            className = nil
+            key = nil
+        }
+    }
+}
+
+/// The class name behind a `Results`, for thread-safe references.
+protocol ResultsType {
+    var className: String { get }
+}
+
+extension Results: ResultsType {
+    var className: String { base.info.className }
+}
+
+extension Realm {
+    /// The live value a ``ThreadSafeReference`` carries, in this Realm (advanced to at least the
+    /// reference's version), or nil when the object was deleted.
+    public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        checkThread()
+        guard reference.path == store.path else { fatalError("The ThreadSafeReference belongs to another Realm file.") }
+        if !isInWriteTransaction, currentSnapshot.version < reference.version { refresh() }
+        if Confined.self is Realm.Type { return self as? Confined }
+        guard let className = reference.className else { return nil }
+        if let key = reference.key {
+            guard let type = Confined.self as? ObjectBase.Type else { return nil }
+            let info = ClassInfo.of(type)
+            guard info.className == className else { return nil }
+            let o = makeObject(type, key, info)
+            return containsObject(o) ? o as? Confined : nil
+        }
+        guard let results = Confined.self as? any ResultsFactory.Type else { return nil }
+        return results.make(self) as? Confined
+    }
+}
+
+/// Makes `Results` of a static element type for ``Realm/resolve(_:)``.
+protocol ResultsFactory {
+    static func make(_ realm: Realm) -> Any
+}
+
+extension Results: ResultsFactory {
+    static func make(_ realm: Realm) -> Any {
+        guard let type = Element.self as? ObjectBase.Type else { fatalError("Results of \(Element.self) cannot be resolved.") }
+        return Results(realm: realm, info: ClassInfo.of(type))
+    }
+}
