@@ -19,14 +19,20 @@ package final class TableReader {
     let entries: [RowGroupEntry]
     private var keySegments: [SegmentReader?]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
-    private var columns: [[SegmentReader?]?]
+    private var columns: [ColumnSegments?]
+
+    /// One column's segments, held by reference so reads borrow them instead of copying.
+    final class ColumnSegments {
+        let segments: [SegmentReader?]
+        init(_ s: [SegmentReader?]) { segments = s }
+    }
 
     package init(_ snapshot: Snapshot, _ table: String) throws {
         self.snapshot = snapshot
         (schema, state) = try snapshot.table(table)
         entries = try snapshot.rowGroups(state)
         keySegments = [SegmentReader?](repeating: nil, count: entries.count)
-        columns = [[SegmentReader?]?](repeating: nil, count: schema.columns.count)
+        columns = [ColumnSegments?](repeating: nil, count: schema.columns.count)
     }
 
     /// The number of row groups.
@@ -61,17 +67,15 @@ package final class TableReader {
     package func value(_ location: RowLocation, column: Int) throws -> StorageValue {
         let g = Int(location.group)
         guard g >= 0, g < entries.count else { throw StorageError(.notFound, "row group \(g) out of \(entries.count)") }
-        let segments: [SegmentReader?]
+        let segments: ColumnSegments
         if let s = columns[column] {
             segments = s
         } else {
-            segments = try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment)
+            segments = ColumnSegments(try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment))
             columns[column] = segments
         }
-        guard let seg = segments[g] else {
-            let c = schema.columns[column]
-            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
-        }
-        return try seg.value(Int(location.row))
+        if let v = try segments.segments[g]?.value(Int(location.row)) { return v }
+        let c = schema.columns[column]
+        return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
     }
 }

@@ -56,6 +56,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             if let (version, locs) = locations {
                 o._location = locs[i]
                 o._locationVersion = version
+                o._reader = base.cachedReader
             }
             return (o as! Element)
         }
@@ -74,6 +75,8 @@ final class ResultsBase {
     let info: ClassInfo
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
+    /// The table reader the locations refer to.
+    var cachedReader: BoundReader?
     private var cachedStamp = -1
 
     init(realm: Realm, info: ClassInfo) {
@@ -100,6 +103,7 @@ final class ResultsBase {
             let snap = realm.currentSnapshot
             do {
                 if let bound = try realm.reader(info, snap) {
+                    cachedReader = bound
                     var keys: [ObjectKey] = []
                     var locs: [RowLocation] = []
                     for g in 0..<bound.reader.groupCount {

@@ -8,16 +8,18 @@ import RealmStorage
 /// are ordinary Swift objects.
 open class ObjectBase: CustomStringConvertible {
     /// The Realm managing this object (nil while unmanaged).
-    package var _realm: Realm?
+    @usableFromInline package var _realm: Realm?
     /// The object's key in its table, when managed.
     package var _key = ObjectKey(-1)
     /// Where the object sits in the snapshot of version `_locationVersion` (a read-path cache).
     package var _location = RowLocation(group: -1, row: -1)
     package var _locationVersion: UInt64 = 0
+    /// The table reader of that version, once resolved.
+    var _reader: BoundReader?
     /// Values set on an unmanaged object through its accessors (nil: not set yet).
-    package var _values: [Any?] = []
+    @usableFromInline package var _values: [Any?] = []
     /// When set, accessors report which property they read (key path → name).
-    package var _recorder: IndexRecorder?
+    @usableFromInline package var _recorder: IndexRecorder?
     private var _infoStorage: ClassInfo?
 
     /// Creates an unmanaged object.
@@ -39,7 +41,7 @@ open class ObjectBase: CustomStringConvertible {
 
     func _bindInfo(_ info: ClassInfo) { _infoStorage = info }
 
-    func _setUnmanaged(_ index: Int, _ value: Any) {
+    @usableFromInline func _setUnmanaged(_ index: Int, _ value: Any) {
         if _values.count <= index { _values += [Any?](repeating: nil, count: _info.properties.count - _values.count) }
         _values[index] = value
     }
@@ -217,7 +219,8 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
 }
 
 /// Collects the property indexes accessors report (key path → property name).
+@usableFromInline
 package final class IndexRecorder {
     package var indexes: [Int] = []
-    package func append(_ i: Int) { indexes.append(i) }
+    @usableFromInline package func append(_ i: Int) { indexes.append(i) }
 }

@@ -17,20 +17,20 @@ import RealmStorage
 /// `ObjectBase`.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
-    var initial: Value?
-    var flags: UInt8 = 0
+    @usableFromInline var initial: Value?
+    @usableFromInline var flags: UInt8 = 0
     /// Set only on a prototype to find which property a key path names.
-    var marker = false
-    var origin: String?
+    @usableFromInline var marker = false
+    @usableFromInline var origin: String?
 
-    static var primaryKeyFlag: UInt8 { 1 }
-    static var indexedFlag: UInt8 { 2 }
+    @usableFromInline static var primaryKeyFlag: UInt8 { 1 }
+    @usableFromInline static var indexedFlag: UInt8 { 2 }
 
     /// A property with the type's default value (`0`, `""`, `nil`, an empty collection, a new `ObjectId`).
-    public init() {}
+    @inlinable public init() {}
 
     /// A property with an initial value.
-    public init(wrappedValue: Value) { initial = wrappedValue }
+    @inlinable public init(wrappedValue: Value) { initial = wrappedValue }
 
     @available(*, unavailable, message: "@Persisted can only be used as a property of a Realm object")
     public var wrappedValue: Value {
@@ -39,6 +39,7 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError("@Persisted can only be used as a property of a Realm object") }
     }
 
+    @inlinable
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -66,6 +67,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     /// The property index `storage` names, resolved once per class and key path.
+    @usableFromInline
     static func index<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
         let info = object._info
         if let i = info.cachedIndex(storage) { return i }
@@ -81,20 +83,20 @@ public struct Persisted<Value: _Persistable> {
 
 extension Persisted where Value: _RealmValue {
     /// A primary-key property (`Int`, `String`, `ObjectId`, `UUID` or optionals of them).
-    public init(primaryKey: Bool) {
+    @inlinable public init(primaryKey: Bool) {
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// A primary-key property with an initial value.
-    public init(wrappedValue: Value, primaryKey: Bool) {
+    @inlinable public init(wrappedValue: Value, primaryKey: Bool) {
         initial = wrappedValue
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// An indexed property: `==` and `IN` queries use a persisted index.
-    public init(indexed: Bool) {
+    @inlinable public init(indexed: Bool) {
         flags = indexed ? Self.indexedFlag : 0
     }
     /// An indexed property with an initial value.
-    public init(wrappedValue: Value, indexed: Bool) {
+    @inlinable public init(wrappedValue: Value, indexed: Bool) {
         initial = wrappedValue
         flags = indexed ? Self.indexedFlag : 0
     }

@@ -93,7 +93,14 @@ extension Realm {
             // A frozen Realm may be read from many threads: only its immutable snapshot is used.
             if isFrozen { return try snapshot!.value(info.className, object._key, info.properties[index].name) }
             let snap = currentSnapshot
-            guard let bound = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
+            let bound: BoundReader
+            if let b = object._reader, b.version == snap.version {
+                bound = b
+            } else {
+                guard let b = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
+                bound = b
+                object._reader = b
+            }
             if object._locationVersion != snap.version {
                 guard let loc = try bound.reader.locate(object._key) else { throw StorageError(.notFound, "no object") }
                 object._location = loc
@@ -112,7 +119,7 @@ extension Realm {
     // MARK: Writing properties
 
     /// Traps unless property `index` of `object` may be written now.
-    func checkWritable(_ object: ObjectBase, _ index: Int) {
+    @usableFromInline func checkWritable(_ object: ObjectBase, _ index: Int) {
         if isFrozen { fatalError("Cannot modify a frozen object; thaw() it and write to the live object in a write transaction.") }
         _ = requireWrite()
         if index == object._info.primaryKey {
@@ -414,7 +421,13 @@ extension StorageValue {
 }
 
 /// A table reader with the column position of each property of one class (-1: not stored).
-struct BoundReader {
+final class BoundReader {
     let reader: TableReader
     let columns: [Int]
+    let version: UInt64
+    init(reader: TableReader, columns: [Int]) {
+        self.reader = reader
+        self.columns = columns
+        self.version = reader.snapshot.version
+    }
 }
