@@ -1,0 +1,57 @@
+import Foundation
+import RealmSwift
+import RealmTestSupport
+import Testing
+
+/// The README's RealmSwift tour, compiled and checked (keep the two in sync).
+enum Tour {
+    final class Person: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var name = ""
+        @Persisted(indexed: true) var age = 0
+        @Persisted var dogs: List<Dog>
+        @Persisted var address: Address?
+    }
+    final class Dog: Object {
+        @Persisted var name = ""
+        @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+    }
+    final class Address: EmbeddedObject {
+        @Persisted var city = ""
+    }
+}
+
+@Suite struct ReadmeTourTests {
+    @Test func theTourRuns() throws {
+        typealias Person = Tour.Person
+        typealias Dog = Tour.Dog
+        typealias Address = Tour.Address
+        let dir = TempDir()
+        let config = Realm.Configuration(fileURL: dir.url("people.realm"), objectTypes: [Person.self, Dog.self, Address.self])
+        let realm = try Realm(configuration: config)
+
+        try realm.write {
+            let ada = Person(value: ["id": 1, "name": "Ada", "age": 36])
+            ada.dogs.append(Dog(value: ["name": "Rex"]))
+            ada.address = Address(value: ["city": "London"])
+            realm.add(ada)
+            realm.create(Person.self, value: [2, "Grace", 45])
+        }
+        let people = realm.objects(Person.self)
+        #expect(people.count == 2)
+        let ada = realm.object(ofType: Person.self, forPrimaryKey: 1)!
+        #expect(ada.dogs.first?.owners.first?.name == "Ada")
+
+        let frozen = realm.freeze()
+        try realm.write { ada.age += 1 }
+        #expect(frozen.object(ofType: Person.self, forPrimaryKey: 1)!.age == 36)
+        #expect(ada.age == 37)
+
+        var caught = false
+        do { try realm.write { try realm.checkedAdd(Person(value: ["id": 1])) } } catch Realm.Error.primaryKeyExists { caught = true }
+        #expect(caught)
+
+        let dynamic = try Realm(configuration: .init(fileURL: config.fileURL, objectTypes: []))
+        #expect(dynamic.dynamicObjects("Person").first?["name"] as? String == "Ada")
+    }
+}
