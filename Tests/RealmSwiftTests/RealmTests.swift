@@ -279,3 +279,32 @@ import Testing
         #expect(realm.objects(Person.self).count == 50)
     }
 }
+
+@Suite struct ActiveVersionTests {
+    /// DESIGN.md §3's example through the object API: with a limit of 3, frozen Realms at three
+    /// versions make the next write throw; releasing one lets it succeed.
+    @Test func maximumNumberOfActiveVersionsThroughFrozenRealms() throws {
+        let dir = TempDir()
+        var config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
+        config.maximumNumberOfActiveVersions = 3
+        let realm = try Realm(configuration: config)
+        var frozen: [Realm] = []
+        for i in 0..<2 {
+            try realm.write { realm.add(Person(value: ["id": i])) }
+            frozen.append(realm.freeze())
+        }
+        // Pinned: the two frozen versions and the live Realm's current one.
+        #expect(realm.numberOfActiveVersions == 2)
+        try realm.write { realm.add(Person(value: ["id": 2])) }
+        frozen.append(realm.freeze())
+        #expect(realm.numberOfActiveVersions == 3)
+        #expect {
+            try realm.write { realm.add(Person(value: ["id": 3])) }
+        } throws: { ($0 as? Realm.Error)?.code == .maximumNumberOfActiveVersionsExceeded }
+        #expect(realm.objects(Person.self).count == 3)
+        frozen.removeFirst()
+        try realm.write { realm.add(Person(value: ["id": 3])) }
+        #expect(realm.objects(Person.self).count == 4)
+        #expect(frozen.map { $0.objects(Person.self).count } == [2, 3])
+    }
+}

@@ -23,8 +23,14 @@ package final class TableReader {
 
     /// One column's segments, held by reference so reads borrow them instead of copying.
     final class ColumnSegments {
-        let segments: [SegmentReader?]
-        init(_ s: [SegmentReader?]) { segments = s }
+        let segments: [Box?]
+        init(_ s: [SegmentReader?]) { segments = s.map { $0.map(Box.init) } }
+    }
+
+    /// A segment reader behind a reference, so reading it borrows instead of copying the struct.
+    final class Box {
+        let reader: SegmentReader
+        init(_ r: SegmentReader) { reader = r }
     }
 
     package init(_ snapshot: Snapshot, _ table: String) throws {
@@ -74,7 +80,7 @@ package final class TableReader {
             segments = ColumnSegments(try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment))
             columns[column] = segments
         }
-        if let v = try segments.segments[g]?.value(Int(location.row)) { return v }
+        if let box = segments.segments[g] { return try box.reader.value(Int(location.row)) }
         let c = schema.columns[column]
         return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
     }

@@ -208,8 +208,8 @@ public final class Realm {
     }
 
     /// Commits the open write transaction, making it durable.
-    /// - Throws: ``Realm/Error`` — `.maximumNumberOfActiveVersionsExceeded` (nothing is changed;
-    ///   the transaction stays open), I/O errors (the transaction is rolled back).
+    /// - Throws: ``Realm/Error`` — `.maximumNumberOfActiveVersionsExceeded` (checked before anything
+    ///   is written), I/O errors; either way the transaction is rolled back.
     public func commitWrite() throws {
         checkThread()
         guard let tx = transaction else { fatalError("Cannot commit a write transaction: none is open. Call beginWrite() first.") }
@@ -219,11 +219,9 @@ public final class Realm {
             snapshot = s
             stamp += 1
         } catch let e as StorageError {
-            if e.code != .maximumNumberOfActiveVersionsExceeded {
-                transaction = nil
-                tx.cancel()
-                stamp += 1
-            }
+            transaction = nil
+            tx.cancel()
+            stamp += 1
             throw Realm.Error(e)
         }
     }

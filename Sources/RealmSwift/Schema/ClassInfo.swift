@@ -47,6 +47,8 @@ final class ClassInfo: @unchecked Sendable {
     let schema: ObjectSchema
     let indexByName: [String: Int]
     private let keyPathCache = Mutex<[ObjectIdentifier: (RetainedKeyPath, Int)]>([:])
+    /// Open-addressed key path → index slots, written under `keyPathCache`'s lock, read without it.
+    private let slots: [KeyPathSlot]
 
     private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
 
@@ -87,6 +89,7 @@ final class ClassInfo: @unchecked Sendable {
         var byName: [String: Int] = [:]
         for (i, p) in props.enumerated() { byName[p.name] = i }
         self.indexByName = byName
+        self.slots = (0..<max(8, props.count * 4)).map { _ in KeyPathSlot() }
     }
 
     /// A description of a table read from the file, for the dynamic API.
@@ -107,6 +110,7 @@ final class ClassInfo: @unchecked Sendable {
         var byName: [String: Int] = [:]
         for (i, p) in props.enumerated() { byName[p.name] = i }
         self.indexByName = byName
+        self.slots = [KeyPathSlot()]
     }
 
     /// Problems that make this class unusable as a model, as messages naming the fix.
@@ -144,14 +148,36 @@ final class ClassInfo: @unchecked Sendable {
 
     func makePrototype() -> ObjectBase { type.init() }
 
+    /// The property index a key path names, from a lock-free table filled by ``cacheIndex(_:_:)``.
     func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
-        keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
+        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
+        var i = Int((id >> 4) % UInt(slots.count))
+        for _ in 0..<slots.count {
+            let k = slots[i].key.load(ordering: .acquiring)
+            if k == id { return slots[i].value.load(ordering: .relaxed) }
+            if k == 0 { break }
+            i = (i + 1) % slots.count
+        }
+        return keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
     }
 
     func cacheIndex(_ keyPath: AnyKeyPath, _ index: Int) {
         // The key path is retained so its identity cannot be reused by another key path.
         let retained = RetainedKeyPath(value: keyPath)
-        keyPathCache.withLock { $0[ObjectIdentifier(keyPath)] = (retained, index) }
+        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
+        keyPathCache.withLock { cache in
+            guard cache[ObjectIdentifier(keyPath)] == nil else { return }
+            cache[ObjectIdentifier(keyPath)] = (retained, index)
+            var i = Int((id >> 4) % UInt(slots.count))
+            for _ in 0..<slots.count {
+                if slots[i].key.load(ordering: .relaxed) == 0 {
+                    slots[i].value.store(index, ordering: .relaxed)
+                    slots[i].key.store(id, ordering: .releasing)
+                    return
+                }
+                i = (i + 1) % slots.count
+            }
+        }
     }
 
     /// The index of the one wrapper of `prototype` whose marker is set.
@@ -178,4 +204,10 @@ final class ClassInfo: @unchecked Sendable {
 /// A key path kept alive in a cache. `@unchecked Sendable`: key path objects are immutable.
 struct RetainedKeyPath: @unchecked Sendable {
     let value: AnyKeyPath
+}
+
+/// One slot of a class's key path table: the key path's identity (0 = empty) and its index.
+final class KeyPathSlot: Sendable {
+    let key = Atomic<UInt>(0)
+    let value = Atomic<Int>(0)
 }
