@@ -1,7 +1,8 @@
 import Foundation
-import RealmSwift
 import RealmTestSupport
 import Testing
+
+@testable import RealmSwift
 
 @Suite struct PersistedTypesTests {
     static func filled(_ id: Int, extreme: Bool) -> AllTypes {
@@ -104,5 +105,16 @@ import Testing
             #expect(throws: Realm.Error.self) { try realm.checkedCreate(AllTypes.self, value: ["id": 3, "nope": 1]) }
             #expect(throws: Realm.Error.self) { try realm.checkedCreate(AllTypes.self, value: ["id": 4, "kind": 7]) }
         }
+    }
+}
+
+@Suite struct KeyPathNameTests {
+    @Test func keyPathsBecomePropertyNames() throws {
+        #expect(try KeyPathNames.path(\Person.name) == "name")
+        #expect(try KeyPathNames.path(\Person.dog?.name) == "dog.name")
+        #expect(try KeyPathNames.path(\Person.dog?.friend?.age) == "dog.friend.age")
+        #expect(try KeyPathNames.path(\Person.dogs) == "dogs")
+        #expect(try KeyPathNames.path(\Dog.owners) == "owners")
+        #expect(throws: Realm.Error.self) { try KeyPathNames.path(\Person.description) }
     }
 }

@@ -221,6 +221,6 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
 /// Collects the property indexes accessors report (key path → property name).
 @usableFromInline
 package final class IndexRecorder {
-    package var indexes: [Int] = []
-    @usableFromInline package func append(_ i: Int) { indexes.append(i) }
+    /// (class, property index) in the order the accessors ran.
+    var steps: [(ClassInfo, Int)] = []
 }

@@ -48,7 +48,7 @@ public struct Persisted<Value: _Persistable> {
         get {
             let i = index(object, storageKeyPath)
             if object._realm != nil { return Value._rlmGet(object, i) }
-            object._recorder?.append(i)
+            if let recorder = object._recorder { return recorded(object, recorder, i) }
             if i < object._values.count, let v = object._values[i] { return v as! Value }
             if let v = object[keyPath: storageKeyPath].initial { return v }
             let d = Value._rlmDefaultValue()
@@ -64,6 +64,20 @@ public struct Persisted<Value: _Persistable> {
                 object._setUnmanaged(i, newValue)
             }
         }
+    }
+
+    /// Notes property `i` for a key-path recording; a link returns a recording prototype of its
+    /// target so nested paths (`\Person.dog?.name`) keep recording.
+    @usableFromInline
+    static func recorded(_ object: ObjectBase, _ recorder: IndexRecorder, _ i: Int) -> Value {
+        recorder.steps.append((object._info, i))
+        let info = Value._rlmInfo
+        if info.kind == .single, let target = info.objectType {
+            let proto = target.init()
+            proto._recorder = recorder
+            if let v = (proto as Any) as? Value { return v }
+        }
+        return Value._rlmDefaultValue()
     }
 
     /// The property index `storage` names, resolved once per class and key path.

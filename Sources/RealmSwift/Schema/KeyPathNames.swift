@@ -1,0 +1,22 @@
+/// Key paths to property names, recorded by running the key path on a prototype whose accessors
+/// report what they read (Linux cannot print a key path's components).
+enum KeyPathNames {
+    /// The property names `keyPath` walks through, e.g. `["dog", "name"]` for `\Person.dog?.name`.
+    /// - Throws: ``Realm/Error`` `.invalidProperty` when the key path reads no persisted property.
+    static func names<Root: ObjectBase, Value>(_ keyPath: KeyPath<Root, Value>) throws -> [String] {
+        let proto = ClassInfo.of(Root.self).makePrototype()
+        let recorder = IndexRecorder()
+        proto._recorder = recorder
+        guard let root = proto as? Root else { throw Realm.Error(.invalidProperty, "cannot record \(keyPath)") }
+        _ = root[keyPath: keyPath]
+        guard !recorder.steps.isEmpty else {
+            throw Realm.Error(.invalidProperty, "the key path \(keyPath) does not name a @Persisted property of \(Root.self)")
+        }
+        return recorder.steps.map { $0.0.properties[$0.1].name }
+    }
+
+    /// The dotted form of ``names(_:)``: `"dog.name"`.
+    static func path<Root: ObjectBase, Value>(_ keyPath: KeyPath<Root, Value>) throws -> String {
+        try names(keyPath).joined(separator: ".")
+    }
+}
