@@ -42,7 +42,7 @@ open class ObjectBase: CustomStringConvertible {
     func _bindInfo(_ info: ClassInfo) { _infoStorage = info }
 
     @usableFromInline func _setUnmanaged(_ index: Int, _ value: Any) {
-        if _values.count <= index { _values += [Any?](repeating: nil, count: _info.properties.count - _values.count) }
+        if _values.isEmpty { _values = [Any?](repeating: nil, count: _info.properties.count) }
         _values[index] = value
     }
 
@@ -104,7 +104,7 @@ open class ObjectBase: CustomStringConvertible {
         let p = _info.properties[index]
         if _realm != nil { return p.valueType._rlmGetAny(self, index) }
         if index < _values.count, let v = _values[index] { return v }
-        return _info.unmanagedValues(of: self)[index]
+        return _info.unmanagedValues(of: self)[index]!
     }
 
     open var description: String {

@@ -257,7 +257,7 @@ extension Realm {
         let layout = try columnLayout(info, tx)
         var existing: ObjectKey?
         if let pk = info.primaryKey, addPolicy != .error {
-            let pkRaw = try realmErrors { try info.properties[pk].valueType._rlmEncodeAny(values[pk], self).value }
+            let pkRaw = try realmErrors { try info.properties[pk].valueType._rlmEncodeAny(values[pk]!, self).value }
             existing = try realmErrors { try tx.objectKey(table, primaryKey: pkRaw) }
         }
         var deferred: [Int] = []
@@ -271,7 +271,7 @@ extension Realm {
                     deferred.append(i)
                     continue
                 }
-                let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i], self).value }
+                let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i]!, self).value }
                 if addPolicy == .modified, try realmErrors({ try tx.value(table, key, p.name) }).bitwiseEqualsForUpdate(raw) { continue }
                 try realmErrors { try tx.set(table, key, p.name, raw) }
             }
@@ -285,7 +285,7 @@ extension Realm {
                         deferred.append(i)
                         row.append(info.properties[i].column!.isList ? .list([]) : .null)
                     } else {
-                        row.append(try realmErrors { try info.properties[i].valueType._rlmEncodeAny(values[i], self).value })
+                        row.append(try realmErrors { try info.properties[i].valueType._rlmEncodeAny(values[i]!, self).value })
                     }
                 case .unused(let c):
                     row.append(c.isList ? .list([]) : c.isNullable ? .null : Self.zero(c.type))
@@ -294,7 +294,7 @@ extension Realm {
             do {
                 key = try tx.insert(table, row: row)
             } catch let e as StorageError where e.code == .duplicatePrimaryKey {
-                let pk = info.primaryKey.map { String(describing: unwrapOptional(values[$0]) ?? "nil") } ?? "?"
+                let pk = info.primaryKey.map { String(describing: unwrapOptional(values[$0]!) ?? "nil") } ?? "?"
                 throw Realm.Error(
                     .primaryKeyExists, "Attempting to create an object of type '\(table)' with an existing primary key value '\(pk)'.",
                     underlying: e)
@@ -306,7 +306,7 @@ extension Realm {
         // Links last, so cycles between new objects resolve to keys that exist.
         for i in deferred {
             let p = info.properties[i]
-            let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i], self).value }
+            let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i]!, self).value }
             try realmErrors { try tx.set(table, key, p.name, raw) }
         }
         stamp += 1

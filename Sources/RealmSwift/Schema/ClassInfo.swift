@@ -187,17 +187,14 @@ final class ClassInfo: @unchecked Sendable {
 
     /// The current values of an unmanaged object: those set through accessors, else the wrappers'
     /// initial values (read with `Mirror` only when some property was never set).
-    func unmanagedValues(of object: ObjectBase) -> [Any] {
-        var values: [Any?] = object._values + [Any?](repeating: nil, count: max(0, properties.count - object._values.count))
-        if values.contains(where: { $0 == nil }) {
-            let wrappers = object is DynamicObject ? [] : Self.wrappers(of: object)
-            for i in values.indices where values[i] == nil {
-                let v = (i < wrappers.count ? wrappers[i].1.initialAny : nil) ?? properties[i].valueType._rlmDefaultValue()
-                values[i] = v
-                object._setUnmanaged(i, v)
-            }
+    func unmanagedValues(of object: ObjectBase) -> [Any?] {
+        if object._values.count == properties.count && !object._values.contains(where: { $0 == nil }) { return object._values }
+        let wrappers = object is DynamicObject ? [] : Self.wrappers(of: object)
+        for i in properties.indices where i >= object._values.count || object._values[i] == nil {
+            let v = (i < wrappers.count ? wrappers[i].1.initialAny : nil) ?? properties[i].valueType._rlmDefaultValue()
+            object._setUnmanaged(i, v)
         }
-        return values.map { $0! }
+        return object._values
     }
 }
 
