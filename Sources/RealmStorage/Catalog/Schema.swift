@@ -81,7 +81,8 @@ public struct Catalog: Sendable, Hashable {
         }
     }
 
-    static func decode(_ r: inout BlockReader) throws -> Catalog {
+    /// Decodes and validates a catalog of a file whose static header says `formatVersion`.
+    static func decode(_ r: inout BlockReader, formatVersion: UInt32) throws -> Catalog {
         var cat = Catalog()
         cat.nextTableId = try r.u32()
         let n = try r.count(max: 1 << 16, "table count")
