@@ -23,6 +23,13 @@ public struct ColumnSchema: Sendable, Hashable {
         self.linkTarget = linkTarget
         self.isIndexed = indexed
     }
+
+    /// The format-version-2 feature this column uses ("mixed"), or nil when a version-1 file can
+    /// hold it (Spec/FORMAT.md §3.1, §5.2).
+    var formatVersion2Feature: String? {
+        if type == .mixed { return "mixed" }
+        return nil
+    }
 }
 
 /// A table as stored in the catalog.
@@ -102,6 +109,12 @@ public struct Catalog: Sendable, Hashable {
                 let target = try r.u32()
                 var c = ColumnSchema(name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, indexed: flags & 4 != 0)
                 c.id = id
+                if let feature = c.formatVersion2Feature, formatVersion < 2 {
+                    throw r.corrupted("column '\(name)' is \(feature), which a format version \(formatVersion) file cannot hold")
+                }
+                if type == .mixed && (!c.isNullable || c.isIndexed || (pkId != 0 && id == pkId)) {
+                    throw r.corrupted("mixed column '\(name)' must be nullable, not indexed and not the primary key")
+                }
                 if type == .link { linkTargets.append((ti, t.columns.count, target)) }
                 t.columns.append(c)
                 if id == pkId { t.primaryKey = name }

@@ -14,6 +14,8 @@ package struct ColumnBuffer: Sendable {
         case fixed(width: Int, [UInt8])
         case strings([String])
         case blobs([[UInt8]])
+        /// Mixed values, serialized when the segment is encoded.
+        case values([StorageValue])
         case lists([[StorageValue]])
     }
     package private(set) var storage: Storage
@@ -34,6 +36,7 @@ package struct ColumnBuffer: Sendable {
             case .double: storage = .doubles([])
             case .string: storage = .strings([])
             case .binary: storage = .blobs([])
+            case .mixed: storage = .values([])
             case .timestamp, .objectId, .uuid, .decimal128:
                 if case .fixed(let w) = type.lane { storage = .fixed(width: w, []) } else { fatalError("unreachable") }
             }
@@ -47,6 +50,7 @@ package struct ColumnBuffer: Sendable {
         case .ints(var a): a.reserveCapacity(n); storage = .ints(a)
         case .doubles(var a): a.reserveCapacity(n); storage = .doubles(a)
         case .strings(var a): a.reserveCapacity(n); storage = .strings(a)
+        case .values(var a): a.reserveCapacity(n); storage = .values(a)
         default: break
         }
         valid?.reserveCapacity(n)
@@ -67,7 +71,7 @@ package struct ColumnBuffer: Sendable {
         case .objectId: return .objectId([UInt8](repeating: 0, count: 12))
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal128: return .decimal128(low: 0, high: 0x3040_0000_0000_0000)
-        case .link: return .null
+        case .link, .mixed: return .null
         }
     }
 
@@ -120,6 +124,10 @@ package struct ColumnBuffer: Sendable {
             storage = .ints([])
             if case .binary(let b) = value { a.append(b) } else { a.append([]) }
             storage = .blobs(a)
+        case .values(var a):
+            storage = .ints([])
+            a.append(value)
+            storage = .values(a)
         case .lists(var a):
             storage = .ints([])
             if case .list(let l) = value { a.append(l) } else { a.append([]) }
@@ -156,6 +164,10 @@ package struct ColumnBuffer: Sendable {
             storage = .ints([])
             a[index] = { if case .binary(let b) = value { b } else { [] } }()
             storage = .blobs(a)
+        case .values(var a):
+            storage = .ints([])
+            a[index] = value
+            storage = .values(a)
         case .lists(var a):
             storage = .ints([])
             a[index] = { if case .list(let l) = value { l } else { [] } }()
@@ -173,6 +185,7 @@ package struct ColumnBuffer: Sendable {
         case .fixed(let w, let a): return Self.decodeFixed(Array(a[index * w..<(index + 1) * w]), type)
         case .strings(let a): return .string(a[index])
         case .blobs(let a): return .binary(a[index])
+        case .values(let a): return a[index]
         case .lists(let a): return .list(a[index])
         }
     }
@@ -193,6 +206,7 @@ package struct ColumnBuffer: Sendable {
             storage = .fixed(width: w, out)
         case .strings(let a): storage = .strings(keep(a))
         case .blobs(let a): storage = .blobs(keep(a))
+        case .values(let a): storage = .values(keep(a))
         case .lists(let a): storage = .lists(keep(a))
         }
         if let v = valid { valid = keep(v) }
@@ -208,6 +222,7 @@ package struct ColumnBuffer: Sendable {
         case (.fixed(let w, var a), .fixed(_, let b)): storage = .ints([]); a += b; storage = .fixed(width: w, a)
         case (.strings(var a), .strings(let b)): storage = .ints([]); a += b; storage = .strings(a)
         case (.blobs(var a), .blobs(let b)): storage = .ints([]); a += b; storage = .blobs(a)
+        case (.values(var a), .values(let b)): storage = .ints([]); a += b; storage = .values(a)
         case (.lists(var a), .lists(let b)): storage = .ints([]); a += b; storage = .lists(a)
         default: preconditionFailure("appending a column of another type")
         }

@@ -253,13 +253,18 @@ package struct SegmentReader: Sendable {
             case .double: return .double(Double(bitPattern: try v.u64(i * 8)))
             default: return ColumnBuffer.decodeFixed(bytes, type)
             }
-        case .offsets(let o):
-            let (s, n) = try o.item(i)
-            return type == .string ? .string(try o.blob.string(s, n)) : .binary(try o.blob.bytes(s, n))
-        case .dictionary(let d, let indices):
-            let id = Int(indices[i])
-            let (s, n) = try d.item(id)
-            return type == .string ? .string(try d.blob.string(s, n)) : .binary(try d.blob.bytes(s, n))
+        case .offsets(let o): return try bytesValue(o, i)
+        case .dictionary(let d, let indices): return try bytesValue(d, Int(indices[i]))
+        }
+    }
+
+    /// Item `i` of a bytes-lane array as a value of this segment's type.
+    func bytesValue(_ o: Offsets, _ i: Int) throws -> StorageValue {
+        let (s, n) = try o.item(i)
+        switch type {
+        case .string: return .string(try o.blob.string(s, n))
+        case .mixed: return try MixedValue.decode(o.blob, s, n)
+        default: return .binary(try o.blob.bytes(s, n))
         }
     }
 

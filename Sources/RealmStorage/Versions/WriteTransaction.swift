@@ -56,13 +56,28 @@ public final class WriteTransaction {
 
     // MARK: Schema
 
+    /// The file's format version, fixed when it was created (Spec/FORMAT.md §3.1).
+    var formatVersion: UInt32 { base.formatVersion }
+
+    /// Refuses a column that the file's format version cannot hold.
+    func checkFormatVersion(_ column: ColumnSchema) throws {
+        guard let feature = column.formatVersion2Feature, formatVersion < 2 else { return }
+        throw StorageError(
+            .unsupportedFormatVersion,
+            "column '\(column.name)' is \(feature), which needs format version 2; this file has format version \(formatVersion), "
+                + "which cannot hold mixed, set or map columns; compact the file to upgrade it",
+            path: store.path)
+    }
+
     /// Creates an empty table, optionally with a primary-key column (indexed, unique).
-    /// - Throws: `.invalidSchema` if the name is taken or the key type cannot be a primary key.
+    /// - Throws: `.invalidSchema` if the name is taken or the key type cannot be a primary key;
+    ///   `.unsupportedFormatVersion` for a key column a format-version-1 file cannot hold.
     public func createTable(_ name: String, primaryKey: ColumnSchema? = nil) throws {
         try checkOpen()
         guard !name.isEmpty, catalog.table(name) == nil else {
             throw StorageError(.invalidSchema, "a table named '\(name)' already exists or the name is empty")
         }
+        if let pk = primaryKey { try checkFormatVersion(pk) }
         var t = TableSchema(id: catalog.nextTableId, name: name)
         catalog.nextTableId += 1
         if var pk = primaryKey {
@@ -98,6 +113,10 @@ public final class WriteTransaction {
     }
 
     /// Adds a column; existing objects read its default (null, or the type's zero) until set.
+    /// A mixed column is always nullable.
+    /// - Throws: `.notFound` (no such table), `.invalidSchema` (a taken name, a missing link target,
+    ///   an index on a column that cannot have one), `.unsupportedFormatVersion` (a mixed column in
+    ///   a format-version-1 file; compaction upgrades the file).
     public func addColumn(_ table: String, _ column: ColumnSchema) throws {
         try checkOpen()
         guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else {
@@ -111,12 +130,14 @@ public final class WriteTransaction {
                 throw StorageError(.invalidSchema, "link column '\(column.name)' needs an existing target table")
             }
         }
-        if column.isIndexed && (column.isList || column.type == .float || column.type == .double) {
-            throw StorageError(.invalidSchema, "lists, floats and doubles cannot be indexed")
+        try checkFormatVersion(column)
+        if column.isIndexed && (column.isList || [.float, .double, .mixed].contains(column.type)) {
+            throw StorageError(.invalidSchema, "lists, floats, doubles and mixed columns cannot be indexed")
         }
         insertPlans = [:]
         var c = column
         if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link is always optional
+        if c.type == .mixed { c.isNullable = true }  // null is one of a mixed column's values
         c.id = catalog.tables[ti].nextColumnId
         catalog.tables[ti].nextColumnId += 1
         catalog.tables[ti].columns.append(c)
@@ -317,6 +338,8 @@ public final class WriteTransaction {
         let table: WorkingTable
         /// (position in the row, column, index work) of indexed columns.
         let indexed: [(Int, ColumnSchema, IndexWork)]
+        /// Positions of mixed columns (whose typed links must name a table).
+        let mixed: [Int]
         /// The tail group new rows go to, with buffers in catalog order.
         var tail: LoadedGroup?
     }
@@ -330,7 +353,8 @@ public final class WriteTransaction {
         let t = try schema(table)
         let w = try working(table)
         let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, c, $0) } }
-        let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, tail: nil)
+        let mixed = t.columns.indices.filter { t.columns[$0].type == .mixed }
+        let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, mixed: mixed, tail: nil)
         insertPlans[table] = p
         lastPlan = p
         return p
@@ -358,6 +382,7 @@ public final class WriteTransaction {
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
         for i in row.indices { try tail.columns.buffers[i].validate(row[i], column: plan.names[i]) }
+        for i in plan.mixed { try checkTypedLinks(row[i], column: plan.names[i]) }
         let key = w.nextKey
         // Index checks before any change.
         for (i, c, iw) in plan.indexed where iw.unique {
@@ -408,6 +433,7 @@ public final class WriteTransaction {
         let g = try load(w, gi, allColumns: false, column: c)
         guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
         try g.columns[c.id]!.validate(value, column: c.name)
+        if c.type == .mixed { try checkTypedLinks(value, column: c.name) }
         let old = g.columns[c.id]!.value(row)
         if let iw = w.indexes[c.id] {
             if iw.unique, !old.bitwiseEquals(value), try !indexLookup(w, c, value).isEmpty {
@@ -423,6 +449,18 @@ public final class WriteTransaction {
             ch.modified.insert(key)
             ch.modifiedColumns.insert(c.id)
             changes[w.tableId] = ch
+        }
+    }
+
+    /// Checks that the typed links in a mixed column's value name tables of the catalog.
+    func checkTypedLinks(_ value: StorageValue, column: String) throws {
+        switch value {
+        case .typedLink(let table, _):
+            guard catalog.table(id: table) != nil else {
+                throw StorageError(.notFound, "column '\(column)' holds a typed link to table id \(table), which does not exist")
+            }
+        case .list(let items): for v in items { try checkTypedLinks(v, column: column) }
+        default: break
         }
     }
 
