@@ -6,6 +6,8 @@ package struct ColumnBuffer: Sendable {
     package let type: ColumnType
     package let nullable: Bool
     package let isList: Bool
+    /// Whether values are sets: lists without equal elements (checked by ``validate(_:column:)``).
+    package let isSet: Bool
 
     package enum Storage: Sendable {
         case ints([Int64])
@@ -23,10 +25,12 @@ package struct ColumnBuffer: Sendable {
     package private(set) var valid: [Bool]?
     package private(set) var count: Int = 0
 
-    package init(type: ColumnType, nullable: Bool, isList: Bool, capacity: Int = 0) {
+    package init(type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, capacity: Int = 0) {
+        precondition(isList || !isSet, "a set column is a list column")
         self.type = type
         self.nullable = nullable
         self.isList = isList
+        self.isSet = isSet
         if isList {
             storage = .lists([])
         } else {
@@ -43,6 +47,11 @@ package struct ColumnBuffer: Sendable {
         }
         valid = nullable && !isList ? [] : nil
         if capacity > 0 { reserve(capacity) }
+    }
+
+    /// An empty buffer for `column`.
+    package init(_ column: ColumnSchema, capacity: Int = 0) {
+        self.init(type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, capacity: capacity)
     }
 
     package mutating func reserve(_ n: Int) {
@@ -84,6 +93,9 @@ package struct ColumnBuffer: Sendable {
             for e in elems where !(e.fits(type) || (e.isNull && nullable)) {
                 throw StorageError(.typeMismatch, "list '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e)")
             }
+            if isSet, let e = Self.firstDuplicate(elems) {
+                throw StorageError(.typeMismatch, "set '\(column)' holds \(e) more than once")
+            }
             return
         }
         if value.isNull {
@@ -93,6 +105,13 @@ package struct ColumnBuffer: Sendable {
         guard value.fits(type) else {
             throw StorageError(.typeMismatch, "column '\(column)' holds \(type); got \(value)")
         }
+    }
+
+    /// The first element equal (``StorageValue/bitwiseEquals(_:)``) to an earlier one, if any.
+    package static func firstDuplicate(_ elements: [StorageValue]) -> StorageValue? {
+        guard elements.count > 1 else { return nil }
+        var seen = Set<BitwiseKey>(minimumCapacity: elements.count)
+        return elements.first { !seen.insert(BitwiseKey($0)).inserted }
     }
 
     /// Appends a value already checked with ``validate(_:column:)``.
@@ -231,8 +250,10 @@ package struct ColumnBuffer: Sendable {
     }
 
     /// Builds a buffer from already-decoded parts (used by the segment decoder).
-    package static func make(type: ColumnType, nullable: Bool, isList: Bool, storage: Storage, valid: [Bool]?, count: Int) -> ColumnBuffer {
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)
+    package static func make(
+        type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, storage: Storage, valid: [Bool]?, count: Int
+    ) -> ColumnBuffer {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet)
         b.storage = storage
         b.valid = (nullable && !isList) ? (valid ?? [Bool](repeating: true, count: count)) : nil
         b.count = count

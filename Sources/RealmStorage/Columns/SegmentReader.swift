@@ -281,8 +281,9 @@ package struct SegmentReader: Sendable {
         return !(try validity.isSet(row))
     }
 
-    /// Decodes the whole segment into a mutable buffer.
-    package func decodeAll() throws -> ColumnBuffer {
+    /// Decodes the whole segment into a mutable buffer; `isSet` marks a list segment of a set column
+    /// (segments do not record it, Spec/FORMAT.md §5.2).
+    package func decodeAll(isSet: Bool = false) throws -> ColumnBuffer {
         var valid: [Bool]?
         if nullable && !isList {
             var v = [Bool](repeating: true, count: rowCount)
@@ -309,7 +310,7 @@ package struct SegmentReader: Sendable {
             default: break
             }
         }
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, capacity: rowCount)
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet && isList, capacity: rowCount)
         for i in 0..<rowCount { b.append(try value(i)) }
         return b
     }

@@ -76,3 +76,12 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// A value hashed and compared by ``StorageValue/bitwiseEquals(_:)``: the identity of a set element.
+package struct BitwiseKey: Hashable {
+    package let value: StorageValue
+    package init(_ value: StorageValue) { self.value = value }
+    package static func == (a: BitwiseKey, b: BitwiseKey) -> Bool { a.value.bitwiseEquals(b.value) }
+    /// Bitwise-equal values have identical representations, so the ordinary hash agrees.
+    package func hash(into hasher: inout Hasher) { value.hash(into: &hasher) }
+}

@@ -28,9 +28,12 @@ public struct Verifier: Sendable {
         return verify(try store.snapshot(kind: "other"))
     }
 
-    /// Checks what a segment's structure cannot: link keys are not negative and typed links name a
-    /// table id the catalog has assigned.
+    /// Checks what a segment's structure cannot: link keys are not negative, typed links name a
+    /// table id the catalog has assigned, and sets hold no element twice.
     func checkValue(_ v: StorageValue, _ c: ColumnSchema, _ catalog: Catalog, at offset: Int) throws {
+        if c.isSet, case .list(let items) = v, let d = ColumnBuffer.firstDuplicate(items) {
+            throw StorageError.corrupted("set '\(c.name)' holds \(d) more than once", at: offset)
+        }
         switch v {
         case .link(let k) where k.rawValue < 0:
             throw StorageError.corrupted("negative link key in '\(c.name)'", at: offset)

@@ -187,7 +187,7 @@ public final class Snapshot: Sendable {
         guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
         guard let (_, g, row) = try locate(st, key) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
         guard let seg = try columnSegment(g, c) else {
-            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            return c.defaultValue
         }
         return try seg.value(row)
     }
@@ -199,7 +199,7 @@ public final class Snapshot: Sendable {
         var out: [String: StorageValue] = [:]
         for c in t.columns {
             out[c.name] =
-                try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+                try columnSegment(g, c)?.value(row) ?? c.defaultValue
         }
         return out
     }
@@ -300,7 +300,7 @@ public final class Snapshot: Sendable {
         if IndexHash.isExact(c.type) && h != IndexHash.nullHash { return cands.map { ObjectKey($0) } }
         return try cands.map { ObjectKey($0) }.filter { k in
             guard let (_, g, row) = try locate(st, k) else { return false }
-            let v = try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            let v = try columnSegment(g, c)?.value(row) ?? c.defaultValue
             return v.bitwiseEquals(value)
         }
     }

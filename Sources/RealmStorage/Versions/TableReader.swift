@@ -70,7 +70,7 @@ package final class TableReader {
         }
         guard let seg = segments[g] else {
             let c = schema.columns[column]
-            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            return c.defaultValue
         }
         return try seg.value(Int(location.row))
     }

@@ -115,8 +115,8 @@ public final class WriteTransaction {
     /// Adds a column; existing objects read its default (null, or the type's zero) until set.
     /// A mixed column is always nullable.
     /// - Throws: `.notFound` (no such table), `.invalidSchema` (a taken name, a missing link target,
-    ///   an index on a column that cannot have one), `.unsupportedFormatVersion` (a mixed column in
-    ///   a format-version-1 file; compaction upgrades the file).
+    ///   an index on a column that cannot have one), `.unsupportedFormatVersion` (a mixed or set
+    ///   column in a format-version-1 file; compaction upgrades the file).
     public func addColumn(_ table: String, _ column: ColumnSchema) throws {
         try checkOpen()
         guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else {
@@ -131,6 +131,7 @@ public final class WriteTransaction {
             }
         }
         try checkFormatVersion(column)
+        guard column.isList || !column.isSet else { throw StorageError(.invalidSchema, "set column '\(column.name)' must be a list") }
         if column.isIndexed && (column.isList || [.float, .double, .mixed].contains(column.type)) {
             throw StorageError(.invalidSchema, "lists, floats, doubles and mixed columns cannot be indexed")
         }
@@ -152,7 +153,7 @@ public final class WriteTransaction {
             let w = try working(table)
             let iw = IndexWork(column: c, unique: false, baseRef: .none)
             w.indexes[c.id] = iw
-            let def = ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: false)
+            let def = c.defaultValue
             for k in try allKeys(w) { iw.insert(IndexHash.hash(def), k) }
         }
     }
@@ -215,8 +216,8 @@ public final class WriteTransaction {
     }
 
     static func defaults(_ c: ColumnSchema, _ n: Int) -> ColumnBuffer {
-        var b = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: n)
-        let d = ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        var b = ColumnBuffer(c, capacity: n)
+        let d = c.defaultValue
         for _ in 0..<n { b.append(d) }
         return b
     }
@@ -241,7 +242,7 @@ public final class WriteTransaction {
         let wanted = allColumns ? t.columns : (column.map { [$0] } ?? [])
         for c in wanted where g.columns[c.id] == nil {
             if let block = g.originalBlock, let seg = try base.columnSegment(block, c) {
-                g.columns[c.id] = try seg.decodeAll()
+                g.columns[c.id] = try seg.decodeAll(isSet: c.isSet)
             } else {
                 g.columns[c.id] = Self.defaults(c, g.keys.count)
             }
@@ -263,7 +264,7 @@ public final class WriteTransaction {
             guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
             if let b = g.columns[c.id] { return b.value(row) }
             if let block = g.originalBlock, !g.rowsChanged, let seg = try base.columnSegment(block, c) { return try seg.value(row) }
-            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            return c.defaultValue
         }
     }
 
@@ -326,7 +327,7 @@ public final class WriteTransaction {
         }
         return try insert(
             table,
-            row: t.columns.map { c in values[c.name] ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) })
+            row: t.columns.map { c in values[c.name] ?? c.defaultValue })
     }
 
     /// What inserting into one table needs, resolved once per transaction and schema.
@@ -377,7 +378,7 @@ public final class WriteTransaction {
         } else {
             var cols = ColumnSet()
             for c in plan.schema.columns {
-                cols[c.id] = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: min(capacity, 1024))
+                cols[c.id] = ColumnBuffer(c, capacity: min(capacity, 1024))
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
