@@ -24,7 +24,7 @@ import Testing
         for k in stride(from: 0, to: 10_000, by: 10) { try tx.set("Person", ObjectKey(Int64(k)), "age", .int(1)) }
         try tx.commit()
         let r = try Inspector().inspect(path: dir.file(), segments: true)
-        #expect(r.formatVersion == 1)
+        #expect(r.formatVersion == 2)
         #expect(r.currentVersion == 3)
         #expect(r.slots.filter(\.isValid).count == 2)
         #expect(r.slots.first(where: \.isCurrent)?.version == 3)

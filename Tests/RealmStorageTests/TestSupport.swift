@@ -37,3 +37,15 @@ func expectCode<T>(_ code: StorageError.Code, sourceLocation: SourceLocation = #
         Issue.record("expected StorageError.\(code), got \(error)", sourceLocation: sourceLocation)
     }
 }
+
+extension Store {
+    /// Runs `body` in a write transaction and commits it; the transaction (which retains the store)
+    /// ends before this returns.
+    @discardableResult
+    func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        let tx = try beginWrite()
+        let result = try body(tx)
+        try tx.commit()
+        return result
+    }
+}

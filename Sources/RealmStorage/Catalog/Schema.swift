@@ -5,24 +5,41 @@ public struct ColumnSchema: Sendable, Hashable {
     public var name: String
     public var type: ColumnType
     public var isNullable: Bool
+    /// Whether each value is a list of elements of ``type`` (a set column is a list column too).
     public var isList: Bool
+    /// Whether the column's lists are sets: no two elements are equal (floats by bit pattern,
+    /// strings by UTF-8 bytes). Implies ``isList``. Format version 2.
+    public var isSet: Bool
     /// For `.link` columns: the name of the target table.
     public var linkTarget: String?
     /// Whether a persisted index is kept for this column.
     public var isIndexed: Bool
 
-    /// Describes a column to add; `id` is assigned by the catalog.
+    /// Describes a column to add; `id` is assigned by the catalog. `set: true` implies `list: true`.
     public init(
-        _ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, linkTarget: String? = nil, indexed: Bool = false
+        _ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, set: Bool = false, linkTarget: String? = nil,
+        indexed: Bool = false
     ) {
         self.id = 0
         self.name = name
         self.type = type
         self.isNullable = nullable
-        self.isList = list
+        self.isList = list || set
+        self.isSet = set
         self.linkTarget = linkTarget
         self.isIndexed = indexed
     }
+
+    /// The format-version-2 feature this column uses ("mixed"), or nil when a version-1 file can
+    /// hold it (Spec/FORMAT.md §3.1, §5.2).
+    var formatVersion2Feature: String? {
+        if type == .mixed { return "mixed" }
+        if isSet { return "a set" }
+        return nil
+    }
+
+    /// The value of this column in an object that has not set it (Spec/FORMAT.md §5.5).
+    package var defaultValue: StorageValue { ColumnBuffer.defaultValue(type: type, nullable: isNullable, isList: isList) }
 }
 
 /// A table as stored in the catalog.
@@ -75,13 +92,14 @@ public struct Catalog: Sendable, Hashable {
                 w.u32(c.id)
                 w.string(c.name)
                 w.u8(c.type.rawValue)
-                w.u8((c.isNullable ? 1 : 0) | (c.isList ? 2 : 0) | (c.isIndexed ? 4 : 0))
+                w.u8((c.isNullable ? 1 : 0) | (c.isList ? 2 : 0) | (c.isIndexed ? 4 : 0) | (c.isSet ? 8 : 0))
                 w.u32(c.linkTarget.flatMap { table($0)?.id } ?? 0)
             }
         }
     }
 
-    static func decode(_ r: inout BlockReader) throws -> Catalog {
+    /// Decodes and validates a catalog of a file whose static header says `formatVersion`.
+    static func decode(_ r: inout BlockReader, formatVersion: UInt32) throws -> Catalog {
         var cat = Catalog()
         cat.nextTableId = try r.u32()
         let n = try r.count(max: 1 << 16, "table count")
@@ -97,10 +115,18 @@ public struct Catalog: Sendable, Hashable {
                 let rawType = try r.u8()
                 guard let type = ColumnType(rawValue: rawType) else { throw r.corrupted("unknown column type \(rawType)") }
                 let flags = try r.u8()
-                guard flags & ~7 == 0 else { throw r.corrupted("unknown column flags \(flags)") }
+                guard flags & ~15 == 0 else { throw r.corrupted("unknown column flags \(flags)") }
                 let target = try r.u32()
-                var c = ColumnSchema(name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, indexed: flags & 4 != 0)
+                guard flags & 8 == 0 || flags & 2 != 0 else { throw r.corrupted("set column '\(name)' is not a list") }
+                var c = ColumnSchema(
+                    name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, set: flags & 8 != 0, indexed: flags & 4 != 0)
                 c.id = id
+                if let feature = c.formatVersion2Feature, formatVersion < 2 {
+                    throw r.corrupted("column '\(name)' is \(feature), which a format version \(formatVersion) file cannot hold")
+                }
+                if type == .mixed && (!c.isNullable || c.isIndexed || (pkId != 0 && id == pkId)) {
+                    throw r.corrupted("mixed column '\(name)' must be nullable, not indexed and not the primary key")
+                }
                 if type == .link { linkTargets.append((ti, t.columns.count, target)) }
                 t.columns.append(c)
                 if id == pkId { t.primaryKey = name }

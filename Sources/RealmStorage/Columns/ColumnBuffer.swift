@@ -6,6 +6,8 @@ package struct ColumnBuffer: Sendable {
     package let type: ColumnType
     package let nullable: Bool
     package let isList: Bool
+    /// Whether values are sets: lists without equal elements (checked by ``validate(_:column:)``).
+    package let isSet: Bool
 
     package enum Storage: Sendable {
         case ints([Int64])
@@ -14,6 +16,8 @@ package struct ColumnBuffer: Sendable {
         case fixed(width: Int, [UInt8])
         case strings([String])
         case blobs([[UInt8]])
+        /// Mixed values, serialized when the segment is encoded.
+        case values([StorageValue])
         case lists([[StorageValue]])
     }
     package private(set) var storage: Storage
@@ -21,10 +25,12 @@ package struct ColumnBuffer: Sendable {
     package private(set) var valid: [Bool]?
     package private(set) var count: Int = 0
 
-    package init(type: ColumnType, nullable: Bool, isList: Bool, capacity: Int = 0) {
+    package init(type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, capacity: Int = 0) {
+        precondition(isList || !isSet, "a set column is a list column")
         self.type = type
         self.nullable = nullable
         self.isList = isList
+        self.isSet = isSet
         if isList {
             storage = .lists([])
         } else {
@@ -34,6 +40,7 @@ package struct ColumnBuffer: Sendable {
             case .double: storage = .doubles([])
             case .string: storage = .strings([])
             case .binary: storage = .blobs([])
+            case .mixed: storage = .values([])
             case .timestamp, .objectId, .uuid, .decimal128:
                 if case .fixed(let w) = type.lane { storage = .fixed(width: w, []) } else { fatalError("unreachable") }
             }
@@ -42,11 +49,17 @@ package struct ColumnBuffer: Sendable {
         if capacity > 0 { reserve(capacity) }
     }
 
+    /// An empty buffer for `column`.
+    package init(_ column: ColumnSchema, capacity: Int = 0) {
+        self.init(type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, capacity: capacity)
+    }
+
     package mutating func reserve(_ n: Int) {
         switch storage {
         case .ints(var a): a.reserveCapacity(n); storage = .ints(a)
         case .doubles(var a): a.reserveCapacity(n); storage = .doubles(a)
         case .strings(var a): a.reserveCapacity(n); storage = .strings(a)
+        case .values(var a): a.reserveCapacity(n); storage = .values(a)
         default: break
         }
         valid?.reserveCapacity(n)
@@ -67,7 +80,7 @@ package struct ColumnBuffer: Sendable {
         case .objectId: return .objectId([UInt8](repeating: 0, count: 12))
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal128: return .decimal128(low: 0, high: 0x3040_0000_0000_0000)
-        case .link: return .null
+        case .link, .mixed: return .null
         }
     }
 
@@ -80,6 +93,9 @@ package struct ColumnBuffer: Sendable {
             for e in elems where !(e.fits(type) || (e.isNull && nullable)) {
                 throw StorageError(.typeMismatch, "list '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e)")
             }
+            if isSet, let e = Self.firstDuplicate(elems) {
+                throw StorageError(.typeMismatch, "set '\(column)' holds \(e) more than once")
+            }
             return
         }
         if value.isNull {
@@ -89,6 +105,13 @@ package struct ColumnBuffer: Sendable {
         guard value.fits(type) else {
             throw StorageError(.typeMismatch, "column '\(column)' holds \(type); got \(value)")
         }
+    }
+
+    /// The first element equal (``StorageValue/bitwiseEquals(_:)``) to an earlier one, if any.
+    package static func firstDuplicate(_ elements: [StorageValue]) -> StorageValue? {
+        guard elements.count > 1 else { return nil }
+        var seen = Set<BitwiseKey>(minimumCapacity: elements.count)
+        return elements.first { !seen.insert(BitwiseKey($0)).inserted }
     }
 
     /// Appends a value already checked with ``validate(_:column:)``.
@@ -120,6 +143,10 @@ package struct ColumnBuffer: Sendable {
             storage = .ints([])
             if case .binary(let b) = value { a.append(b) } else { a.append([]) }
             storage = .blobs(a)
+        case .values(var a):
+            storage = .ints([])
+            a.append(value)
+            storage = .values(a)
         case .lists(var a):
             storage = .ints([])
             if case .list(let l) = value { a.append(l) } else { a.append([]) }
@@ -156,6 +183,10 @@ package struct ColumnBuffer: Sendable {
             storage = .ints([])
             a[index] = { if case .binary(let b) = value { b } else { [] } }()
             storage = .blobs(a)
+        case .values(var a):
+            storage = .ints([])
+            a[index] = value
+            storage = .values(a)
         case .lists(var a):
             storage = .ints([])
             a[index] = { if case .list(let l) = value { l } else { [] } }()
@@ -173,6 +204,7 @@ package struct ColumnBuffer: Sendable {
         case .fixed(let w, let a): return Self.decodeFixed(Array(a[index * w..<(index + 1) * w]), type)
         case .strings(let a): return .string(a[index])
         case .blobs(let a): return .binary(a[index])
+        case .values(let a): return a[index]
         case .lists(let a): return .list(a[index])
         }
     }
@@ -193,6 +225,7 @@ package struct ColumnBuffer: Sendable {
             storage = .fixed(width: w, out)
         case .strings(let a): storage = .strings(keep(a))
         case .blobs(let a): storage = .blobs(keep(a))
+        case .values(let a): storage = .values(keep(a))
         case .lists(let a): storage = .lists(keep(a))
         }
         if let v = valid { valid = keep(v) }
@@ -208,6 +241,7 @@ package struct ColumnBuffer: Sendable {
         case (.fixed(let w, var a), .fixed(_, let b)): storage = .ints([]); a += b; storage = .fixed(width: w, a)
         case (.strings(var a), .strings(let b)): storage = .ints([]); a += b; storage = .strings(a)
         case (.blobs(var a), .blobs(let b)): storage = .ints([]); a += b; storage = .blobs(a)
+        case (.values(var a), .values(let b)): storage = .ints([]); a += b; storage = .values(a)
         case (.lists(var a), .lists(let b)): storage = .ints([]); a += b; storage = .lists(a)
         default: preconditionFailure("appending a column of another type")
         }
@@ -216,8 +250,10 @@ package struct ColumnBuffer: Sendable {
     }
 
     /// Builds a buffer from already-decoded parts (used by the segment decoder).
-    package static func make(type: ColumnType, nullable: Bool, isList: Bool, storage: Storage, valid: [Bool]?, count: Int) -> ColumnBuffer {
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)
+    package static func make(
+        type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, storage: Storage, valid: [Bool]?, count: Int
+    ) -> ColumnBuffer {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet)
         b.storage = storage
         b.valid = (nullable && !isList) ? (valid ?? [Bool](repeating: true, count: count)) : nil
         b.count = count

@@ -11,6 +11,9 @@ public enum ColumnType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case uuid = 9
     case decimal128 = 10
     case link = 11
+    /// Any scalar value or a typed link (a link to an object of any table), possibly null; stored in
+    /// the bytes lane as a tag byte and a payload (Spec/FORMAT.md §4.7). Format version 2.
+    case mixed = 12
 
     /// The physical lane the values are stored in.
     var lane: Lane {
@@ -21,7 +24,7 @@ public enum ColumnType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .timestamp: .fixed(12)
         case .objectId: .fixed(12)
         case .uuid, .decimal128: .fixed(16)
-        case .string, .binary: .bytes
+        case .string, .binary, .mixed: .bytes
         }
     }
 
@@ -44,6 +47,7 @@ public enum ColumnType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .uuid: "uuid"
         case .decimal128: "decimal128"
         case .link: "link"
+        case .mixed: "mixed"
         }
     }
 }

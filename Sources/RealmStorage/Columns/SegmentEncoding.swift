@@ -73,6 +73,7 @@ package enum SegmentEncoder {
             appendMaybeCompressed(&w, fixedArray(bytes, width: width, count: c.count))
         case .strings(let a): appendBytesArray(&w, a.map(\.utf8))
         case .blobs(let a): appendBytesArray(&w, a)
+        case .values(let a): appendBytesArray(&w, a.map(MixedValue.encode))
         case .lists: preconditionFailure("nested lists are not stored")
         }
     }

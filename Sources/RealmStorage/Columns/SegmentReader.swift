@@ -253,13 +253,18 @@ package struct SegmentReader: Sendable {
             case .double: return .double(Double(bitPattern: try v.u64(i * 8)))
             default: return ColumnBuffer.decodeFixed(bytes, type)
             }
-        case .offsets(let o):
-            let (s, n) = try o.item(i)
-            return type == .string ? .string(try o.blob.string(s, n)) : .binary(try o.blob.bytes(s, n))
-        case .dictionary(let d, let indices):
-            let id = Int(indices[i])
-            let (s, n) = try d.item(id)
-            return type == .string ? .string(try d.blob.string(s, n)) : .binary(try d.blob.bytes(s, n))
+        case .offsets(let o): return try bytesValue(o, i)
+        case .dictionary(let d, let indices): return try bytesValue(d, Int(indices[i]))
+        }
+    }
+
+    /// Item `i` of a bytes-lane array as a value of this segment's type.
+    func bytesValue(_ o: Offsets, _ i: Int) throws -> StorageValue {
+        let (s, n) = try o.item(i)
+        switch type {
+        case .string: return .string(try o.blob.string(s, n))
+        case .mixed: return try MixedValue.decode(o.blob, s, n)
+        default: return .binary(try o.blob.bytes(s, n))
         }
     }
 
@@ -276,8 +281,9 @@ package struct SegmentReader: Sendable {
         return !(try validity.isSet(row))
     }
 
-    /// Decodes the whole segment into a mutable buffer.
-    package func decodeAll() throws -> ColumnBuffer {
+    /// Decodes the whole segment into a mutable buffer; `isSet` marks a list segment of a set column
+    /// (segments do not record it, Spec/FORMAT.md §5.2).
+    package func decodeAll(isSet: Bool = false) throws -> ColumnBuffer {
         var valid: [Bool]?
         if nullable && !isList {
             var v = [Bool](repeating: true, count: rowCount)
@@ -304,7 +310,7 @@ package struct SegmentReader: Sendable {
             default: break
             }
         }
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, capacity: rowCount)
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet && isList, capacity: rowCount)
         for i in 0..<rowCount { b.append(try value(i)) }
         return b
     }

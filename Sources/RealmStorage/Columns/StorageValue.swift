@@ -19,12 +19,16 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
     /// IEEE 754-2008 decimal128 as its low and high 64-bit words (BID encoding).
     case decimal128(low: UInt64, high: UInt64)
     case link(ObjectKey)
+    /// A link to the object `key` of the table whose catalog id is `table` (ids are stable and never
+    /// reused). Stored only in mixed columns.
+    case typedLink(table: UInt32, key: ObjectKey)
     /// The elements of a list column.
     case list([StorageValue])
 
     public var isNull: Bool { if case .null = self { true } else { false } }
 
-    /// Whether this value can be stored in a column of `type` (ignoring nullability and lists).
+    /// Whether this value can be stored in a column of `type` (ignoring nullability and lists): a
+    /// mixed column takes every scalar and typed links.
     func fits(_ type: ColumnType) -> Bool {
         switch (self, type) {
         case (.int, .int), (.bool, .bool), (.float, .float), (.double, .double), (.string, .string),
@@ -32,6 +36,10 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
             (.link, .link):
             return true
         case (.objectId(let b), .objectId): return b.count == 12
+        case (.int, .mixed), (.bool, .mixed), (.float, .mixed), (.double, .mixed), (.string, .mixed), (.binary, .mixed),
+            (.timestamp, .mixed), (.uuid, .mixed), (.decimal128, .mixed), (.typedLink, .mixed):
+            return true
+        case (.objectId(let b), .mixed): return b.count == 12
         default: return false
         }
     }
@@ -50,18 +58,30 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
         case .uuid(let u): u.uuidString
         case .decimal128(let lo, let hi): "Decimal128(\(hi):\(lo))"
         case .link(let k): "→\(k)"
+        case .typedLink(let t, let k): "→table \(t)\(k)"
         case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
         }
     }
 
-    /// Canonical equality used by tests and the primary-key index: floats compare by bit pattern so
-    /// NaN equals itself and -0.0 differs from 0.0.
+    /// Equality of the stored representation, used by tests, the primary-key index and set columns:
+    /// floats compare by bit pattern (NaN equals itself, -0.0 differs from 0.0) and strings by their
+    /// UTF-8 bytes (canonically equivalent strings with different bytes differ).
     package func bitwiseEquals(_ o: StorageValue) -> Bool {
         switch (self, o) {
         case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
         case (.list(let a), .list(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.bitwiseEquals($1) }
         default: self == o
         }
     }
+}
+
+/// A value hashed and compared by ``StorageValue/bitwiseEquals(_:)``: the identity of a set element.
+package struct BitwiseKey: Hashable {
+    package let value: StorageValue
+    package init(_ value: StorageValue) { self.value = value }
+    package static func == (a: BitwiseKey, b: BitwiseKey) -> Bool { a.value.bitwiseEquals(b.value) }
+    /// Bitwise-equal values have identical representations, so the ordinary hash agrees.
+    package func hash(into hasher: inout Hasher) { value.hash(into: &hasher) }
 }

@@ -8,17 +8,21 @@
 /// ```
 package enum FileHeader {
     package static let magic: [UInt8] = Array("RLMSWIFT".utf8)
-    package static let formatVersion: UInt32 = 1
+    /// The format version of the files this library creates (Spec/FORMAT.md §3.1, §9).
+    package static let formatVersion: UInt32 = 2
+    /// The format versions this library reads. A file keeps the version it was created with; only
+    /// compaction, which writes a new file, upgrades it.
+    package static let readableVersions: ClosedRange<UInt32> = 1...2
     package static let size = 12288
     package static let slotOffsets = [4096, 8192]
     package static let slotSize = 64
     static let slotMagic: UInt32 = 0x544F_4C53  // "SLOT"
 
-    /// The static header (first 64 bytes of the file).
-    static func encodeStatic() -> [UInt8] {
+    /// The static header (first 64 bytes of the file) of format `version`.
+    static func encodeStatic(version: UInt32 = formatVersion) -> [UInt8] {
         var w = ByteWriter(capacity: 64)
         w.append(magic)
-        w.u32(formatVersion)
+        w.u32(version)
         w.u32(UInt32(size))
         w.u32(UInt32(slotOffsets[0]))
         w.u32(UInt32(slotOffsets[1]))
@@ -33,12 +37,14 @@ package enum FileHeader {
             throw StorageError(.notARealmFile, "the file does not start with the Realm magic bytes")
         }
         let version = try v.u32(8)
-        guard version == formatVersion else {
-            throw StorageError(.unsupportedFormatVersion, "format version \(version); this library reads version \(formatVersion)")
+        guard readableVersions.contains(version) else {
+            throw StorageError(
+                .unsupportedFormatVersion,
+                "format version \(version); this library reads versions \(readableVersions.lowerBound) to \(readableVersions.upperBound)")
         }
         guard try v.checksum(0, 56) == v.u64(56) else { throw StorageError.corrupted("static header checksum mismatch", at: 56) }
         guard try v.u32(12) == UInt32(size), try v.u32(16) == UInt32(slotOffsets[0]), try v.u32(20) == UInt32(slotOffsets[1]) else {
-            throw StorageError.corrupted("static header geometry differs from format version 1", at: 12)
+            throw StorageError.corrupted("static header geometry differs from the format's", at: 12)
         }
         return version
     }

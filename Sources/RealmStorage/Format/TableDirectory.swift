@@ -192,7 +192,8 @@ package struct VersionRecord: Sendable {
         return (w.bytes, changesetStart..<changesetEnd)
     }
 
-    static func decode(_ v: ByteView) throws -> VersionRecord {
+    /// Decodes a record of a file whose static header says `formatVersion`.
+    static func decode(_ v: ByteView, formatVersion: UInt32) throws -> VersionRecord {
         var r = BlockReader(v, at: 8)
         let version = try r.u64()
         let parentVersion = try r.u64()
@@ -201,7 +202,7 @@ package struct VersionRecord: Sendable {
         let commitChecksum = try r.u64()
         let time = try r.i64()
         let live = try r.u64()
-        let catalog = try Catalog.decode(&r)
+        let catalog = try Catalog.decode(&r, formatVersion: formatVersion)
         let n = try r.count(max: 1 << 16, "table state count")
         var tables: [UInt32: TableState] = [:]
         for _ in 0..<n {

@@ -28,6 +28,24 @@ public struct Verifier: Sendable {
         return verify(try store.snapshot(kind: "other"))
     }
 
+    /// Checks what a segment's structure cannot: link keys are not negative, typed links name a
+    /// table id the catalog has assigned, and sets hold no element twice.
+    func checkValue(_ v: StorageValue, _ c: ColumnSchema, _ catalog: Catalog, at offset: Int) throws {
+        if c.isSet, case .list(let items) = v, let d = ColumnBuffer.firstDuplicate(items) {
+            throw StorageError.corrupted("set '\(c.name)' holds \(d) more than once", at: offset)
+        }
+        switch v {
+        case .link(let k) where k.rawValue < 0:
+            throw StorageError.corrupted("negative link key in '\(c.name)'", at: offset)
+        case .typedLink(let table, let k):
+            guard table >= 1, table < catalog.nextTableId, k.rawValue >= 0 else {
+                throw StorageError.corrupted("typed link to table \(table), key \(k.rawValue) in '\(c.name)'", at: offset)
+            }
+        case .list(let items): for e in items { try checkValue(e, c, catalog, at: offset) }
+        default: break
+        }
+    }
+
     /// Verifies one snapshot.
     public func verify(_ s: Snapshot) -> Report {
         var report = Report(version: s.version)
@@ -69,12 +87,8 @@ public struct Verifier: Sendable {
                         for c in t.columns {
                             guard let seg = try s.columnSegment(g, c) else { continue }
                             report.blocksChecked += 1
-                            for i in 0..<g.rowCount {
-                                let v = try seg.value(i)
-                                if c.type == .link, case .link(let target) = v, target.rawValue < 0 {
-                                    throw StorageError.corrupted("negative link key", at: Int(g.columns[c.id]!.offset))
-                                }
-                            }
+                            let offset = Int(g.columns[c.id]!.offset)
+                            for i in 0..<g.rowCount { try checkValue(try seg.value(i), c, s.catalog, at: offset) }
                         }
                         total += g.rowCount
                         report.objectsChecked += g.rowCount

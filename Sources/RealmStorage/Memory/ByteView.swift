@@ -82,6 +82,13 @@ package struct ByteView: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: base! + offset, count: length), as: UTF8.self)
     }
 
+    /// Decodes `length` bytes at `offset` as UTF-8; nil when they are not valid UTF-8.
+    package func validatedString(_ offset: Int, _ length: Int) throws -> String? {
+        try check(offset, length, "string")
+        guard length > 0 else { return "" }
+        return String(validating: UnsafeRawBufferPointer(start: base! + offset, count: length), as: UTF8.self)
+    }
+
     /// XXH64 of `length` bytes at `offset`.
     package func checksum(_ offset: Int, _ length: Int, seed: UInt64 = 0) throws -> UInt64 {
         try check(offset, length, "checksummed range")

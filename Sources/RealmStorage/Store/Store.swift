@@ -48,6 +48,8 @@ public final class Store: Sendable {
 
     struct Current {
         var file: SystemFile
+        /// The format version in the file's static header (fixed for the life of the file).
+        var formatVersion: UInt32
         var mapping: FileMapping
         var slot: CommitSlot
         var slotIndex: Int
@@ -148,7 +150,7 @@ public final class Store: Sendable {
             throw StorageError(.notARealmFile, "the file is \(size) bytes, shorter than a Realm header")
         }
         let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
-        _ = try FileHeader.validateStatic(head)
+        let formatVersion = try FileHeader.validateStatic(head)
         guard size >= FileHeader.size else { throw StorageError.corrupted("file truncated inside its header", at: size) }
         let slots = FileHeader.slotOffsets.map { o in CommitSlot.decode(try! head.slice(o, FileHeader.slotSize)) }
         let order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
@@ -163,12 +165,12 @@ public final class Store: Sendable {
                 }
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
-                let record = try loadRecord(view, slot, cache: nil)
+                let record = try loadRecord(view, slot, formatVersion: formatVersion, cache: nil)
                 if n == 0 && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
                     // The newest commit may have been torn by a crash: check every byte it wrote.
                     try verifyCommitRegion(view, record, slot)
                 }
-                return Current(file: file, mapping: mapping, slot: slot, slotIndex: i, record: record)
+                return Current(file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: i, record: record)
             } catch let e as StorageError {
                 lastError = e
                 continue
@@ -177,13 +179,13 @@ public final class Store: Sendable {
         throw lastError ?? StorageError.corrupted("no valid commit", at: 0)
     }
 
-    /// Reads and validates the version record a slot points to.
-    static func loadRecord(_ view: ByteView, _ slot: CommitSlot, cache: BlockCache?) throws -> VersionRecord {
+    /// Reads and validates the version record a slot points to, in a file of `formatVersion`.
+    static func loadRecord(_ view: ByteView, _ slot: CommitSlot, formatVersion: UInt32, cache: BlockCache?) throws -> VersionRecord {
         let block = try readBlock(view, slot.record, BlockMagic.versionRecord, cache: cache)
         guard block.lastWord == slot.recordChecksum else {
             throw StorageError.corrupted("the version record is not the one the commit slot names", at: Int(slot.record.offset))
         }
-        let record = try VersionRecord.decode(block)
+        let record = try VersionRecord.decode(block, formatVersion: formatVersion)
         guard record.version == slot.version, record.commitTime == slot.commitTime else {
             throw StorageError.corrupted("slot and record disagree on the version", at: Int(slot.record.offset))
         }
@@ -239,7 +241,9 @@ public final class Store: Sendable {
 
     func makeSnapshot(_ s: inout State, _ c: Current, kind: String) -> Snapshot {
         pinLocked(&s, c.record.version, kind)
-        return Snapshot(store: self, view: c.mapping.view(validLength: Int(c.slot.fileLength)), record: c.record, kind: kind)
+        return Snapshot(
+            store: self, view: c.mapping.view(validLength: Int(c.slot.fileLength)), formatVersion: c.formatVersion, record: c.record,
+            kind: kind)
     }
 
     /// The version of the newest commit this store has seen.
@@ -249,7 +253,7 @@ public final class Store: Sendable {
     /// - Returns: whether the version advanced.
     @discardableResult
     public func refresh() throws -> Bool {
-        let (file, known) = state.withLock { ($0.current.file, $0.current.slot) }
+        let (file, formatVersion, known) = state.withLock { ($0.current.file, $0.current.formatVersion, $0.current.slot) }
         guard let newest = try Self.readNewestSlot(file), newest.1.version > known.version else { return false }
         let (index, slot) = newest
         let size = try file.size()
@@ -262,14 +266,15 @@ public final class Store: Sendable {
         // Adopt a newer commit only if it passes the same checks recovery applies to the newest
         // commit; otherwise stay (a torn commit left by a crash must never be adopted).
         let knownDurable = lockFile?.durableCommit().map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false
-        guard let record = try? Self.loadRecord(view, slot, cache: cache),
+        guard let record = try? Self.loadRecord(view, slot, formatVersion: formatVersion, cache: cache),
             knownDurable || (try? Self.verifyCommitRegion(view, record, slot)) != nil
         else {
             return false
         }
         state.withLock { s in
             if record.version > s.current.record.version {
-                s.current = Current(file: file, mapping: mapping, slot: slot, slotIndex: index, record: record)
+                s.current = Current(
+                    file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: index, record: record)
             }
         }
         return true

@@ -15,6 +15,9 @@ public final class Snapshot: Sendable {
     public let catalog: Catalog
     /// What pins this version (for ``Store/pinnedVersions()``).
     public let pinKind: String
+    /// The format version of the file (Spec/FORMAT.md §3.1): version-1 files cannot hold mixed, set
+    /// or map columns until compaction rewrites them as version 2.
+    package let formatVersion: UInt32
     let record: VersionRecord
     let view: ByteView
     private let lists = Mutex<[UInt32: [RowGroupEntry]]>([:])
@@ -40,9 +43,10 @@ public final class Snapshot: Sendable {
         return out
     }
 
-    init(store: Store, view: ByteView, record: VersionRecord, kind: String) {
+    init(store: Store, view: ByteView, formatVersion: UInt32, record: VersionRecord, kind: String) {
         self.store = store
         self.view = view
+        self.formatVersion = formatVersion
         self.record = record
         self.version = record.version
         self.catalog = record.catalog
@@ -66,7 +70,7 @@ public final class Snapshot: Sendable {
     /// Another pin of the same version (for example a frozen result derived from this one).
     public func retained(kind: String) -> Snapshot {
         store.state.withLock { s in store.pinLocked(&s, version, kind) }
-        return Snapshot(store: store, view: view, record: record, kind: kind)
+        return Snapshot(store: store, view: view, formatVersion: formatVersion, record: record, kind: kind)
     }
 
     // MARK: Tables
@@ -183,7 +187,7 @@ public final class Snapshot: Sendable {
         guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
         guard let (_, g, row) = try locate(st, key) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
         guard let seg = try columnSegment(g, c) else {
-            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            return c.defaultValue
         }
         return try seg.value(row)
     }
@@ -195,7 +199,7 @@ public final class Snapshot: Sendable {
         var out: [String: StorageValue] = [:]
         for c in t.columns {
             out[c.name] =
-                try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+                try columnSegment(g, c)?.value(row) ?? c.defaultValue
         }
         return out
     }
@@ -296,7 +300,7 @@ public final class Snapshot: Sendable {
         if IndexHash.isExact(c.type) && h != IndexHash.nullHash { return cands.map { ObjectKey($0) } }
         return try cands.map { ObjectKey($0) }.filter { k in
             guard let (_, g, row) = try locate(st, k) else { return false }
-            let v = try columnSegment(g, c)?.value(row) ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            let v = try columnSegment(g, c)?.value(row) ?? c.defaultValue
             return v.bitwiseEquals(value)
         }
     }
@@ -309,7 +313,7 @@ public final class Snapshot: Sendable {
         var r = record
         var steps = 0
         while r.version > oldest && !r.parentRecord.isNone {
-            r = try VersionRecord.decode(try block(r.parentRecord, BlockMagic.versionRecord))
+            r = try VersionRecord.decode(try block(r.parentRecord, BlockMagic.versionRecord), formatVersion: formatVersion)
             out.append(r)
             steps += 1
             guard steps < 100_000_000, out[out.count - 2].parentVersion == r.version else {

@@ -81,7 +81,6 @@ package final class TableReader {
             columns[column] = segments
         }
         if let box = segments.segments[g] { return try box.reader.value(Int(location.row)) }
-        let c = schema.columns[column]
-        return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        return schema.columns[column].defaultValue
     }
 }

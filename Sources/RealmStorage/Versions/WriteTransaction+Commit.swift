@@ -106,7 +106,8 @@ extension WriteTransaction {
             let size = Int(slot.fileLength)
             let mapping =
                 size <= s.current.mapping.length ? s.current.mapping : try FileMapping(file: file, length: Store.mappingLength(for: size))
-            s.current = Store.Current(file: file, mapping: mapping, slot: slot, slotIndex: inactive, record: record)
+            s.current = Store.Current(
+                file: file, formatVersion: s.current.formatVersion, mapping: mapping, slot: slot, slotIndex: inactive, record: record)
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
     }

@@ -56,13 +56,28 @@ public final class WriteTransaction {
 
     // MARK: Schema
 
+    /// The file's format version, fixed when it was created (Spec/FORMAT.md §3.1).
+    var formatVersion: UInt32 { base.formatVersion }
+
+    /// Refuses a column that the file's format version cannot hold.
+    func checkFormatVersion(_ column: ColumnSchema) throws {
+        guard let feature = column.formatVersion2Feature, formatVersion < 2 else { return }
+        throw StorageError(
+            .unsupportedFormatVersion,
+            "column '\(column.name)' is \(feature), which needs format version 2; this file has format version \(formatVersion), "
+                + "which cannot hold mixed, set or map columns; compact the file to upgrade it",
+            path: store.path)
+    }
+
     /// Creates an empty table, optionally with a primary-key column (indexed, unique).
-    /// - Throws: `.invalidSchema` if the name is taken or the key type cannot be a primary key.
+    /// - Throws: `.invalidSchema` if the name is taken or the key type cannot be a primary key;
+    ///   `.unsupportedFormatVersion` for a key column a format-version-1 file cannot hold.
     public func createTable(_ name: String, primaryKey: ColumnSchema? = nil) throws {
         try checkOpen()
         guard !name.isEmpty, catalog.table(name) == nil else {
             throw StorageError(.invalidSchema, "a table named '\(name)' already exists or the name is empty")
         }
+        if let pk = primaryKey { try checkFormatVersion(pk) }
         var t = TableSchema(id: catalog.nextTableId, name: name)
         catalog.nextTableId += 1
         if var pk = primaryKey {
@@ -98,6 +113,10 @@ public final class WriteTransaction {
     }
 
     /// Adds a column; existing objects read its default (null, or the type's zero) until set.
+    /// A mixed column is always nullable.
+    /// - Throws: `.notFound` (no such table), `.invalidSchema` (a taken name, a missing link target,
+    ///   an index on a column that cannot have one), `.unsupportedFormatVersion` (a mixed or set
+    ///   column in a format-version-1 file; compaction upgrades the file).
     public func addColumn(_ table: String, _ column: ColumnSchema) throws {
         try checkOpen()
         guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else {
@@ -111,12 +130,15 @@ public final class WriteTransaction {
                 throw StorageError(.invalidSchema, "link column '\(column.name)' needs an existing target table")
             }
         }
-        if column.isIndexed && (column.isList || column.type == .float || column.type == .double) {
-            throw StorageError(.invalidSchema, "lists, floats and doubles cannot be indexed")
+        try checkFormatVersion(column)
+        guard column.isList || !column.isSet else { throw StorageError(.invalidSchema, "set column '\(column.name)' must be a list") }
+        if column.isIndexed && (column.isList || [.float, .double, .mixed].contains(column.type)) {
+            throw StorageError(.invalidSchema, "lists, floats, doubles and mixed columns cannot be indexed")
         }
         insertPlans = [:]
         var c = column
         if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link is always optional
+        if c.type == .mixed { c.isNullable = true }  // null is one of a mixed column's values
         c.id = catalog.tables[ti].nextColumnId
         catalog.tables[ti].nextColumnId += 1
         catalog.tables[ti].columns.append(c)
@@ -131,7 +153,7 @@ public final class WriteTransaction {
             let w = try working(table)
             let iw = IndexWork(column: c, unique: false, baseRef: .none)
             w.indexes[c.id] = iw
-            let def = ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: false)
+            let def = c.defaultValue
             for k in try allKeys(w) { iw.insert(IndexHash.hash(def), k) }
         }
     }
@@ -194,8 +216,8 @@ public final class WriteTransaction {
     }
 
     static func defaults(_ c: ColumnSchema, _ n: Int) -> ColumnBuffer {
-        var b = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: n)
-        let d = ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+        var b = ColumnBuffer(c, capacity: n)
+        let d = c.defaultValue
         for _ in 0..<n { b.append(d) }
         return b
     }
@@ -220,7 +242,7 @@ public final class WriteTransaction {
         let wanted = allColumns ? t.columns : (column.map { [$0] } ?? [])
         for c in wanted where g.columns[c.id] == nil {
             if let block = g.originalBlock, let seg = try base.columnSegment(block, c) {
-                g.columns[c.id] = try seg.decodeAll()
+                g.columns[c.id] = try seg.decodeAll(isSet: c.isSet)
             } else {
                 g.columns[c.id] = Self.defaults(c, g.keys.count)
             }
@@ -242,7 +264,7 @@ public final class WriteTransaction {
             guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
             if let b = g.columns[c.id] { return b.value(row) }
             if let block = g.originalBlock, !g.rowsChanged, let seg = try base.columnSegment(block, c) { return try seg.value(row) }
-            return ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList)
+            return c.defaultValue
         }
     }
 
@@ -305,7 +327,7 @@ public final class WriteTransaction {
         }
         return try insert(
             table,
-            row: t.columns.map { c in values[c.name] ?? ColumnBuffer.defaultValue(type: c.type, nullable: c.isNullable, isList: c.isList) })
+            row: t.columns.map { c in values[c.name] ?? c.defaultValue })
     }
 
     /// What inserting into one table needs, resolved once per transaction and schema.
@@ -317,6 +339,8 @@ public final class WriteTransaction {
         let table: WorkingTable
         /// (position in the row, column, index work) of indexed columns.
         let indexed: [(Int, ColumnSchema, IndexWork)]
+        /// Positions of mixed columns (whose typed links must name a table).
+        let mixed: [Int]
         /// The tail group new rows go to, with buffers in catalog order.
         var tail: LoadedGroup?
     }
@@ -330,7 +354,8 @@ public final class WriteTransaction {
         let t = try schema(table)
         let w = try working(table)
         let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, c, $0) } }
-        let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, tail: nil)
+        let mixed = t.columns.indices.filter { t.columns[$0].type == .mixed }
+        let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, mixed: mixed, tail: nil)
         insertPlans[table] = p
         lastPlan = p
         return p
@@ -353,11 +378,12 @@ public final class WriteTransaction {
         } else {
             var cols = ColumnSet()
             for c in plan.schema.columns {
-                cols[c.id] = ColumnBuffer(type: c.type, nullable: c.isNullable, isList: c.isList, capacity: min(capacity, 1024))
+                cols[c.id] = ColumnBuffer(c, capacity: min(capacity, 1024))
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
         for i in row.indices { try tail.columns.buffers[i].validate(row[i], column: plan.names[i]) }
+        for i in plan.mixed { try checkTypedLinks(row[i], column: plan.names[i]) }
         let key = w.nextKey
         // Index checks before any change.
         for (i, c, iw) in plan.indexed where iw.unique {
@@ -408,6 +434,7 @@ public final class WriteTransaction {
         let g = try load(w, gi, allColumns: false, column: c)
         guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
         try g.columns[c.id]!.validate(value, column: c.name)
+        if c.type == .mixed { try checkTypedLinks(value, column: c.name) }
         let old = g.columns[c.id]!.value(row)
         if let iw = w.indexes[c.id] {
             if iw.unique, !old.bitwiseEquals(value), try !indexLookup(w, c, value).isEmpty {
@@ -423,6 +450,18 @@ public final class WriteTransaction {
             ch.modified.insert(key)
             ch.modifiedColumns.insert(c.id)
             changes[w.tableId] = ch
+        }
+    }
+
+    /// Checks that the typed links in a mixed column's value name tables of the catalog.
+    func checkTypedLinks(_ value: StorageValue, column: String) throws {
+        switch value {
+        case .typedLink(let table, _):
+            guard catalog.table(id: table) != nil else {
+                throw StorageError(.notFound, "column '\(column)' holds a typed link to table id \(table), which does not exist")
+            }
+        case .list(let items): for v in items { try checkTypedLinks(v, column: column) }
+        default: break
         }
     }
 
