@@ -34,16 +34,16 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
     }
 
     /// The Realm managing the parent object, or nil.
-    public var realm: Realm? { parent?._realm }
+    public var realm: Realm? { parent?._rlmRealm }
 
     var keys: [ObjectKey] {
-        guard let parent, let realm = parent._realm else { return [] }
+        guard let parent, let realm = parent._rlmRealm else { return [] }
         realm.checkThread()
         let origin = ClassInfo.of(Element.self)
         guard let i = origin.indexByName[propertyName] else {
             fatalError("Class '\(origin.className)' has no property '\(propertyName)' (named by LinkingObjects).")
         }
-        let target = parent._key
+        let target = parent._rlmKey
         return realm.objectKeys(origin.className).filter { k in
             let o = realm.makeObject(Element.self, k, origin)
             switch realm.readValue(o, i) {
@@ -61,7 +61,7 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
     public subscript(position: Int) -> Element {
         let k = keys
         precondition(position >= 0 && position < k.count, "Index \(position) is out of bounds (count \(k.count)).")
-        return parent!._realm!.makeObject(Element.self, k[position])
+        return parent!._rlmRealm!.makeObject(Element.self, k[position])
     }
 
     public var description: String { "LinkingObjects<\(objectClassName)> <\(count)>" }
@@ -71,7 +71,7 @@ extension LinkingObjects: _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.linkingObjects, kind: .linkingObjects, objectType: Element.self) }
     public static func _rlmDefaultValue() -> LinkingObjects { LinkingObjects(fromType: Element.self, property: "") }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> LinkingObjects {
-        LinkingObjects(parent: object, property: object._info.properties[index].property.linkOriginPropertyName ?? "")
+        LinkingObjects(parent: object, property: object._rlmClass.properties[index].property.linkOriginPropertyName ?? "")
     }
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: LinkingObjects) {
         fatalError("LinkingObjects are computed and cannot be set.")

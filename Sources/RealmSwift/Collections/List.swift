@@ -22,18 +22,18 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     public init() {}
 
     /// The Realm managing this list, or nil.
-    public var realm: Realm? { parent?._realm }
+    public var realm: Realm? { parent?._rlmRealm }
     /// Whether the list's object was deleted or its Realm invalidated.
     public var isInvalidated: Bool { parent?.isInvalidated ?? false }
 
     var managedItems: [StorageValue] {
         guard let parent else { return [] }
-        if case .list(let items) = parent._realm!.readValue(parent, propertyIndex) { return items }
+        if case .list(let items) = parent._rlmRealm!.readValue(parent, propertyIndex) { return items }
         return []
     }
 
     func writeItems(_ body: (inout [StorageValue]) throws -> Void) {
-        guard let parent, let realm = parent._realm else { return }
+        guard let parent, let realm = parent._rlmRealm else { return }
         realm.writeValue(parent, propertyIndex) {
             var items = managedItems
             try body(&items)
@@ -41,9 +41,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         }
     }
 
-    func encode(_ e: Element) throws -> StorageValue { try e._rlmEncode(parent?._realm).value }
+    func encode(_ e: Element) throws -> StorageValue { try e._rlmEncode(parent?._rlmRealm).value }
 
-    func decode(_ v: StorageValue) -> Element { Element._rlmDecode(_RLMRaw(v), parent?._realm) }
+    func decode(_ v: StorageValue) -> Element { Element._rlmDecode(_RLMRaw(v), parent?._rlmRealm) }
 
     // MARK: Collection
 
@@ -188,7 +188,7 @@ extension List: _Persistable {
     }
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
         if let p = value.parent, p === object, value.propertyIndex == index { return }
-        let realm = object._realm!
+        let realm = object._rlmRealm!
         let elements = Array(value)
         realm.writeValue(object, index) { .list(try elements.map { try $0._rlmEncode(realm).value }) }
     }

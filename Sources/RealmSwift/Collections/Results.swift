@@ -36,8 +36,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// The index of `object`, or nil when it is not in the results.
     public func index(of object: Element) -> Int? {
-        guard let o = object as? ObjectBase, o._realm?.store === base.realm.store, o._info === base.info else { return nil }
-        return base.keys.firstIndex(of: o._key)
+        guard let o = object as? ObjectBase, o._rlmRealm?.store === base.realm.store, o._rlmClass === base.info else { return nil }
+        return base.keys.firstIndex(of: o._rlmKey)
     }
 
     /// Iterates the objects that match when iteration begins.
@@ -54,9 +54,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             defer { i += 1 }
             let o = base.object(keys[i])
             if let (version, locs) = locations {
-                o._location = locs[i]
-                o._locationVersion = version
-                o._reader = base.cachedReader
+                o._rlmLocation = locs[i]
+                o._rlmLocationVersion = version
+                o._rlmReader = base.cachedReader
             }
             return (o as! Element)
         }

@@ -12,12 +12,12 @@ import RealmStorage
 /// Links read as `DynamicObject`s and lists as arrays. Thread-confined like its Realm.
 public final class DynamicObject: Object {
     /// The class (table) name.
-    public var className: String { _info.className }
+    public var className: String { _rlmClass.className }
 
     /// The property value as stored: scalars, `DynamicObject` for links, `[Any?]` for lists.
     override func propertyValue(_ index: Int) -> Any {
-        guard let realm = _realm else { return super.propertyValue(index) }
-        let p = _info.properties[index]
+        guard let realm = _rlmRealm else { return super.propertyValue(index) }
+        let p = _rlmClass.properties[index]
         return DynamicValues.swiftValue(realm.readValue(self, index), target: p.property.objectClassName, realm: realm) as Any
     }
 }
@@ -27,6 +27,7 @@ enum DynamicValues {
     /// The Swift type that stores values of column `c`.
     static func valueType(_ c: ColumnSchema) -> any _Persistable.Type {
         func pick<T: RealmCollectionValue & _Persistable>(_: T.Type) -> any _Persistable.Type {
+            if c.isSet { return c.isNullable && c.type != .link ? MutableSet<T?>.self : MutableSet<T>.self }
             if c.isList { return c.isNullable && c.type != .link ? List<T?>.self : List<T>.self }
             return c.isNullable ? T?.self : T.self
         }
@@ -41,7 +42,12 @@ enum DynamicValues {
         case .objectId: return pick(ObjectId.self)
         case .uuid: return pick(UUID.self)
         case .decimal128: return pick(Decimal128.self)
-        case .link: return c.isList ? List<DynamicObject>.self : DynamicObject?.self
+        case .link:
+            if c.isSet { return MutableSet<DynamicObject>.self }
+            return c.isList ? List<DynamicObject>.self : DynamicObject?.self
+        case .mixed:
+            if c.isSet { return MutableSet<AnyRealmValue>.self }
+            return c.isList ? List<AnyRealmValue>.self : AnyRealmValue.self
         }
     }
 
@@ -61,6 +67,7 @@ enum DynamicValues {
         case .decimal128(let lo, let hi): return Decimal128(low: lo, high: hi)
         case .link(let k): return target.map { realm.dynamicObject($0, k) }
         case .list(let items): return items.map { swiftValue($0, target: target, realm: realm) }
+        case .typedLink: return AnyRealmValue._rlmDecode(_RLMRaw(v), realm)
         }
     }
 }
@@ -103,7 +110,7 @@ extension Realm {
         let tx = requireWrite("create objects")
         let info = try dynamicInfo(className)
         let o = DynamicObject()
-        o._bindInfo(info)
+        o._rlmBindClass(info)
         try ValueCoercion.assign(value, to: o)
         let saved = addPolicy
         addPolicy = update
@@ -121,7 +128,7 @@ extension Realm {
 
     func dynamicObject(_ className: String, _ key: ObjectKey) -> DynamicObject {
         let o = DynamicObject()
-        do { o._bind(self, key, try dynamicInfo(className)) } catch { fatalError("\(error)") }
+        do { o._rlmBind(self, key, try dynamicInfo(className)) } catch { fatalError("\(error)") }
         return o
     }
 

@@ -8,63 +8,63 @@ import RealmStorage
 /// are ordinary Swift objects.
 open class ObjectBase: CustomStringConvertible {
     /// The Realm managing this object (nil while unmanaged).
-    @usableFromInline package var _realm: Realm?
+    @usableFromInline package var _rlmRealm: Realm?
     /// The object's key in its table, when managed.
-    package var _key = ObjectKey(-1)
-    /// Where the object sits in the snapshot of version `_locationVersion` (a read-path cache).
-    package var _location = RowLocation(group: -1, row: -1)
-    package var _locationVersion: UInt64 = 0
+    package var _rlmKey = ObjectKey(-1)
+    /// Where the object sits in the snapshot of version `_rlmLocationVersion` (a read-path cache).
+    package var _rlmLocation = RowLocation(group: -1, row: -1)
+    package var _rlmLocationVersion: UInt64 = 0
     /// The table reader of that version, once resolved.
-    var _reader: BoundReader?
+    var _rlmReader: BoundReader?
     /// Values set on an unmanaged object through its accessors (nil: not set yet).
-    @usableFromInline package var _values: [Any?] = []
+    @usableFromInline package var _rlmValues: [Any?] = []
     /// When set, accessors report which property they read (key path → name).
-    @usableFromInline package var _recorder: IndexRecorder?
-    private var _infoStorage: ClassInfo?
+    @usableFromInline package var _rlmRecorder: IndexRecorder?
+    private var _rlmClassStorage: ClassInfo?
 
     /// Creates an unmanaged object.
     public required init() {}
 
-    var _info: ClassInfo {
-        if let i = _infoStorage { return i }
+    var _rlmClass: ClassInfo {
+        if let i = _rlmClassStorage { return i }
         let i = ClassInfo.of(type(of: self))
-        _infoStorage = i
+        _rlmClassStorage = i
         return i
     }
 
-    func _bind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
-        _realm = realm
-        _key = key
-        _infoStorage = info
-        _values = []
+    func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
+        _rlmRealm = realm
+        _rlmKey = key
+        _rlmClassStorage = info
+        _rlmValues = []
     }
 
-    func _bindInfo(_ info: ClassInfo) { _infoStorage = info }
+    func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
 
-    @usableFromInline func _setUnmanaged(_ index: Int, _ value: Any) {
-        if _values.isEmpty { _values = [Any?](repeating: nil, count: _info.properties.count) }
-        _values[index] = value
+    @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any) {
+        if _rlmValues.isEmpty { _rlmValues = [Any?](repeating: nil, count: _rlmClass.properties.count) }
+        _rlmValues[index] = value
     }
 
     /// The Realm that manages this object, or nil while it is unmanaged.
-    public var realm: Realm? { _realm }
+    public var realm: Realm? { _rlmRealm }
 
     /// Whether the object was deleted, or its Realm invalidated; such an object cannot be used.
     public var isInvalidated: Bool {
-        guard let realm = _realm else { return false }
+        guard let realm = _rlmRealm else { return false }
         return !realm.containsObject(self)
     }
 
     /// The schema of this object's class.
-    public var objectSchema: ObjectSchema { _info.schema }
+    public var objectSchema: ObjectSchema { _rlmClass.schema }
 
     /// Whether this object and `object` are the same object (for managed ones: same Realm file,
     /// class and key).
     public func isSameObject(as object: ObjectBase?) -> Bool {
         guard let object else { return false }
         if self === object { return true }
-        guard let a = _realm, let b = object._realm else { return false }
-        return a.store === b.store && _key == object._key && _info === object._info
+        guard let a = _rlmRealm, let b = object._rlmRealm else { return false }
+        return a.store === b.store && _rlmKey == object._rlmKey && _rlmClass === object._rlmClass
     }
 
     /// Reads or writes a property by name (the dynamic form; traps on an unknown name — use
@@ -81,36 +81,36 @@ open class ObjectBase: CustomStringConvertible {
     /// The value of the property named `name`.
     /// - Throws: ``Realm/Error`` with code `.invalidProperty` when the class has no such property.
     public func value(forProperty name: String) throws -> Any? {
-        guard let i = _info.indexByName[name] else { throw Realm.Error.unknownProperty(name, _info.className) }
+        guard let i = _rlmClass.indexByName[name] else { throw Realm.Error.unknownProperty(name, _rlmClass.className) }
         return unwrapOptional(propertyValue(i))
     }
 
     /// Sets the property named `name` (managed objects: inside a write transaction).
     /// - Throws: ``Realm/Error`` for an unknown property or a value of the wrong type.
     public func setValue(_ value: Any?, forProperty name: String) throws {
-        guard let i = _info.indexByName[name] else { throw Realm.Error.unknownProperty(name, _info.className) }
-        let p = _info.properties[i]
-        let converted = try ValueCoercion.coerce(value, to: p, realm: _realm)
-        if let realm = _realm {
+        guard let i = _rlmClass.indexByName[name] else { throw Realm.Error.unknownProperty(name, _rlmClass.className) }
+        let p = _rlmClass.properties[i]
+        let converted = try ValueCoercion.coerce(value, to: p, realm: _rlmRealm)
+        if let realm = _rlmRealm {
             realm.checkWritable(self, i)
             try realm.setAnyValue(self, i, converted)
         } else {
-            _setUnmanaged(i, converted)
+            _rlmSetUnmanaged(i, converted)
         }
     }
 
     /// The value of property `index` as `Any` (an optional property gives an `Optional` inside).
     func propertyValue(_ index: Int) -> Any {
-        let p = _info.properties[index]
-        if _realm != nil { return p.valueType._rlmGetAny(self, index) }
-        if index < _values.count, let v = _values[index] { return v }
-        return _info.unmanagedValues(of: self)[index]!
+        let p = _rlmClass.properties[index]
+        if _rlmRealm != nil { return p.valueType._rlmGetAny(self, index) }
+        if index < _rlmValues.count, let v = _rlmValues[index] { return v }
+        return _rlmClass.unmanagedValues(of: self)[index]!
     }
 
     open var description: String {
-        if _realm != nil && isInvalidated { return "[invalid object]" }
-        var s = "\(_info.className) {\n"
-        for (i, p) in _info.properties.enumerated() where p.isStored {
+        if _rlmRealm != nil && isInvalidated { return "[invalid object]" }
+        var s = "\(_rlmClass.className) {\n"
+        for (i, p) in _rlmClass.properties.enumerated() where p.isStored {
             s += "\t\(p.name) = \(Self.describe(propertyValue(i)));\n"
         }
         return s + "}"
@@ -119,7 +119,7 @@ open class ObjectBase: CustomStringConvertible {
     static func describe(_ v: Any) -> String {
         let u = unwrapOptional(v)
         guard let u else { return "nil" }
-        if let o = u as? ObjectBase { return "\(o._info.className)(\(o._realm == nil ? "unmanaged" : "\(o._key)"))" }
+        if let o = u as? ObjectBase { return "\(o._rlmClass.className)(\(o._rlmRealm == nil ? "unmanaged" : "\(o._rlmKey)"))" }
         if let s = u as? String { return "\"\(s)\"" }
         return "\(u)"
     }
@@ -141,9 +141,9 @@ extension ObjectBase: Hashable {
     /// Managed objects are equal when they are the same object; unmanaged ones only to themselves.
     public static func == (a: ObjectBase, b: ObjectBase) -> Bool { a.isSameObject(as: b) }
     public func hash(into h: inout Hasher) {
-        if _realm != nil {
-            h.combine(_key)
-            h.combine(ObjectIdentifier(_info))
+        if _rlmRealm != nil {
+            h.combine(_rlmKey)
+            h.combine(ObjectIdentifier(_rlmClass))
         } else {
             h.combine(ObjectIdentifier(self))
         }

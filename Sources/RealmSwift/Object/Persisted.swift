@@ -47,21 +47,21 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             let i = index(object, storageKeyPath)
-            if object._realm != nil { return Value._rlmGet(object, i) }
-            if let recorder = object._recorder { return recorded(object, recorder, i) }
-            if i < object._values.count, let v = object._values[i] { return v as! Value }
+            if object._rlmRealm != nil { return Value._rlmGet(object, i) }
+            if let recorder = object._rlmRecorder { return recorded(object, recorder, i) }
+            if i < object._rlmValues.count, let v = object._rlmValues[i] { return v as! Value }
             if let v = object[keyPath: storageKeyPath].initial { return v }
             let d = Value._rlmDefaultValue()
-            object._setUnmanaged(i, d)
+            object._rlmSetUnmanaged(i, d)
             return d
         }
         set {
             let i = index(object, storageKeyPath)
-            if let realm = object._realm {
+            if let realm = object._rlmRealm {
                 realm.checkWritable(object, i)
                 Value._rlmSet(object, i, newValue)
             } else {
-                object._setUnmanaged(i, newValue)
+                object._rlmSetUnmanaged(i, newValue)
             }
         }
     }
@@ -70,11 +70,11 @@ public struct Persisted<Value: _Persistable> {
     /// target so nested paths (`\Person.dog?.name`) keep recording.
     @usableFromInline
     static func recorded(_ object: ObjectBase, _ recorder: IndexRecorder, _ i: Int) -> Value {
-        recorder.steps.append((object._info, i))
+        recorder.steps.append((object._rlmClass, i))
         let info = Value._rlmInfo
         if info.kind == .single, let target = info.objectType {
             let proto = target.init()
-            proto._recorder = recorder
+            proto._rlmRecorder = recorder
             if let v = (proto as Any) as? Value { return v }
         }
         return Value._rlmDefaultValue()
@@ -83,7 +83,7 @@ public struct Persisted<Value: _Persistable> {
     /// The property index `storage` names, resolved once per class and key path.
     @usableFromInline
     static func index<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
-        let info = object._info
+        let info = object._rlmClass
         if let i = info.cachedIndex(storage) { return i }
         let proto = info.makePrototype() as! E
         proto[keyPath: storage].marker = true

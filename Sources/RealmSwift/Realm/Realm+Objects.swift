@@ -43,7 +43,7 @@ extension Realm {
     /// A managed object of `type` for `key`.
     func makeObject<T: ObjectBase>(_ type: T.Type, _ key: ObjectKey, _ info: ClassInfo? = nil) -> T {
         let o = type.init()
-        o._bind(self, key, info ?? ClassInfo.of(type))
+        o._rlmBind(self, key, info ?? ClassInfo.of(type))
         return o
     }
 
@@ -64,10 +64,10 @@ extension Realm {
     }
 
     func containsObject(_ object: ObjectBase) -> Bool {
-        let name = object._info.className
+        let name = object._rlmClass.className
         guard catalog.table(name) != nil else { return false }
-        if let tx = transaction { return (try? tx.contains(name, object._key)) ?? false }
-        return (try? currentSnapshot.contains(name, object._key)) ?? false
+        if let tx = transaction { return (try? tx.contains(name, object._rlmKey)) ?? false }
+        return (try? currentSnapshot.contains(name, object._rlmKey)) ?? false
     }
 
     /// The reader of `info`'s table in the current snapshot (nil when the table does not exist).
@@ -87,28 +87,28 @@ extension Realm {
     /// The stored value of property `index` of a managed object.
     func readValue(_ object: ObjectBase, _ index: Int) -> StorageValue {
         checkThread()
-        let info = object._info
+        let info = object._rlmClass
         do {
-            if let tx = transaction { return try tx.value(info.className, object._key, info.properties[index].name) }
+            if let tx = transaction { return try tx.value(info.className, object._rlmKey, info.properties[index].name) }
             // A frozen Realm may be read from many threads: only its immutable snapshot is used.
-            if isFrozen { return try snapshot!.value(info.className, object._key, info.properties[index].name) }
+            if isFrozen { return try snapshot!.value(info.className, object._rlmKey, info.properties[index].name) }
             let snap = currentSnapshot
             let bound: BoundReader
-            if let b = object._reader, b.version == snap.version {
+            if let b = object._rlmReader, b.version == snap.version {
                 bound = b
             } else {
                 guard let b = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
                 bound = b
-                object._reader = b
+                object._rlmReader = b
             }
-            if object._locationVersion != snap.version {
-                guard let loc = try bound.reader.locate(object._key) else { throw StorageError(.notFound, "no object") }
-                object._location = loc
-                object._locationVersion = snap.version
+            if object._rlmLocationVersion != snap.version {
+                guard let loc = try bound.reader.locate(object._rlmKey) else { throw StorageError(.notFound, "no object") }
+                object._rlmLocation = loc
+                object._rlmLocationVersion = snap.version
             }
             let c = bound.columns[index]
             guard c >= 0 else { throw StorageError(.notFound, "no column") }
-            return try bound.reader.value(object._location, column: c)
+            return try bound.reader.value(object._rlmLocation, column: c)
         } catch let e as StorageError where e.code == .notFound {
             fatalError("Object has been deleted or invalidated (reading \(info.className).\(info.properties[index].name)).")
         } catch {
@@ -122,22 +122,22 @@ extension Realm {
     @usableFromInline func checkWritable(_ object: ObjectBase, _ index: Int) {
         if isFrozen { fatalError("Cannot modify a frozen object; thaw() it and write to the live object in a write transaction.") }
         _ = requireWrite()
-        if index == object._info.primaryKey {
-            fatalError("Primary key can't be changed after an object is inserted (\(object._info.className)).")
+        if index == object._rlmClass.primaryKey {
+            fatalError("Primary key can't be changed after an object is inserted (\(object._rlmClass.className)).")
         }
     }
 
     /// Writes property `index` of a managed object with the stored value `make` computes.
     func writeValue(_ object: ObjectBase, _ index: Int, _ make: () throws -> StorageValue) {
         let tx = requireWrite()
-        let info = object._info
+        let info = object._rlmClass
         let p = info.properties[index]
         do {
             // Embedded objects replaced or removed by this write are deleted with it.
             let embedded = p.valueType._rlmInfo.objectType.flatMap { $0 is EmbeddedObject.Type ? ClassInfo.of($0) : nil }
-            let old = embedded == nil ? [] : Self.linkKeys(try tx.value(info.className, object._key, p.name))
+            let old = embedded == nil ? [] : Self.linkKeys(try tx.value(info.className, object._rlmKey, p.name))
             let new = try make()
-            try tx.set(info.className, object._key, p.name, new)
+            try tx.set(info.className, object._rlmKey, p.name, new)
             if let embedded {
                 for k in Set(old).subtracting(Self.linkKeys(new)) where try tx.contains(embedded.className, k) {
                     try deleteObject(embedded, k, tx)
@@ -154,10 +154,10 @@ extension Realm {
     /// Sets property `index` of a managed object to an already coerced value.
     func setAnyValue(_ object: ObjectBase, _ index: Int, _ value: Any) throws {
         let tx = requireWrite()
-        let info = object._info
+        let info = object._rlmClass
         let p = info.properties[index]
         let raw = try p.valueType._rlmEncodeAny(value, self).value
-        try realmErrors { try tx.set(info.className, object._key, p.name, raw) }
+        try realmErrors { try tx.set(info.className, object._rlmKey, p.name, raw) }
         stamp += 1
     }
 
@@ -187,8 +187,8 @@ extension Realm {
         let saved = addPolicy
         addPolicy = update
         defer { addPolicy = saved }
-        if update != .error, object._info.primaryKey == nil {
-            throw Realm.Error(.fail, "'\(object._info.className)' has no primary key; add(_:update:) with an update policy needs one")
+        if update != .error, object._rlmClass.primaryKey == nil {
+            throw Realm.Error(.fail, "'\(object._rlmClass.className)' has no primary key; add(_:update:) with an update policy needs one")
         }
         _ = try insert(object, tx, providedOnly: false)
     }
@@ -209,13 +209,13 @@ extension Realm {
         let o = type.init()
         if let other = value as? ObjectBase {
             // Copy every property of another object.
-            for (i, p) in o._info.properties.enumerated() where p.isStored {
-                guard let j = other._info.indexByName[p.name] else { continue }
+            for (i, p) in o._rlmClass.properties.enumerated() where p.isStored {
+                guard let j = other._rlmClass.indexByName[p.name] else { continue }
                 var v = other.propertyValue(j)
-                if let linked = unwrapOptional(v) as? ObjectBase, linked._realm != nil, linked._realm?.store !== store {
+                if let linked = unwrapOptional(v) as? ObjectBase, linked._rlmRealm != nil, linked._rlmRealm?.store !== store {
                     v = try p.valueType._rlmCoerceAny(linked, nil)
                 }
-                o._setUnmanaged(i, try ValueCoercion.coerce(v, to: p, realm: nil))
+                o._rlmSetUnmanaged(i, try ValueCoercion.coerce(v, to: p, realm: nil))
             }
         } else {
             try ValueCoercion.assign(value, to: o)
@@ -229,29 +229,29 @@ extension Realm {
 
     /// The key to store for a link to `object`, adding it when it is unmanaged.
     func linkKey(for object: ObjectBase) throws -> ObjectKey {
-        if object is EmbeddedObject, object._realm != nil {
+        if object is EmbeddedObject, object._rlmRealm != nil {
             throw Realm.Error(.fail, "Cannot set a link to an existing managed embedded object; assign a new, unmanaged one.")
         }
-        if let r = object._realm {
+        if let r = object._rlmRealm {
             guard r.store === store else {
                 throw Realm.Error(.fail, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
             }
-            return object._key
+            return object._rlmKey
         }
         return try insert(object, requireWrite("add objects"), providedOnly: false)
     }
 
     /// Inserts (or, by primary key, updates) an unmanaged object and binds it.
     func insert(_ object: ObjectBase, _ tx: WriteTransaction, providedOnly: Bool) throws -> ObjectKey {
-        if let r = object._realm {
+        if let r = object._rlmRealm {
             guard r.store === store else {
                 throw Realm.Error(.fail, "Object is already managed by another Realm. Use create instead to copy it into this Realm.")
             }
-            return object._key
+            return object._rlmKey
         }
-        let info = object._info
+        let info = object._rlmClass
         try ensureTable(info)
-        let provided = object._values
+        let provided = object._rlmValues
         let values = info.unmanagedValues(of: object)
         let table = info.className
         let layout = try columnLayout(info, tx)
@@ -264,7 +264,7 @@ extension Realm {
         let key: ObjectKey
         if let existing {
             key = existing
-            object._bind(self, key, info)
+            object._rlmBind(self, key, info)
             for (i, p) in info.properties.enumerated() where p.isStored && i != info.primaryKey {
                 if providedOnly && (i >= provided.count || provided[i] == nil) { continue }
                 if p.property.type == .object {
@@ -301,7 +301,7 @@ extension Realm {
             } catch let e as StorageError {
                 throw Realm.Error(e)
             }
-            object._bind(self, key, info)
+            object._rlmBind(self, key, info)
         }
         // Links last, so cycles between new objects resolve to keys that exist.
         for i in deferred {
@@ -325,7 +325,7 @@ extension Realm {
         case .objectId: .objectId([UInt8](repeating: 0, count: 12))
         case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal128: .decimal128(low: 0, high: 0x3040_0000_0000_0000)
-        case .link: .null
+        case .link, .mixed: .null
         }
     }
 
@@ -335,12 +335,12 @@ extension Realm {
     /// are deleted with it.
     public func delete(_ object: ObjectBase) {
         let tx = requireWrite("delete objects")
-        guard object._realm?.store === store else {
+        guard object._rlmRealm?.store === store else {
             fatalError(
-                "Can only delete an object from the Realm it belongs to; this object is \(object._realm == nil ? "unmanaged" : "from another Realm")."
+                "Can only delete an object from the Realm it belongs to; this object is \(object._rlmRealm == nil ? "unmanaged" : "from another Realm")."
             )
         }
-        do { try deleteObject(object._info, object._key, tx) } catch { fatalError("\(error)") }
+        do { try deleteObject(object._rlmClass, object._rlmKey, tx) } catch { fatalError("\(error)") }
         stamp += 1
     }
 
@@ -391,7 +391,19 @@ extension Realm {
 
     /// Nullifies links to a deleted object and removes it from lists.
     func removeLinks(to key: ObjectKey, in target: String, _ tx: WriteTransaction) throws {
+        guard let targetId = tx.catalog.table(target)?.id else { return }
+        let typed = StorageValue.typedLink(table: targetId, key: key)
         for t in tx.catalog.tables {
+            for c in t.columns where c.type == .mixed {
+                for k in try tx.objectKeys(t.name) {
+                    switch try tx.value(t.name, k, c.name) {
+                    case typed: try tx.set(t.name, k, c.name, .null)
+                    case .list(let items) where items.contains(typed):
+                        try tx.set(t.name, k, c.name, .list(items.map { $0 == typed ? .null : $0 }))
+                    default: break
+                    }
+                }
+            }
             let columns = t.columns.filter { $0.type == .link && $0.linkTarget == target }
             guard !columns.isEmpty else { continue }
             for k in try tx.objectKeys(t.name) {

@@ -22,14 +22,14 @@ struct PropertyInfo {
             case .float: .float
             case .double: .double
             case .object, .linkingObjects: .link
-            case .any: .binary
+            case .any: .mixed
             case .objectId: .objectId
             case .decimal128: .decimal128
             case .UUID: .uuid
             }
         return ColumnSchema(
-            p.name, type, nullable: p.isOptional || (p.type == .object && !p.isCollection), list: p.isCollection,
-            linkTarget: p.objectClassName, indexed: p.isIndexed && !p.isPrimaryKey)
+            p.name, type, nullable: p.isOptional || p.type == .any || (p.type == .object && !p.isCollection), list: p.isArray,
+            set: p.isSet, linkTarget: p.objectClassName, indexed: p.isIndexed && !p.isPrimaryKey)
     }
 }
 
@@ -100,7 +100,8 @@ final class ClassInfo: @unchecked Sendable {
         let props = table.columns.map { c in
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
-                isOptional: c.isNullable && !(c.type == .link && !c.isList), isArray: c.isList, isPrimaryKey: table.primaryKey == c.name,
+                isOptional: c.isNullable && !(c.type == .link && !c.isList), isArray: c.isList && !c.isSet, isSet: c.isSet,
+                isPrimaryKey: table.primaryKey == c.name,
                 objectClassName: c.linkTarget)
             return PropertyInfo(property: p, valueType: DynamicValues.valueType(c))
         }
@@ -188,13 +189,13 @@ final class ClassInfo: @unchecked Sendable {
     /// The current values of an unmanaged object: those set through accessors, else the wrappers'
     /// initial values (read with `Mirror` only when some property was never set).
     func unmanagedValues(of object: ObjectBase) -> [Any?] {
-        if object._values.count == properties.count && !object._values.contains(where: { $0 == nil }) { return object._values }
+        if object._rlmValues.count == properties.count && !object._rlmValues.contains(where: { $0 == nil }) { return object._rlmValues }
         let wrappers = object is DynamicObject ? [] : Self.wrappers(of: object)
-        for i in properties.indices where i >= object._values.count || object._values[i] == nil {
+        for i in properties.indices where i >= object._rlmValues.count || object._rlmValues[i] == nil {
             let v = (i < wrappers.count ? wrappers[i].1.initialAny : nil) ?? properties[i].valueType._rlmDefaultValue()
-            object._setUnmanaged(i, v)
+            object._rlmSetUnmanaged(i, v)
         }
-        return object._values
+        return object._rlmValues
     }
 }
 

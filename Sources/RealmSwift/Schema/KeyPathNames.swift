@@ -6,7 +6,7 @@ enum KeyPathNames {
     static func names<Root: ObjectBase, Value>(_ keyPath: KeyPath<Root, Value>) throws -> [String] {
         let proto = ClassInfo.of(Root.self).makePrototype()
         let recorder = IndexRecorder()
-        proto._recorder = recorder
+        proto._rlmRecorder = recorder
         guard let root = proto as? Root else { throw Realm.Error(.invalidProperty, "cannot record \(keyPath)") }
         _ = root[keyPath: keyPath]
         guard !recorder.steps.isEmpty else {

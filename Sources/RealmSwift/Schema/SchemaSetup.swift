@@ -127,7 +127,7 @@ enum SchemaSetup {
                 out.append("Property '\(cls).\(p.name)' has been added.")
                 continue
             }
-            if have.type != want.type || have.isList != want.isList || have.linkTarget != want.linkTarget {
+            if have.type != want.type || have.isList != want.isList || have.isSet != want.isSet || have.linkTarget != want.linkTarget {
                 out.append("Property '\(cls).\(p.name)' has been changed from '\(describe(have))' to '\(describe(want))'.")
             } else if have.isNullable != want.isNullable {
                 out.append("Property '\(cls).\(p.name)' has been made \(want.isNullable ? "optional" : "required").")
@@ -145,8 +145,12 @@ enum SchemaSetup {
 
     static func describe(_ c: ColumnSchema) -> String {
         var s = c.type == .link ? "<\(c.linkTarget ?? "?")>" : "\(c.type)"
-        if c.isNullable && c.type != .link { s += "?" }
-        if c.isList { s = "array<\(s)>" }
+        if c.isNullable && c.type != .link && c.type != .mixed { s += "?" }
+        if c.isSet {
+            s = "set<\(s)>"
+        } else if c.isList {
+            s = "array<\(s)>"
+        }
         return s
     }
 
@@ -178,6 +182,7 @@ enum SchemaSetup {
         case .uuid: .UUID
         case .decimal128: .decimal128
         case .link: .object
+        case .mixed: .any
         }
     }
 }

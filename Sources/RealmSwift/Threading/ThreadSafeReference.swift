@@ -41,8 +41,8 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
         version = realm.currentSnapshot.version
         switch value {
         case let o as ObjectBase:
-            className = o._info.className
-            key = o._key
+            className = o._rlmClass.className
+            key = o._rlmKey
         case let r as any ResultsType:
             className = r.className
             key = nil

@@ -74,11 +74,11 @@ extension _Persistable {
 
 extension _Persistable where Self: _RealmValue {
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
-        let realm = object._realm!
+        let realm = object._rlmRealm!
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
     }
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self) {
-        let realm = object._realm!
+        let realm = object._rlmRealm!
         realm.writeValue(object, index) { try value._rlmEncode(realm).value }
     }
     public static func _rlmEncodeUnmanaged(_ value: Self, _ realm: Realm) throws -> _RLMRaw { try value._rlmEncode(realm) }

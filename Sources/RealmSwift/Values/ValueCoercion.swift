@@ -48,23 +48,23 @@ enum ValueCoercion {
     /// Assigns `value` — a `[String: Any]`, an array in property order, or another object — to the
     /// unmanaged `object`.
     static func assign(_ value: Any, to object: ObjectBase) throws {
-        let info = object._info
+        let info = object._rlmClass
         if let dict = value as? [String: Any] {
             for (name, v) in dict {
                 guard let i = info.indexByName[name] else { throw Realm.Error.unknownProperty(name, info.className) }
                 guard info.properties[i].isStored else { continue }
-                object._setUnmanaged(i, try coerce(v, to: info.properties[i], realm: nil))
+                object._rlmSetUnmanaged(i, try coerce(v, to: info.properties[i], realm: nil))
             }
         } else if let array = value as? [Any] {
             let stored = info.properties.indices.filter { info.properties[$0].isStored }
             guard array.count <= stored.count else {
                 throw Realm.Error(.fail, "\(array.count) values given for \(info.className), which has \(stored.count) properties")
             }
-            for (v, i) in zip(array, stored) { object._setUnmanaged(i, try coerce(v, to: info.properties[i], realm: nil)) }
+            for (v, i) in zip(array, stored) { object._rlmSetUnmanaged(i, try coerce(v, to: info.properties[i], realm: nil)) }
         } else if let other = value as? ObjectBase {
             for (i, p) in info.properties.enumerated() where p.isStored {
-                guard let j = other._info.indexByName[p.name] else { continue }
-                object._setUnmanaged(i, try coerce(other.propertyValue(j), to: p, realm: nil))
+                guard let j = other._rlmClass.indexByName[p.name] else { continue }
+                object._rlmSetUnmanaged(i, try coerce(other.propertyValue(j), to: p, realm: nil))
             }
         } else {
             throw Realm.Error(.fail, "cannot create \(info.className) from a value of type \(type(of: value))")
