@@ -15,35 +15,33 @@ import RealmStorage
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection, CustomStringConvertible {
     var storage: [Element] = []
     /// The managing object and property, for managed lists.
-    var parent: ObjectBase?
-    var propertyIndex = 0
+    var property: ManagedProperty?
+    var parent: ObjectBase? { property?.parent }
 
     /// Creates an empty, unmanaged list.
     public init() {}
 
     /// The Realm managing this list, or nil.
-    public var realm: Realm? { parent?._rlmRealm }
+    public var realm: Realm? { property?.realm }
     /// Whether the list's object was deleted or its Realm invalidated.
-    public var isInvalidated: Bool { parent?.isInvalidated ?? false }
+    public var isInvalidated: Bool { property?.parent.isInvalidated ?? false }
 
     var managedItems: [StorageValue] {
-        guard let parent else { return [] }
-        if case .list(let items) = parent._rlmRealm!.readValue(parent, propertyIndex) { return items }
+        if case .list(let items) = property?.read() { return items }
         return []
     }
 
     func writeItems(_ body: (inout [StorageValue]) throws -> Void) {
-        guard let parent, let realm = parent._rlmRealm else { return }
-        realm.writeValue(parent, propertyIndex) {
-            var items = managedItems
+        property?.write { v in
+            guard case .list(var items) = v else { return }
             try body(&items)
-            return .list(items)
+            v = .list(items)
         }
     }
 
-    func encode(_ e: Element) throws -> StorageValue { try e._rlmEncode(parent?._rlmRealm).value }
+    func encode(_ e: Element) throws -> StorageValue { try e._rlmEncode(realm).value }
 
-    func decode(_ v: StorageValue) -> Element { Element._rlmDecode(_RLMRaw(v), parent?._rlmRealm) }
+    func decode(_ v: StorageValue) -> Element { Element._rlmDecode(_RLMRaw(v), realm) }
 
     // MARK: Collection
 
@@ -182,15 +180,14 @@ extension List: _Persistable {
     public static func _rlmDefaultValue() -> List { List() }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> List {
         let l = List()
-        l.parent = object
-        l.propertyIndex = index
+        l.property = ManagedProperty(parent: object, index: index)
         return l
     }
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
-        if let p = value.parent, p === object, value.propertyIndex == index { return }
-        let realm = object._rlmRealm!
+        if let p = value.property, p.parent === object, p.index == index { return }
         let elements = Array(value)
-        realm.writeValue(object, index) { .list(try elements.map { try $0._rlmEncode(realm).value }) }
+        ManagedProperty(parent: object, index: index).write { v in v = .list(try elements.map { try $0._rlmEncode(object._rlmRealm).value })
+        }
     }
     public static func _rlmEncodeUnmanaged(_ value: List, _ realm: Realm) throws -> _RLMRaw {
         _RLMRaw(.list(try Array(value).map { try $0._rlmEncode(realm).value }))
