@@ -10,15 +10,19 @@ public struct ColumnSchema: Sendable, Hashable {
     /// Whether the column's lists are sets: no two elements are equal (floats by bit pattern,
     /// strings by UTF-8 bytes). Implies ``isList``. Format version 2.
     public var isSet: Bool
+    /// Whether each value is a map from strings to values of ``type`` (null too when nullable).
+    /// A map column is neither a list nor a set. Format version 2.
+    public var isMap: Bool
     /// For `.link` columns: the name of the target table.
     public var linkTarget: String?
     /// Whether a persisted index is kept for this column.
     public var isIndexed: Bool
 
-    /// Describes a column to add; `id` is assigned by the catalog. `set: true` implies `list: true`.
+    /// Describes a column to add; `id` is assigned by the catalog. `set: true` implies `list: true`;
+    /// `map: true` describes a map column, which cannot also be a list.
     public init(
-        _ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, set: Bool = false, linkTarget: String? = nil,
-        indexed: Bool = false
+        _ name: String, _ type: ColumnType, nullable: Bool = false, list: Bool = false, set: Bool = false, map: Bool = false,
+        linkTarget: String? = nil, indexed: Bool = false
     ) {
         self.id = 0
         self.name = name
@@ -26,6 +30,7 @@ public struct ColumnSchema: Sendable, Hashable {
         self.isNullable = nullable
         self.isList = list || set
         self.isSet = set
+        self.isMap = map
         self.linkTarget = linkTarget
         self.isIndexed = indexed
     }
@@ -35,11 +40,14 @@ public struct ColumnSchema: Sendable, Hashable {
     var formatVersion2Feature: String? {
         if type == .mixed { return "mixed" }
         if isSet { return "a set" }
+        if isMap { return "a map" }
         return nil
     }
 
     /// The value of this column in an object that has not set it (Spec/FORMAT.md §5.5).
-    package var defaultValue: StorageValue { ColumnBuffer.defaultValue(type: type, nullable: isNullable, isList: isList) }
+    package var defaultValue: StorageValue {
+        ColumnBuffer.defaultValue(type: type, nullable: isNullable, isList: isList, isMap: isMap)
+    }
 }
 
 /// A table as stored in the catalog.
@@ -92,7 +100,7 @@ public struct Catalog: Sendable, Hashable {
                 w.u32(c.id)
                 w.string(c.name)
                 w.u8(c.type.rawValue)
-                w.u8((c.isNullable ? 1 : 0) | (c.isList ? 2 : 0) | (c.isIndexed ? 4 : 0) | (c.isSet ? 8 : 0))
+                w.u8((c.isNullable ? 1 : 0) | (c.isList ? 2 : 0) | (c.isIndexed ? 4 : 0) | (c.isSet ? 8 : 0) | (c.isMap ? 16 : 0))
                 w.u32(c.linkTarget.flatMap { table($0)?.id } ?? 0)
             }
         }
@@ -115,11 +123,15 @@ public struct Catalog: Sendable, Hashable {
                 let rawType = try r.u8()
                 guard let type = ColumnType(rawValue: rawType) else { throw r.corrupted("unknown column type \(rawType)") }
                 let flags = try r.u8()
-                guard flags & ~15 == 0 else { throw r.corrupted("unknown column flags \(flags)") }
+                guard flags & ~31 == 0 else { throw r.corrupted("unknown column flags \(flags)") }
                 let target = try r.u32()
                 guard flags & 8 == 0 || flags & 2 != 0 else { throw r.corrupted("set column '\(name)' is not a list") }
+                guard flags & 16 == 0 || flags & (2 | 4) == 0, flags & 16 == 0 || pkId == 0 || id != pkId else {
+                    throw r.corrupted("map column '\(name)' is also a list, indexed or the primary key")
+                }
                 var c = ColumnSchema(
-                    name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, set: flags & 8 != 0, indexed: flags & 4 != 0)
+                    name, type, nullable: flags & 1 != 0, list: flags & 2 != 0, set: flags & 8 != 0, map: flags & 16 != 0,
+                    indexed: flags & 4 != 0)
                 c.id = id
                 if let feature = c.formatVersion2Feature, formatVersion < 2 {
                     throw r.corrupted("column '\(name)' is \(feature), which a format version \(formatVersion) file cannot hold")

@@ -8,6 +8,10 @@ package struct ColumnBuffer: Sendable {
     package let isList: Bool
     /// Whether values are sets: lists without equal elements (checked by ``validate(_:column:)``).
     package let isSet: Bool
+    /// Whether values are maps from strings to elements of ``type``.
+    package let isMap: Bool
+    /// Whether each value is a collection (list, set or map) whose elements the nullability covers.
+    package var isCollection: Bool { isList || isMap }
 
     package enum Storage: Sendable {
         case ints([Int64])
@@ -19,20 +23,25 @@ package struct ColumnBuffer: Sendable {
         /// Mixed values, serialized when the segment is encoded.
         case values([StorageValue])
         case lists([[StorageValue]])
+        case maps([[String: StorageValue]])
     }
     package private(set) var storage: Storage
-    /// Present (non-null) flags; nil when the column is not nullable or is a list.
+    /// Present (non-null) flags; nil when the column is not nullable or is a collection.
     package private(set) var valid: [Bool]?
     package private(set) var count: Int = 0
 
-    package init(type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, capacity: Int = 0) {
+    package init(type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, isMap: Bool = false, capacity: Int = 0) {
         precondition(isList || !isSet, "a set column is a list column")
+        precondition(!(isList && isMap), "a map column is not a list column")
         self.type = type
         self.nullable = nullable
         self.isList = isList
         self.isSet = isSet
+        self.isMap = isMap
         if isList {
             storage = .lists([])
+        } else if isMap {
+            storage = .maps([])
         } else {
             switch type {
             case .int, .bool, .link: storage = .ints([])
@@ -45,13 +54,15 @@ package struct ColumnBuffer: Sendable {
                 if case .fixed(let w) = type.lane { storage = .fixed(width: w, []) } else { fatalError("unreachable") }
             }
         }
-        valid = nullable && !isList ? [] : nil
+        valid = nullable && !isList && !isMap ? [] : nil
         if capacity > 0 { reserve(capacity) }
     }
 
     /// An empty buffer for `column`.
     package init(_ column: ColumnSchema, capacity: Int = 0) {
-        self.init(type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, capacity: capacity)
+        self.init(
+            type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, isMap: column.isMap,
+            capacity: capacity)
     }
 
     package mutating func reserve(_ n: Int) {
@@ -65,9 +76,11 @@ package struct ColumnBuffer: Sendable {
         valid?.reserveCapacity(n)
     }
 
-    /// The value stored for a missing field: null when nullable, else the type's zero.
-    package static func defaultValue(type: ColumnType, nullable: Bool, isList: Bool) -> StorageValue {
+    /// The value stored for a missing field (Spec/FORMAT.md §5.5): an empty collection, null when
+    /// nullable, else the type's zero.
+    package static func defaultValue(type: ColumnType, nullable: Bool, isList: Bool, isMap: Bool = false) -> StorageValue {
         if isList { return .list([]) }
+        if isMap { return .map([:]) }
         if nullable { return .null }
         switch type {
         case .int: return .int(0)
@@ -95,6 +108,15 @@ package struct ColumnBuffer: Sendable {
             }
             if isSet, let e = Self.firstDuplicate(elems) {
                 throw StorageError(.typeMismatch, "set '\(column)' holds \(e) more than once")
+            }
+            return
+        }
+        if isMap {
+            guard case .map(let entries) = value else {
+                throw StorageError(.typeMismatch, "column '\(column)' is a map of \(type); got \(value)")
+            }
+            for (k, e) in entries where !(e.fits(type) || (e.isNull && nullable)) {
+                throw StorageError(.typeMismatch, "map '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e) at key \"\(k)\"")
             }
             return
         }
@@ -151,6 +173,10 @@ package struct ColumnBuffer: Sendable {
             storage = .ints([])
             if case .list(let l) = value { a.append(l) } else { a.append([]) }
             storage = .lists(a)
+        case .maps(var a):
+            storage = .ints([])
+            if case .map(let m) = value { a.append(m) } else { a.append([:]) }
+            storage = .maps(a)
         }
     }
 
@@ -191,6 +217,10 @@ package struct ColumnBuffer: Sendable {
             storage = .ints([])
             a[index] = { if case .list(let l) = value { l } else { [] } }()
             storage = .lists(a)
+        case .maps(var a):
+            storage = .ints([])
+            a[index] = { if case .map(let m) = value { m } else { [:] } }()
+            storage = .maps(a)
         }
     }
 
@@ -206,6 +236,7 @@ package struct ColumnBuffer: Sendable {
         case .blobs(let a): return .binary(a[index])
         case .values(let a): return a[index]
         case .lists(let a): return .list(a[index])
+        case .maps(let a): return .map(a[index])
         }
     }
 
@@ -227,6 +258,7 @@ package struct ColumnBuffer: Sendable {
         case .blobs(let a): storage = .blobs(keep(a))
         case .values(let a): storage = .values(keep(a))
         case .lists(let a): storage = .lists(keep(a))
+        case .maps(let a): storage = .maps(keep(a))
         }
         if let v = valid { valid = keep(v) }
         count -= drop.count
@@ -243,6 +275,7 @@ package struct ColumnBuffer: Sendable {
         case (.blobs(var a), .blobs(let b)): storage = .ints([]); a += b; storage = .blobs(a)
         case (.values(var a), .values(let b)): storage = .ints([]); a += b; storage = .values(a)
         case (.lists(var a), .lists(let b)): storage = .ints([]); a += b; storage = .lists(a)
+        case (.maps(var a), .maps(let b)): storage = .ints([]); a += b; storage = .maps(a)
         default: preconditionFailure("appending a column of another type")
         }
         if valid != nil { valid! += other.valid ?? [Bool](repeating: true, count: other.count) }
@@ -250,12 +283,10 @@ package struct ColumnBuffer: Sendable {
     }
 
     /// Builds a buffer from already-decoded parts (used by the segment decoder).
-    package static func make(
-        type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool = false, storage: Storage, valid: [Bool]?, count: Int
-    ) -> ColumnBuffer {
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet)
+    package static func make(type: ColumnType, nullable: Bool, isList: Bool, storage: Storage, valid: [Bool]?, count: Int) -> ColumnBuffer {
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList)
         b.storage = storage
-        b.valid = (nullable && !isList) ? (valid ?? [Bool](repeating: true, count: count)) : nil
+        b.valid = (nullable && !b.isCollection) ? (valid ?? [Bool](repeating: true, count: count)) : nil
         b.count = count
         return b
     }

@@ -85,7 +85,7 @@ package enum MixedValue {
             w.u8(Tag.typedLink.rawValue)
             w.u32(table)
             w.i64(key.rawValue)
-        case .link, .list:
+        case .link, .list, .map:
             preconditionFailure("\(value) is not a mixed value; validate it before encoding")
         }
         return w.bytes

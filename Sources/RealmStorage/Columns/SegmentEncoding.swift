@@ -37,7 +37,7 @@ package enum SegmentEncoder {
         var w = ByteWriter(capacity: 64 + column.count * 8)
         w.u32(magic)
         w.u8(column.type.rawValue)
-        w.u8((column.nullable ? 1 : 0) | (column.isList ? 2 : 0))
+        w.u8((column.nullable ? 1 : 0) | (column.isList ? 2 : 0) | (column.isMap ? 4 : 0))
         w.u16(0)
         w.u32(UInt32(column.count))
         let nullCount = column.valid.map { $0.reduce(0) { $0 + ($1 ? 0 : 1) } } ?? 0
@@ -47,6 +47,18 @@ package enum SegmentEncoder {
             appendIntArray(&w, lists.map { Int64($0.count) })
             var elements = ColumnBuffer(type: column.type, nullable: column.nullable, isList: false)
             for l in lists { for e in l { elements.append(e) } }
+            if column.nullable { appendBitmap(&w, elements.valid ?? []) }
+            appendValues(&w, elements)
+        } else if column.isMap {
+            guard case .maps(let maps) = column.storage else { preconditionFailure() }
+            // Each map's entries ascend by key bytes (Spec/FORMAT.md §4.2).
+            let sorted = maps.map { m in
+                m.map { (key: Array($0.key.utf8), value: $0.value) }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            }
+            appendIntArray(&w, sorted.map { Int64($0.count) })
+            appendBytesArray(&w, sorted.flatMap { $0.map(\.key) })
+            var elements = ColumnBuffer(type: column.type, nullable: column.nullable, isList: false)
+            for m in sorted { for e in m { elements.append(e.value) } }
             if column.nullable { appendBitmap(&w, elements.valid ?? []) }
             appendValues(&w, elements)
         } else {
@@ -74,7 +86,7 @@ package enum SegmentEncoder {
         case .strings(let a): appendBytesArray(&w, a.map(\.utf8))
         case .blobs(let a): appendBytesArray(&w, a)
         case .values(let a): appendBytesArray(&w, a.map(MixedValue.encode))
-        case .lists: preconditionFailure("nested lists are not stored")
+        case .lists, .maps: preconditionFailure("nested collections are not stored")
         }
     }
 

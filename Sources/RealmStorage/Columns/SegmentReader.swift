@@ -6,6 +6,8 @@ package struct SegmentReader: Sendable {
     package let type: ColumnType
     package let nullable: Bool
     package let isList: Bool
+    /// Whether rows are maps (Spec/FORMAT.md §4.2): per row a run of (key, element) entries.
+    package let isMap: Bool
     package let rowCount: Int
     package let nullCount: Int
     /// Encodings used, outermost first (for the inspector).
@@ -15,8 +17,10 @@ package struct SegmentReader: Sendable {
 
     let validity: Bitmap?
     let values: Values
-    /// For lists: element start index per row, rowCount + 1 entries.
+    /// For lists and maps: element start index per row, rowCount + 1 entries.
     let listStarts: [Int]
+    /// For maps: the key of each element (a bytes array, read and checked per row).
+    let mapKeys: Values?
 
     enum Values: Sendable {
         case integers(IntegerLane)
@@ -51,7 +55,7 @@ package struct SegmentReader: Sendable {
 
     /// The most rows a segment (and so a row group) may hold.
     package static let maximumRows = 1 << 20
-    /// The most elements the lists of one segment may hold together.
+    /// The most elements the lists (or maps) of one segment may hold together.
     static let maximumListElements = 1 << 26
 
     /// Parses the segment block `block` (checksum already verified by the caller).
@@ -62,10 +66,13 @@ package struct SegmentReader: Sendable {
             throw StorageError.corrupted("unknown column type \(try block.u8(4))", at: block.origin + 4)
         }
         let flags = try block.u8(5)
-        guard flags & ~3 == 0 else { throw StorageError.corrupted("unknown segment flags \(flags)", at: block.origin + 5) }
+        guard flags & ~7 == 0, flags & 6 != 6 else {
+            throw StorageError.corrupted("unknown segment flags \(flags)", at: block.origin + 5)
+        }
         type = t
         nullable = flags & 1 != 0
         isList = flags & 2 != 0
+        isMap = flags & 4 != 0
         rowCount = Int(try block.u32(8))
         nullCount = Int(try block.u32(12))
         guard rowCount <= Self.maximumRows, nullCount <= rowCount else {
@@ -74,23 +81,28 @@ package struct SegmentReader: Sendable {
         var cursor = ArrayCursor(view: try block.slice(16, block.count - 24, "segment arrays"))
         var encs: [ArrayEncoding] = []
         var decoded = 0
-        if isList {
+        if isList || isMap {
+            guard !isMap || nullCount == 0 else {
+                throw StorageError.corrupted("a map segment claims \(nullCount) nulls", at: block.origin + 12)
+            }
             let counts = try cursor.next(&encs, &decoded)
             let countValues = try Self.intValues(counts, expected: rowCount)
             var starts = [Int](repeating: 0, count: rowCount + 1)
             for i in 0..<rowCount {
                 let c = Int(countValues[i])
                 guard c >= 0, c <= Self.maximumListElements - starts[i] else {
-                    throw StorageError.corrupted("bad list length \(c)", at: block.origin)
+                    throw StorageError.corrupted("bad \(isMap ? "map" : "list") length \(c)", at: block.origin)
                 }
                 starts[i + 1] = starts[i] + c
             }
             listStarts = starts
             let total = starts[rowCount]
+            mapKeys = isMap ? try Self.values(try cursor.next(&encs, &decoded), type: .string, expected: total) : nil
             validity = nullable ? try Self.bitmap(try cursor.next(&encs, &decoded), expected: total) : nil
             values = try Self.values(try cursor.next(&encs, &decoded), type: t, expected: total)
         } else {
             listStarts = []
+            mapKeys = nil
             validity = nullable ? try Self.bitmap(try cursor.next(&encs, &decoded), expected: rowCount) : nil
             values = try Self.values(try cursor.next(&encs, &decoded), type: t, expected: rowCount)
             // Scans trust the null count to skip the bitmap, so it must agree with the bitmap.
@@ -238,7 +250,47 @@ package struct SegmentReader: Sendable {
             for i in a..<b { out.append(try element(i)) }
             return .list(out)
         }
+        if isMap { return .map(try map(listStarts[row]..<listStarts[row + 1])) }
         return try element(row)
+    }
+
+    /// The entries `range` of a map segment as one map, checking that the keys are valid UTF-8 and
+    /// strictly ascending by bytes (so none repeats).
+    func map(_ range: Range<Int>) throws -> [String: StorageValue] {
+        guard let mapKeys else { return [:] }
+        var out: [String: StorageValue] = [:]
+        out.reserveCapacity(range.count)
+        var previous: [UInt8]?
+        for i in range {
+            let (blob, s, n) = try Self.item(mapKeys, i)
+            let key = try blob.bytes(s, n)
+            if let previous, !previous.lexicographicallyPrecedes(key) {
+                throw StorageError.corrupted("map keys are not strictly ascending by bytes", at: blob.origin + s)
+            }
+            guard let string = String(validating: key, as: UTF8.self) else {
+                throw StorageError.corrupted("map key is not valid UTF-8", at: blob.origin + s)
+            }
+            // Distinct bytes can still be one Swift string (canonical equivalence): the map could not hold both.
+            guard out.updateValue(try element(i), forKey: string) == nil else {
+                throw StorageError.corrupted(
+                    "map key \"\(string)\" is canonically equivalent to another key of its map", at: blob.origin + s)
+            }
+            previous = key
+        }
+        return out
+    }
+
+    /// The blob, start and length of item `i` of a bytes-lane array.
+    static func item(_ values: Values, _ i: Int) throws -> (ByteView, Int, Int) {
+        switch values {
+        case .offsets(let o):
+            let (s, n) = try o.item(i)
+            return (o.blob, s, n)
+        case .dictionary(let d, let indices):
+            let (s, n) = try d.item(Int(indices[i]))
+            return (d.blob, s, n)
+        case .integers, .fixed: throw StorageError.corrupted("expected a bytes array", at: 0)
+        }
     }
 
     func element(_ i: Int) throws -> StorageValue {
@@ -268,14 +320,14 @@ package struct SegmentReader: Sendable {
         }
     }
 
-    /// Zero-copy integer access for scans: the raw lane values of a non-list int/bool/link segment,
-    /// or nil when the segment is not an integer lane.
+    /// Zero-copy integer access for scans: the raw lane values of a single-value int/bool/link
+    /// segment, or nil when the segment is not an integer lane or holds collections.
     package var integers: IntegerLane? {
-        guard !isList, case .integers(let lane) = values else { return nil }
+        guard !isList, !isMap, case .integers(let lane) = values else { return nil }
         return lane
     }
 
-    /// Whether row `row` is null (non-list columns).
+    /// Whether row `row` is null (single-value columns).
     package func isNull(_ row: Int) throws -> Bool {
         guard let validity else { return false }
         return !(try validity.isSet(row))
@@ -285,13 +337,13 @@ package struct SegmentReader: Sendable {
     /// (segments do not record it, Spec/FORMAT.md §5.2).
     package func decodeAll(isSet: Bool = false) throws -> ColumnBuffer {
         var valid: [Bool]?
-        if nullable && !isList {
+        if nullable && !isList && !isMap {
             var v = [Bool](repeating: true, count: rowCount)
             if nullCount > 0 { for i in 0..<rowCount { v[i] = !(try isNull(i)) } }
             valid = v
         }
         // Typed bulk paths for the common lanes; everything else value by value.
-        if !isList {
+        if !isList && !isMap {
             switch values {
             case .integers(let lane):
                 return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(lane)), valid: valid, count: rowCount)
@@ -310,7 +362,7 @@ package struct SegmentReader: Sendable {
             default: break
             }
         }
-        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet && isList, capacity: rowCount)
+        var b = ColumnBuffer(type: type, nullable: nullable, isList: isList, isSet: isSet && isList, isMap: isMap, capacity: rowCount)
         for i in 0..<rowCount { b.append(try value(i)) }
         return b
     }

@@ -22,8 +22,10 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
     /// A link to the object `key` of the table whose catalog id is `table` (ids are stable and never
     /// reused). Stored only in mixed columns.
     case typedLink(table: UInt32, key: ObjectKey)
-    /// The elements of a list column.
+    /// The elements of a list (or set) column.
     case list([StorageValue])
+    /// The entries of a map column: any string keys, including the empty string.
+    case map([String: StorageValue])
 
     public var isNull: Bool { if case .null = self { true } else { false } }
 
@@ -60,6 +62,8 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
         case .link(let k): "→\(k)"
         case .typedLink(let t, let k): "→table \(t)\(k)"
         case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
+        case .map(let m):
+            m.isEmpty ? "[:]" : "[" + m.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "]"
         }
     }
 
@@ -72,6 +76,7 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
         case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
         case (.list(let a), .list(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.bitwiseEquals($1) }
+        case (.map(let a), .map(let b)): a.count == b.count && a.allSatisfy { k, v in b[k].map { v.bitwiseEquals($0) } ?? false }
         default: self == o
         }
     }

@@ -116,7 +116,7 @@ package enum IndexHash {
         case .objectId(let b): return XXH64.hash(b, seed: 8)
         case .timestamp, .uuid, .decimal128:
             return XXH64.hash(ColumnBuffer.fixedBytes(v, width: 16), seed: 7)
-        case .float, .double, .typedLink, .list: return 0  // never indexed (addColumn refuses)
+        case .float, .double, .typedLink, .list, .map: return 0  // never indexed (addColumn refuses)
         }
     }
 

@@ -42,6 +42,7 @@ public struct Verifier: Sendable {
                 throw StorageError.corrupted("typed link to table \(table), key \(k.rawValue) in '\(c.name)'", at: offset)
             }
         case .list(let items): for e in items { try checkValue(e, c, catalog, at: offset) }
+        case .map(let entries): for e in entries.values { try checkValue(e, c, catalog, at: offset) }
         default: break
         }
     }

@@ -144,7 +144,9 @@ public final class Snapshot: Sendable {
     package func columnSegment(_ group: RowGroupBlock, _ column: ColumnSchema) throws -> SegmentReader? {
         guard let ref = group.columns[column.id] else { return nil }
         let r = try segment(ref)
-        guard r.type == column.type, r.isList == column.isList, r.nullable == column.isNullable, r.rowCount == group.rowCount else {
+        guard r.type == column.type, r.isList == column.isList, r.isMap == column.isMap, r.nullable == column.isNullable,
+            r.rowCount == group.rowCount
+        else {
             throw StorageError.corrupted(
                 "segment of column '\(column.name)' does not match the catalog or the row group", at: Int(ref.offset))
         }
@@ -153,7 +155,7 @@ public final class Snapshot: Sendable {
 
     package func keySegment(_ group: RowGroupBlock) throws -> SegmentReader {
         let r = try segment(group.keys)
-        guard r.type == .int, !r.isList, !r.nullable, r.rowCount == group.rowCount, r.integers != nil else {
+        guard r.type == .int, !r.isList, !r.isMap, !r.nullable, r.rowCount == group.rowCount, r.integers != nil else {
             throw StorageError.corrupted("key segment does not hold \(group.rowCount) integers", at: Int(group.keys.offset))
         }
         return r
@@ -235,7 +237,7 @@ public final class Snapshot: Sendable {
     /// - Throws: `.notFound`, `.typeMismatch` (not an integer column), `.corrupted`.
     public func count(_ table: String, whereInt column: String, _ comparison: IntComparison) throws -> Int {
         let (t, st) = try self.table(table)
-        guard let c = t.column(column), c.type.lane == .integer, !c.isList else {
+        guard let c = t.column(column), c.type.lane == .integer, !c.isList, !c.isMap else {
             throw StorageError(.typeMismatch, "column '\(column)' of '\(table)' is not a single integer column")
         }
         var n = 0

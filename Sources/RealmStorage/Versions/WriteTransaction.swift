@@ -81,7 +81,7 @@ public final class WriteTransaction {
         var t = TableSchema(id: catalog.nextTableId, name: name)
         catalog.nextTableId += 1
         if var pk = primaryKey {
-            guard [.int, .string, .objectId, .uuid].contains(pk.type), !pk.isList else {
+            guard [.int, .string, .objectId, .uuid].contains(pk.type), !pk.isList, !pk.isMap else {
                 throw StorageError(.invalidSchema, "a primary key must be an int, string, objectId or uuid")
             }
             pk.id = t.nextColumnId
@@ -112,11 +112,11 @@ public final class WriteTransaction {
         schemaChanged = true
     }
 
-    /// Adds a column; existing objects read its default (null, or the type's zero) until set.
-    /// A mixed column is always nullable.
+    /// Adds a column; existing objects read its default (an empty collection, null, or the type's
+    /// zero) until set. Mixed columns, to-one links and maps of links are always nullable.
     /// - Throws: `.notFound` (no such table), `.invalidSchema` (a taken name, a missing link target,
-    ///   an index on a column that cannot have one), `.unsupportedFormatVersion` (a mixed or set
-    ///   column in a format-version-1 file; compaction upgrades the file).
+    ///   an index on a column that cannot have one, a map that is also a list), `.unsupportedFormatVersion`
+    ///   (a mixed, set or map column in a format-version-1 file; compaction upgrades the file).
     public func addColumn(_ table: String, _ column: ColumnSchema) throws {
         try checkOpen()
         guard let ti = catalog.tables.firstIndex(where: { $0.name == table }) else {
@@ -132,12 +132,15 @@ public final class WriteTransaction {
         }
         try checkFormatVersion(column)
         guard column.isList || !column.isSet else { throw StorageError(.invalidSchema, "set column '\(column.name)' must be a list") }
-        if column.isIndexed && (column.isList || [.float, .double, .mixed].contains(column.type)) {
-            throw StorageError(.invalidSchema, "lists, floats, doubles and mixed columns cannot be indexed")
+        guard !(column.isMap && column.isList) else {
+            throw StorageError(.invalidSchema, "map column '\(column.name)' cannot also be a list or a set")
+        }
+        if column.isIndexed && (column.isList || column.isMap || [.float, .double, .mixed].contains(column.type)) {
+            throw StorageError(.invalidSchema, "lists, sets, maps, floats, doubles and mixed columns cannot be indexed")
         }
         insertPlans = [:]
         var c = column
-        if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link is always optional
+        if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link (or a map's link) is always optional
         if c.type == .mixed { c.isNullable = true }  // null is one of a mixed column's values
         c.id = catalog.tables[ti].nextColumnId
         catalog.tables[ti].nextColumnId += 1
@@ -461,6 +464,7 @@ public final class WriteTransaction {
                 throw StorageError(.notFound, "column '\(column)' holds a typed link to table id \(table), which does not exist")
             }
         case .list(let items): for v in items { try checkTypedLinks(v, column: column) }
+        case .map(let entries): for v in entries.values { try checkTypedLinks(v, column: column) }
         default: break
         }
     }
