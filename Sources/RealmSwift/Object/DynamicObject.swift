@@ -27,6 +27,7 @@ enum DynamicValues {
     /// The Swift type that stores values of column `c`.
     static func valueType(_ c: ColumnSchema) -> any _Persistable.Type {
         func pick<T: RealmCollectionValue & _Persistable>(_: T.Type) -> any _Persistable.Type {
+            if c.isMap { return c.isNullable ? Map<String, T?>.self : Map<String, T>.self }
             if c.isSet { return c.isNullable && c.type != .link ? MutableSet<T?>.self : MutableSet<T>.self }
             if c.isList { return c.isNullable && c.type != .link ? List<T?>.self : List<T>.self }
             return c.isNullable ? T?.self : T.self
@@ -43,9 +44,11 @@ enum DynamicValues {
         case .uuid: return pick(UUID.self)
         case .decimal128: return pick(Decimal128.self)
         case .link:
+            if c.isMap { return Map<String, DynamicObject?>.self }
             if c.isSet { return MutableSet<DynamicObject>.self }
             return c.isList ? List<DynamicObject>.self : DynamicObject?.self
         case .mixed:
+            if c.isMap { return Map<String, AnyRealmValue>.self }
             if c.isSet { return MutableSet<AnyRealmValue>.self }
             return c.isList ? List<AnyRealmValue>.self : AnyRealmValue.self
         }
@@ -68,6 +71,7 @@ enum DynamicValues {
         case .link(let k): return target.map { realm.dynamicObject($0, k) }
         case .list(let items): return items.map { swiftValue($0, target: target, realm: realm) }
         case .typedLink: return AnyRealmValue._rlmDecode(_RLMRaw(v), realm)
+        case .map(let m): return m.mapValues { swiftValue($0, target: target, realm: realm) }
         }
     }
 }

@@ -283,12 +283,12 @@ extension Realm {
                 case .property(let i):
                     if info.properties[i].property.type == .object {
                         deferred.append(i)
-                        row.append(info.properties[i].column!.isList ? .list([]) : .null)
+                        row.append(info.properties[i].column!.defaultValue)
                     } else {
                         row.append(try realmErrors { try info.properties[i].valueType._rlmEncodeAny(values[i]!, self).value })
                     }
                 case .unused(let c):
-                    row.append(c.isList ? .list([]) : c.isNullable ? .null : Self.zero(c.type))
+                    row.append(c.defaultValue)
                 }
             }
             do {
@@ -311,22 +311,6 @@ extension Realm {
         }
         stamp += 1
         return key
-    }
-
-    static func zero(_ t: ColumnType) -> StorageValue {
-        switch t {
-        case .int: .int(0)
-        case .bool: .bool(false)
-        case .float: .float(0)
-        case .double: .double(0)
-        case .string: .string("")
-        case .binary: .binary([])
-        case .timestamp: .timestamp(seconds: 0, nanoseconds: 0)
-        case .objectId: .objectId([UInt8](repeating: 0, count: 12))
-        case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        case .decimal128: .decimal128(low: 0, high: 0x3040_0000_0000_0000)
-        case .link, .mixed: .null
-        }
     }
 
     // MARK: Deleting
@@ -373,6 +357,8 @@ extension Realm {
             case .link(let k): children.append((ClassInfo.of(target), k))
             case .list(let items):
                 for case .link(let k) in items { children.append((ClassInfo.of(target), k)) }
+            case .map(let m):
+                for case .link(let k) in m.values { children.append((ClassInfo.of(target), k)) }
             default: break
             }
         }
@@ -385,6 +371,7 @@ extension Realm {
         switch v {
         case .link(let k): [k]
         case .list(let items): items.compactMap { if case .link(let k) = $0 { k } else { nil } }
+        case .map(let m): m.values.compactMap { if case .link(let k) = $0 { k } else { nil } }
         default: []
         }
     }
@@ -400,6 +387,8 @@ extension Realm {
                     case typed: try tx.set(t.name, k, c.name, .null)
                     case .list(let items) where items.contains(typed):
                         try tx.set(t.name, k, c.name, .list(items.map { $0 == typed ? .null : $0 }))
+                    case .map(let m) where m.values.contains(typed):
+                        try tx.set(t.name, k, c.name, .map(m.mapValues { $0 == typed ? .null : $0 }))
                     default: break
                     }
                 }
@@ -413,6 +402,8 @@ extension Realm {
                         try tx.set(t.name, k, c.name, .null)
                     case .list(let items) where items.contains(.link(key)):
                         try tx.set(t.name, k, c.name, .list(items.filter { $0 != .link(key) }))
+                    case .map(let m) where m.values.contains(.link(key)):
+                        try tx.set(t.name, k, c.name, .map(m.mapValues { $0 == .link(key) ? .null : $0 }))
                     default: break
                     }
                 }

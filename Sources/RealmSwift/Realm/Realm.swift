@@ -41,6 +41,8 @@ public final class Realm {
     /// Table readers of the current snapshot, by class description.
     var readers: [ObjectIdentifier: BoundReader] = [:]
     var readersVersion: UInt64 = 0
+    /// Model classes by table name (the configuration's and those used so far).
+    var known: [String: ClassInfo] = [:]
     /// Dynamic class descriptions by table name, with the table schema they were built from.
     var dynamicInfos: [String: (TableSchema, ClassInfo)] = [:]
     /// Whether this Realm reads one fixed version (see ``freeze()``).
@@ -84,6 +86,7 @@ public final class Realm {
         self.snapshot = snapshot
         self.isFrozen = true
         self.verified = realm.verified
+        self.known = realm.known
     }
 
     /// The live Realm this frozen Realm was made from (a new live instance on the calling thread).

@@ -29,7 +29,7 @@ struct PropertyInfo {
             }
         return ColumnSchema(
             p.name, type, nullable: p.isOptional || p.type == .any || (p.type == .object && !p.isCollection), list: p.isArray,
-            set: p.isSet, linkTarget: p.objectClassName, indexed: p.isIndexed && !p.isPrimaryKey)
+            set: p.isSet, map: p.isMap, linkTarget: p.objectClassName, indexed: p.isIndexed && !p.isPrimaryKey)
     }
 }
 
@@ -101,7 +101,7 @@ final class ClassInfo: @unchecked Sendable {
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
                 isOptional: c.isNullable && !(c.type == .link && !c.isList), isArray: c.isList && !c.isSet, isSet: c.isSet,
-                isPrimaryKey: table.primaryKey == c.name,
+                isMap: c.isMap, isPrimaryKey: table.primaryKey == c.name,
                 objectClassName: c.linkTarget)
             return PropertyInfo(property: p, valueType: DynamicValues.valueType(c))
         }

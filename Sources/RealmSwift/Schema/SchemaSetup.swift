@@ -17,6 +17,7 @@ enum SchemaSetup {
     static func run(_ realm: Realm) throws {
         let config = realm.configuration
         let snapshot = realm.currentSnapshot
+        defer { if let types = config.objectTypes { for c in closure(types.map { ClassInfo.of($0) }) { realm.known[c.className] = c } } }
         var classes: [ClassInfo]
         if let types = config.objectTypes {
             classes = closure(types.map { ClassInfo.of($0) })
@@ -127,7 +128,9 @@ enum SchemaSetup {
                 out.append("Property '\(cls).\(p.name)' has been added.")
                 continue
             }
-            if have.type != want.type || have.isList != want.isList || have.isSet != want.isSet || have.linkTarget != want.linkTarget {
+            if have.type != want.type || have.isList != want.isList || have.isSet != want.isSet || have.isMap != want.isMap
+                || have.linkTarget != want.linkTarget
+            {
                 out.append("Property '\(cls).\(p.name)' has been changed from '\(describe(have))' to '\(describe(want))'.")
             } else if have.isNullable != want.isNullable {
                 out.append("Property '\(cls).\(p.name)' has been made \(want.isNullable ? "optional" : "required").")
@@ -148,6 +151,8 @@ enum SchemaSetup {
         if c.isNullable && c.type != .link && c.type != .mixed { s += "?" }
         if c.isSet {
             s = "set<\(s)>"
+        } else if c.isMap {
+            s = "map<string, \(s)>"
         } else if c.isList {
             s = "array<\(s)>"
         }
@@ -163,7 +168,8 @@ enum SchemaSetup {
                     Property(
                         name: c.name, type: propertyType(c.type), isIndexed: c.isIndexed,
                         isOptional: c.isNullable && !(c.type == .link && !c.isList),
-                        isArray: c.isList, isPrimaryKey: t.primaryKey == c.name, objectClassName: c.linkTarget)
+                        isArray: c.isList && !c.isSet, isSet: c.isSet, isMap: c.isMap, isPrimaryKey: t.primaryKey == c.name,
+                        objectClassName: c.linkTarget)
                 }, isEmbedded: false)
         }
         return Schema(objectSchema: classes)
@@ -202,7 +208,10 @@ extension Realm {
                     + "\nList the class in Configuration.objectTypes to get this as a thrown error when the Realm opens, and raise schemaVersion to migrate."
             )
         }
-        if catalog.table(info.className) != nil { verified.insert(id) }
+        if catalog.table(info.className) != nil {
+            verified.insert(id)
+            if known[info.className] == nil { known[info.className] = info }
+        }
     }
 
     /// Creates the tables of `info` and of every class it links to, as needed.
@@ -258,5 +267,16 @@ extension Realm {
         }
         layouts = [:]
         bump()
+    }
+}
+
+extension Realm {
+    /// The model class this Realm uses for the table `className`: one of its configuration's
+    /// classes, else one it has used, else the only discovered class of that name (nil: none, or
+    /// several — then the dynamic API reads it).
+    func modelClass(named className: String) -> ClassInfo? {
+        if let c = known[className] { return c }
+        let candidates = ClassInfo.discovered.filter { $0.className == className && $0.type is Object.Type }
+        return candidates.count == 1 ? candidates[0] : nil
     }
 }

@@ -89,7 +89,7 @@ extension AnyRealmValue: RealmCollectionValue, _Persistable {
         case .decimal128(let lo, let hi): return .decimal128(Decimal128(low: lo, high: hi))
         case .typedLink(let table, let key):
             guard let realm, let t = realm.catalog.tables.first(where: { $0.id == table }) else { return .none }
-            if let info = ClassInfo.discovered.first(where: { $0.className == t.name && $0.type is Object.Type }) {
+            if let info = realm.modelClass(named: t.name), info.type is Object.Type {
                 return .object(realm.makeObject(info.type, key, info) as! Object)
             }
             return .object(realm.dynamicObject(t.name, key))
