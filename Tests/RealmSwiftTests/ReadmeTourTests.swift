@@ -11,6 +11,9 @@ enum Tour {
         @Persisted(indexed: true) var age = 0
         @Persisted var dogs: List<Dog>
         @Persisted var address: Address?
+        @Persisted var tags: MutableSet<String>
+        @Persisted var scores: Map<String, Int>
+        @Persisted var extra: AnyRealmValue
     }
     final class Dog: Object {
         @Persisted var name = ""
@@ -34,6 +37,9 @@ enum Tour {
             let ada = Person(value: ["id": 1, "name": "Ada", "age": 36])
             ada.dogs.append(Dog(value: ["name": "Rex"]))
             ada.address = Address(value: ["city": "London"])
+            ada.tags.insert(objectsIn: ["math", "engines", "math"])
+            ada.scores["chess"] = 1200
+            ada.extra = .string("first programmer")
             realm.add(ada)
             realm.create(Person.self, value: [2, "Grace", 45])
         }
@@ -41,6 +47,7 @@ enum Tour {
         #expect(people.count == 2)
         let ada = realm.object(ofType: Person.self, forPrimaryKey: 1)!
         #expect(ada.dogs.first?.owners.first?.name == "Ada")
+        #expect(ada.scores["chess"] == 1200 && ada.tags.count == 2 && ada.extra == .string("first programmer"))
 
         let frozen = realm.freeze()
         try realm.write { ada.age += 1 }
