@@ -6,7 +6,7 @@ import Testing
 /// Hostile bytes: flipped bytes and truncations must give a typed error or an older valid version,
 /// never a crash; a read-only open must leave the file byte-identical.
 @Suite struct CorruptionTests {
-    /// A small file with several versions, indexes, strings, lists and LZ4 segments.
+    /// A small file with several versions, indexes, strings, lists, mixed values, maps and LZ4 segments.
     static func sampleFile(_ dir: TempDir) throws -> (path: String, bytes: [UInt8], committed: Int) {
         let store = try Store.open(at: dir.file("golden.realm"), options: .init(create: true, rowGroupCapacity: 64))
         let tx = try store.beginWrite()
@@ -14,12 +14,17 @@ import Testing
         try tx.addColumn("Person", ColumnSchema("name", .string, indexed: true))
         try tx.addColumn("Person", ColumnSchema("score", .double, nullable: true))
         try tx.addColumn("Person", ColumnSchema("tags", .string, list: true))
+        try tx.addColumn("Person", ColumnSchema("extra", .mixed))
+        try tx.addColumn("Person", ColumnSchema("attrs", .mixed, map: true))
+        let mixed: [StorageValue] = [.int(7), .string("é"), .null, .double(.nan), .typedLink(table: 1, key: ObjectKey(3)), .binary([1])]
         for i in 0..<300 {
             try tx.insert(
                 "Person",
                 [
                     "id": .int(Int64(i)), "name": .string("person-\(i % 17)"), "score": i % 5 == 0 ? .null : .double(Double(i) / 4),
                     "tags": .list([.string("t\(i % 3)"), .string(String(repeating: "z", count: i % 40))]),
+                    "extra": mixed[i % mixed.count],
+                    "attrs": .map(i % 4 == 0 ? [:] : ["": mixed[i % 6], "k\(i % 3)": mixed[(i + 1) % 6], "z": .bool(true)]),
                 ])
         }
         try tx.commit()

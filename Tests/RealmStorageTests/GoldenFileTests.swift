@@ -3,9 +3,10 @@ import Testing
 
 @testable import RealmStorage
 
-/// The golden files under Spec/vectors/ were written by format version 1; every later version of the
-/// library must still open them and read the same content. Regenerate (only when adding a new
-/// format version's files) with `REALM_WRITE_VECTORS=1 swift test --filter GoldenFileTests`.
+/// The golden files under Spec/vectors/ were written by each format version (`v1-*`, `v2-*`); every
+/// later version of the library must still open them and read the same content. Regenerate (only
+/// when adding a new format version's files, and then only those) with
+/// `REALM_WRITE_VECTORS=1 swift test --filter GoldenFileTests`.
 @Suite(.serialized) struct GoldenFileTests {
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Spec/vectors").path
@@ -22,7 +23,16 @@ import Testing
     static func write(_ name: String, _ build: (Store) throws -> Void) throws {
         let path = vectors + "/" + name
         for p in [path, path + ".lock"] { try? FileManager.default.removeItem(atPath: p) }
-        try build(try Store.open(at: path, options: .init(create: true, rowGroupCapacity: 16)))
+        var committed = 0
+        do {
+            let store = try Store.open(at: path, options: .init(create: true, rowGroupCapacity: 16))
+            try build(store)
+            committed = try store.snapshot().fileLength
+        }
+        // A vector holds its committed bytes only, not the room commits grow the file by (Spec §6.2).
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try file.truncate(atOffset: UInt64(committed))
+        try file.close()
         try? FileManager.default.removeItem(atPath: path + ".lock")
     }
 
@@ -101,6 +111,84 @@ import Testing
         }
         #expect(s.catalog.table("All")?.column("link")?.linkTarget == "Target")
         #expect(try s.objectKey("Target", primaryKey: .objectId(Array(1...12))) == ObjectKey(0))
+        #expect(Verifier().verify(s).isClean)
+    }
+
+    /// The mixed values of `v2-collections.realm`: every tag (the typed link names `Target`, table 1).
+    static let mixedSamples: [StorageValue] = [
+        .int(-1234567890123), .bool(true), .float(-0.5), .double(.nan), .string("grüße"), .binary([0xDE, 0xAD, 0xBE, 0xEF]),
+        .timestamp(seconds: 1_700_000_000, nanoseconds: 5), .objectId(Array(100..<112)), .uuid(uuid),
+        .decimal128(low: 12345, high: 0x3040_0000_0000_0000), .typedLink(table: 1, key: ObjectKey(1)), .null,
+        .string(""), .binary([]), .int(.min), .double(-0.0), .bool(false),
+    ]
+
+    /// Row `i` of `Collections` in `v2-collections.realm` (before version 3's changes).
+    static func collectionsRow(_ i: Int) -> [String: StorageValue] {
+        let n = mixedSamples.count
+        return [
+            "key": .string("row-\(i)"),
+            "any": mixedSamples[i % n],
+            "anys": .list((0..<(i % 4)).map { mixedSamples[(i + $0 * 5) % n] }),
+            "tags": .list(i % 3 == 0 ? [] : [.string("t\(i % 5)"), .null, .string("é"), .string("e\u{301}")]),
+            "counts": .map(Dictionary(uniqueKeysWithValues: (0..<(i % 6)).map { ("c\($0)", .int(Int64($0 * i))) })),
+            "labels": .map(i % 2 == 0 ? [:] : ["": .string("empty key"), "none": .null, "name": .string("label \(i)")]),
+            "extras": .map(["first": mixedSamples[i % n], "second": mixedSamples[(i + 7) % n], "z": .null]),
+            "friends": .map(i % 4 == 0 ? [:] : ["best": .link(ObjectKey(Int64(i % 3))), "lost": .null]),
+        ]
+    }
+
+    @Test func v2Collections() throws {
+        let rows = 24  // rows 22 and 23 repeat the mixed values of the changed rows 5 and 6
+        if Self.writing {
+            try Self.write("v2-collections.realm") { store in
+                let tx = try store.beginWrite()
+                try tx.createTable("Target", primaryKey: ColumnSchema("_id", .int))
+                try tx.createTable("Collections", primaryKey: ColumnSchema("key", .string))
+                try tx.addColumn("Collections", ColumnSchema("any", .mixed))
+                try tx.addColumn("Collections", ColumnSchema("anys", .mixed, list: true))
+                try tx.addColumn("Collections", ColumnSchema("tags", .string, nullable: true, set: true))
+                try tx.addColumn("Collections", ColumnSchema("counts", .int, map: true))
+                try tx.addColumn("Collections", ColumnSchema("labels", .string, nullable: true, map: true))
+                try tx.addColumn("Collections", ColumnSchema("extras", .mixed, map: true))
+                try tx.addColumn("Collections", ColumnSchema("friends", .link, map: true, linkTarget: "Target"))
+                for i in 0..<3 { try tx.insert("Target", ["_id": .int(Int64(i))]) }
+                for i in 0..<rows { try tx.insert("Collections", Self.collectionsRow(i)) }
+                try tx.commit()
+                let tx2 = try store.beginWrite()
+                try tx2.set("Collections", ObjectKey(5), "counts", .map(["many": .int(1), "more": .int(2)]))
+                try tx2.set("Collections", ObjectKey(5), "any", .typedLink(table: 2, key: ObjectKey(0)))
+                try tx2.delete("Collections", ObjectKey(6))
+                try tx2.commit()
+            }
+        }
+        let dir = TempDir()
+        let s = try Self.open("v2-collections.realm", dir)
+        #expect(s.formatVersion == 2)
+        #expect(s.version == 3)
+        let t = try #require(s.catalog.table("Collections"))
+        #expect(t.column("any")?.type == .mixed && t.column("any")?.isNullable == true)
+        #expect(t.column("anys")?.isList == true && t.column("anys")?.type == .mixed)
+        #expect(t.column("tags")?.isSet == true && t.column("tags")?.isList == true)
+        #expect(t.columns.filter(\.isMap).map(\.name) == ["counts", "labels", "extras", "friends"])
+        #expect(t.column("friends")?.linkTarget == "Target" && t.column("friends")?.isNullable == true)
+        #expect(try s.objectCount("Collections") == rows - 1)
+        #expect(try s.contains("Collections", ObjectKey(6)) == false)
+        for i in 0..<rows where i != 6 {
+            var expected = Self.collectionsRow(i)
+            if i == 5 {
+                expected["counts"] = .map(["many": .int(1), "more": .int(2)])
+                expected["any"] = .typedLink(table: 2, key: ObjectKey(0))
+            }
+            let key = try #require(try s.objectKey("Collections", primaryKey: expected["key"]!))
+            #expect(key == ObjectKey(Int64(i)))
+            for (name, v) in expected {
+                #expect(try s.value("Collections", key, name).bitwiseEquals(v), "row \(i).\(name)")
+            }
+        }
+        // Every mixed tag is present, and null.
+        let anys = try (0..<rows).filter { $0 != 6 }.map { try s.value("Collections", ObjectKey(Int64($0)), "any") }
+        for v in Self.mixedSamples { #expect(anys.contains { $0.bitwiseEquals(v) }, "\(v)") }
+        #expect(try s.changeset().tables["Collections"]?.deleted == [ObjectKey(6)])
         #expect(Verifier().verify(s).isClean)
     }
 

@@ -3,8 +3,8 @@ import Testing
 
 @testable import RealmStorage
 
-/// Random operation sequences (insert, set, delete, commit, cancel, reopen, freeze, compact) checked
-/// against a plain in-memory model after every commit, and frozen snapshots checked against the
+/// Random operation sequences (insert, set, delete, commit, cancel, reopen, freeze, compact) on a table
+/// of scalar, list, mixed, map and set columns, checked against a plain in-memory model after every commit, and frozen snapshots checked against the
 /// model state they were taken at.
 @Suite struct ModelTests {
     typealias Row = [String: StorageValue]
@@ -16,11 +16,15 @@ import Testing
     static let columns: [ColumnSchema] = [
         ColumnSchema("n", .int), ColumnSchema("s", .string, nullable: true, indexed: true), ColumnSchema("d", .double),
         ColumnSchema("b", .binary, nullable: true), ColumnSchema("l", .int, nullable: true, list: true),
-        ColumnSchema("t", .timestamp, nullable: true),
+        ColumnSchema("t", .timestamp, nullable: true), ColumnSchema("m", .mixed), ColumnSchema("mp", .string, nullable: true, map: true),
+        ColumnSchema("st", .int, set: true),
     ]
 
+    /// Map keys, among them some whose byte order and Swift `String` order differ.
+    static let mapKeys = ["", "a", "b", "é", "e\u{301}x", "éa", "k1", "k2", "🚀"]
+
     static func randomValue(_ c: ColumnSchema, _ rng: inout SplitMix) -> StorageValue {
-        if c.isNullable && !c.isList && rng.next() % 5 == 0 { return .null }
+        if c.isNullable && !c.isList && !c.isMap && rng.next() % 5 == 0 { return .null }
         switch (c.name, c.isList) {
         case ("n", _): return .int(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 64))
         case ("s", _):
@@ -29,6 +33,33 @@ import Testing
         case ("d", _): return .double([Double.nan, -0.0, 1.5, .infinity, Double(rng.next() % 1000) / 7][Int(rng.next() % 5)])
         case ("b", _): return .binary((0..<Int(rng.next() % 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         case ("l", _): return .list((0..<Int(rng.next() % 5)).map { _ in rng.next() % 4 == 0 ? .null : .int(Int64(rng.next() % 100)) })
+        case ("m", _):
+            let v = rng.next()
+            switch v % 9 {
+            case 0: return .int(Int64(bitPattern: rng.next()))
+            case 1: return .bool(v & 16 != 0)
+            case 2: return .double([Double.nan, -0.0, 2.5][Int(v % 3)])
+            case 3: return .string(v % 2 == 0 ? "" : "s\(rng.next() % 50)")
+            case 4: return .binary((0..<Int(rng.next() % 20)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+            case 5: return .timestamp(seconds: Int64(v % 1000), nanoseconds: 7)
+            case 6: return .typedLink(table: 1, key: ObjectKey(Int64(rng.next() % 100)))
+            case 7: return .decimal128(low: v, high: 0x3040_0000_0000_0000)
+            default: return .objectId((0..<12).map { UInt8(truncatingIfNeeded: v >> UInt64($0)) })
+            }
+        case ("mp", _):
+            var m: [String: StorageValue] = [:]
+            for _ in 0..<Int(rng.next() % 5) {
+                m[Self.mapKeys[Int(rng.next() % UInt64(Self.mapKeys.count))]] = rng.next() % 3 == 0 ? .null : .string("v\(rng.next() % 9)")
+            }
+            return .map(m)
+        case ("st", _):
+            var seen = Set<Int64>()
+            var elements: [StorageValue] = []
+            for _ in 0..<Int(rng.next() % 6) {
+                let x = Int64(rng.next() % 8)
+                if seen.insert(x).inserted { elements.append(.int(x)) }
+            }
+            return .list(elements)
         default: return .timestamp(seconds: Int64(rng.next() % 1_000_000) - 500_000, nanoseconds: Int32(rng.next() % 1_000_000_000))
         }
     }

@@ -35,8 +35,8 @@ public struct ColumnSchema: Sendable, Hashable {
         self.isIndexed = indexed
     }
 
-    /// The format-version-2 feature this column uses ("mixed"), or nil when a version-1 file can
-    /// hold it (Spec/FORMAT.md §3.1, §5.2).
+    /// The format-version-2 feature this column uses ("mixed", "a set" or "a map"), or nil when a
+    /// version-1 file can hold it (Spec/FORMAT.md §3.1, §5.2).
     var formatVersion2Feature: String? {
         if type == .mixed { return "mixed" }
         if isSet { return "a set" }

@@ -280,7 +280,7 @@ package struct SegmentReader: Sendable {
         return out
     }
 
-    /// The blob, start and length of item `i` of a bytes-lane array.
+    /// The blob, start and length of item `i` of a bytes-lane array (offsets or dictionary).
     static func item(_ values: Values, _ i: Int) throws -> (ByteView, Int, Int) {
         switch values {
         case .offsets(let o):
@@ -289,6 +289,7 @@ package struct SegmentReader: Sendable {
         case .dictionary(let d, let indices):
             let (s, n) = try d.item(Int(indices[i]))
             return (d.blob, s, n)
+        // Unreachable: bytes-lane values and map keys are parsed as offsets or dictionary arrays.
         case .integers, .fixed: throw StorageError.corrupted("expected a bytes array", at: 0)
         }
     }
@@ -305,18 +306,13 @@ package struct SegmentReader: Sendable {
             case .double: return .double(Double(bitPattern: try v.u64(i * 8)))
             default: return ColumnBuffer.decodeFixed(bytes, type)
             }
-        case .offsets(let o): return try bytesValue(o, i)
-        case .dictionary(let d, let indices): return try bytesValue(d, Int(indices[i]))
-        }
-    }
-
-    /// Item `i` of a bytes-lane array as a value of this segment's type.
-    func bytesValue(_ o: Offsets, _ i: Int) throws -> StorageValue {
-        let (s, n) = try o.item(i)
-        switch type {
-        case .string: return .string(try o.blob.string(s, n))
-        case .mixed: return try MixedValue.decode(o.blob, s, n)
-        default: return .binary(try o.blob.bytes(s, n))
+        case .offsets, .dictionary:
+            let (blob, s, n) = try Self.item(values, i)
+            switch type {
+            case .string: return .string(try blob.string(s, n))
+            case .mixed: return try MixedValue.decode(blob, s, n)
+            default: return .binary(try blob.bytes(s, n))
+            }
         }
     }
 

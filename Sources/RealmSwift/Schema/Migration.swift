@@ -106,7 +106,8 @@ struct Migrator {
     }
 
     static func same(_ a: ColumnSchema, _ b: ColumnSchema) -> Bool {
-        a.type == b.type && a.isList == b.isList && a.linkTarget == b.linkTarget && a.isNullable == b.isNullable
+        a.type == b.type && a.isList == b.isList && a.isSet == b.isSet && a.isMap == b.isMap && a.linkTarget == b.linkTarget
+            && a.isNullable == b.isNullable
             && a.isIndexed == b.isIndexed
     }
 }
