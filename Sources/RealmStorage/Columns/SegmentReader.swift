@@ -2,7 +2,7 @@
 /// straight from the mapping; LZ4 arrays are decompressed once (the caller caches the reader).
 /// Every offset, count and length inside the segment is validated while the reader is built or when
 /// a value is read, so a damaged segment throws ``StorageError/Code/corrupted`` rather than trapping.
-package struct SegmentReader: Sendable {
+package final class SegmentReader: Sendable {
     package let type: ColumnType
     package let nullable: Bool
     package let isList: Bool

@@ -23,14 +23,8 @@ package final class TableReader {
 
     /// One column's segments, held by reference so reads borrow them instead of copying.
     final class ColumnSegments {
-        let segments: [Box?]
-        init(_ s: [SegmentReader?]) { segments = s.map { $0.map(Box.init) } }
-    }
-
-    /// A segment reader behind a reference, so reading it borrows instead of copying the struct.
-    final class Box {
-        let reader: SegmentReader
-        init(_ r: SegmentReader) { reader = r }
+        let segments: [SegmentReader?]
+        init(_ s: [SegmentReader?]) { segments = s }
     }
 
     package init(_ snapshot: Snapshot, _ table: String) throws {
@@ -80,7 +74,7 @@ package final class TableReader {
             segments = ColumnSegments(try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment))
             columns[column] = segments
         }
-        if let box = segments.segments[g] { return try box.reader.value(Int(location.row)) }
+        if let reader = segments.segments[g] { return try reader.value(Int(location.row)) }
         return schema.columns[column].defaultValue
     }
 }

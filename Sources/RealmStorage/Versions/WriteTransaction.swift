@@ -333,8 +333,9 @@ public final class WriteTransaction {
             row: t.columns.map { c in values[c.name] ?? c.defaultValue })
     }
 
-    /// What inserting into one table needs, resolved once per transaction and schema.
-    struct InsertPlan {
+    /// What inserting into one table needs, resolved once per transaction and schema (a class, so
+    /// each insert shares it instead of copying it).
+    final class InsertPlan {
         let name: String
         let schema: TableSchema
         /// Column names in catalog order (for error messages without copying schemas per row).
@@ -346,6 +347,20 @@ public final class WriteTransaction {
         let mixed: [Int]
         /// The tail group new rows go to, with buffers in catalog order.
         var tail: LoadedGroup?
+
+        init(
+            name: String, schema: TableSchema, names: [String], table: WorkingTable, indexed: [(Int, ColumnSchema, IndexWork)],
+            mixed: [Int],
+            tail: LoadedGroup?
+        ) {
+            self.name = name
+            self.schema = schema
+            self.names = names
+            self.table = table
+            self.indexed = indexed
+            self.mixed = mixed
+            self.tail = tail
+        }
     }
 
     func insertPlan(_ table: String) throws -> InsertPlan {
@@ -368,7 +383,7 @@ public final class WriteTransaction {
     @discardableResult
     public func insert(_ table: String, row: [StorageValue]) throws -> ObjectKey {
         try checkOpen()
-        var plan = try insertPlan(table)
+        let plan = try insertPlan(table)
         let w = plan.table
         guard row.count == plan.names.count else {
             throw StorageError(.typeMismatch, "table '\(table)' has \(plan.names.count) columns; got \(row.count) values")

@@ -68,6 +68,7 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
 }
 
 extension LinkingObjects: _Persistable {
+    public static func _rlmStoredForm(_ value: LinkingObjects) -> _RLMRaw? { nil }
     public static var _rlmInfo: _RLMTypeInfo { .init(.linkingObjects, kind: .linkingObjects, objectType: Element.self) }
     public static func _rlmDefaultValue() -> LinkingObjects { LinkingObjects(fromType: Element.self, property: "") }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> LinkingObjects {

@@ -172,6 +172,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 }
 
 extension List: _Persistable {
+    public static func _rlmStoredForm(_ value: List) -> _RLMRaw? { nil }
     public static var _rlmInfo: _RLMTypeInfo {
         var i = Element._rlmInfo
         i.kind = .list

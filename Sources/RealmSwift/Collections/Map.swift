@@ -128,6 +128,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
 }
 
 extension Map: _Persistable {
+    public static func _rlmStoredForm(_ value: Map) -> _RLMRaw? { nil }
     public static var _rlmInfo: _RLMTypeInfo {
         var i = Value._rlmInfo
         i.kind = .map

@@ -128,6 +128,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 }
 
 extension MutableSet: _Persistable {
+    public static func _rlmStoredForm(_ value: MutableSet) -> _RLMRaw? { nil }
     public static var _rlmInfo: _RLMTypeInfo {
         var i = Element._rlmInfo
         i.kind = .set

@@ -18,6 +18,8 @@ open class ObjectBase: CustomStringConvertible {
     var _rlmReader: BoundReader?
     /// Values set on an unmanaged object through its accessors (nil: not set yet).
     @usableFromInline package var _rlmValues: [Any?] = []
+    /// The stored form of each value in `_rlmValues`, when it needs no Realm (set by accessors).
+    var _rlmStored: [StorageValue?] = []
     /// When set, accessors report which property they read (key path → name).
     @usableFromInline package var _rlmRecorder: IndexRecorder?
     private var _rlmClassStorage: ClassInfo?
@@ -37,13 +39,19 @@ open class ObjectBase: CustomStringConvertible {
         _rlmKey = key
         _rlmClassStorage = info
         _rlmValues = []
+        _rlmStored = []
     }
 
     func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
 
-    @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any) {
-        if _rlmValues.isEmpty { _rlmValues = [Any?](repeating: nil, count: _rlmClass.properties.count) }
+    @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
+        if _rlmValues.isEmpty {
+            let n = _rlmClass.properties.count
+            _rlmValues = [Any?](repeating: nil, count: n)
+            _rlmStored = [StorageValue?](repeating: nil, count: n)
+        }
         _rlmValues[index] = value
+        _rlmStored[index] = stored?.value
     }
 
     /// The Realm that manages this object, or nil while it is unmanaged.

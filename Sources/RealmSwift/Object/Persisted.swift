@@ -61,7 +61,7 @@ public struct Persisted<Value: _Persistable> {
                 realm.checkWritable(object, i)
                 Value._rlmSet(object, i, newValue)
             } else {
-                object._rlmSetUnmanaged(i, newValue)
+                object._rlmSetUnmanaged(i, newValue, stored: Value._rlmStoredForm(newValue))
             }
         }
     }

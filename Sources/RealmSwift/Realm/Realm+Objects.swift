@@ -284,6 +284,8 @@ extension Realm {
                     if info.properties[i].property.type == .object {
                         deferred.append(i)
                         row.append(info.properties[i].column!.defaultValue)
+                    } else if i < object._rlmStored.count, let stored = object._rlmStored[i] {
+                        row.append(stored)
                     } else {
                         row.append(try realmErrors { try info.properties[i].valueType._rlmEncodeAny(values[i]!, self).value })
                     }

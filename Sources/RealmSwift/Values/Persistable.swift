@@ -59,6 +59,8 @@ public protocol _Persistable {
     static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self)
     /// The stored form of an unmanaged value, adding linked unmanaged objects to `realm`.
     static func _rlmEncodeUnmanaged(_ value: Self, _ realm: Realm) throws -> _RLMRaw
+    /// The stored form of a value that needs no Realm to encode (nil for links and collections).
+    static func _rlmStoredForm(_ value: Self) -> _RLMRaw?
     /// Converts a loosely typed value (from a dictionary, an array or the dynamic API).
     static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self
 }
@@ -82,6 +84,10 @@ extension _Persistable where Self: _RealmValue {
         realm.writeValue(object, index) { try value._rlmEncode(realm).value }
     }
     public static func _rlmEncodeUnmanaged(_ value: Self, _ realm: Realm) throws -> _RLMRaw { try value._rlmEncode(realm) }
+    public static func _rlmStoredForm(_ value: Self) -> _RLMRaw? {
+        if _rlmInfo.type == .object || _rlmInfo.type == .any { return nil }
+        return try? value._rlmEncode(nil)
+    }
 }
 
 // MARK: - Scalars
