@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "realm-demo", targets: ["RealmDemo"]),
         .executable(name: "storage-demo", targets: ["StorageDemo"]),
         .executable(name: "storage-bench", targets: ["StorageBench"]),
+        .executable(name: "realm-bench", targets: ["RealmBench"]),
     ],
     targets: [
         .systemLibrary(
@@ -33,6 +34,11 @@ let package = Package(
             name: "StorageDemo",
             dependencies: ["RealmStorage"],
             path: "Tools/storage-demo"
+        ),
+        .executableTarget(
+            name: "RealmBench",
+            dependencies: ["RealmSwift"],
+            path: "Tools/realm-bench"
         ),
         .executableTarget(
             name: "StorageBench",

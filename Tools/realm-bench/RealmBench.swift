@@ -1,0 +1,67 @@
+import Foundation
+import RealmSwift
+
+final class Person: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var score = 0.0
+    @Persisted var active = false
+}
+
+/// The object-API workloads of DESIGN.md §6 that exist so far (W1, W6, W10), through the public
+/// RealmSwift API. `realm-bench [N]` (default 1,000,000). The SQLite comparison is issue 7's
+/// benchmark package.
+@main
+struct RealmBench {
+    static func main() throws {
+        let n = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 1_000_000
+        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "realm-bench.realm")
+        let config = Realm.Configuration(fileURL: url, objectTypes: [Person.self])
+        _ = try? Realm.deleteFiles(for: config)
+        let realm = try Realm(configuration: config)
+
+        var t = Date()
+        try realm.write {
+            for i in 0..<n {
+                let p = Person()
+                p.id = i
+                p.name = "name-\(i % 10_000)"
+                p.age = (i * 7) % 100
+                p.score = Double(i % 1000) / 10
+                p.active = i % 3 == 0
+                realm.add(p)
+            }
+        }
+        let w1 = Date().timeIntervalSince(t)
+        let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        print(String(format: "W1  insert %d objects, one durable write: %.3f s, file %.1f MB", n, w1, Double(size) / 1e6))
+
+        t = Date()
+        var found = 0
+        let lookups = min(100_000, n)
+        var rng = UInt64(42)
+        for _ in 0..<lookups {
+            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            if let p = realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n) { found += p.name.utf8.count }
+        }
+        print(
+            String(
+                format: "W6  %d primary-key lookups reading name: %.1f ms (%d bytes read)", lookups, Date().timeIntervalSince(t) * 1000,
+                found))
+
+        t = Date()
+        var ages = 0
+        var bytes = 0
+        for p in realm.objects(Person.self) {
+            ages += p.age
+            bytes += p.name.utf8.count
+        }
+        let w10 = Date().timeIntervalSince(t)
+        print(
+            String(
+                format: "W10 iterate reading name and age: %.3f s = %.2f M objects/s (checksum %d/%d)", w10, Double(n) / w10 / 1e6, ages,
+                bytes))
+        _ = try? Realm.deleteFiles(for: config)
+    }
+}
