@@ -21,6 +21,10 @@ let package = Package(
             dependencies: ["CLZ4"]
         ),
         .target(
+            name: "RealmQuery",
+            dependencies: ["RealmStorage"]
+        ),
+        .target(
             name: "RealmSwift",
             dependencies: ["RealmStorage"]
         ),
@@ -51,6 +55,10 @@ let package = Package(
         .testTarget(
             name: "RealmStorageTests",
             dependencies: ["RealmStorage", "StorageCrashWriter", "RealmTestSupport"]
+        ),
+        .testTarget(
+            name: "RealmQueryTests",
+            dependencies: ["RealmQuery", "RealmStorage", "RealmTestSupport"]
         ),
         .testTarget(
             name: "RealmSwiftTests",
