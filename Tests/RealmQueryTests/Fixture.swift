@@ -1,5 +1,57 @@
+import Foundation
 import RealmQuery
+import RealmStorage
+import RealmTestSupport
 import Testing
+
+/// The schema the binding tests run against, made by a real write transaction in a throwaway store
+/// (so the catalog is exactly what the engine builds):
+///
+/// - `Person`: `id` int (primary key), `name` string, `nickname` string?, `age` int, `height`
+///   double?, `weight` float, `score` double, `balance` decimal128, `active` bool, `born` timestamp,
+///   `avatar` binary?, `oid` objectId, `uid` uuid, `tags` [string], `scores` [int], `ratings`
+///   [double?], `best` → Dog, `spouse` → Person, `dogs` [Dog]
+/// - `Dog`: `name` string, `age` int, `weight` double?, `owner` → Person, `toys` [Toy], plus the
+///   LinkingObjects property `owners` (origin `Person.dogs`)
+/// - `Toy`: `name` string, `price` decimal128, `bought` timestamp?
+enum Fixture {
+    static let catalog: Catalog = {
+        let dir = TempDir()
+        let store = try! Store.open(at: dir.file(), options: .init(create: true))
+        let tx = try! store.beginWrite()
+        defer { tx.cancel() }
+        try! tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+        try! tx.createTable("Dog")
+        try! tx.createTable("Toy")
+        let person: [ColumnSchema] = [
+            ColumnSchema("name", .string), ColumnSchema("nickname", .string, nullable: true), ColumnSchema("age", .int),
+            ColumnSchema("height", .double, nullable: true), ColumnSchema("weight", .float), ColumnSchema("score", .double),
+            ColumnSchema("balance", .decimal128), ColumnSchema("active", .bool), ColumnSchema("born", .timestamp),
+            ColumnSchema("avatar", .binary, nullable: true), ColumnSchema("oid", .objectId), ColumnSchema("uid", .uuid),
+            ColumnSchema("tags", .string, list: true), ColumnSchema("scores", .int, list: true),
+            ColumnSchema("ratings", .double, nullable: true, list: true), ColumnSchema("best", .link, linkTarget: "Dog"),
+            ColumnSchema("spouse", .link, linkTarget: "Person"), ColumnSchema("dogs", .link, list: true, linkTarget: "Dog"),
+        ]
+        for c in person { try! tx.addColumn("Person", c) }
+        let dog: [ColumnSchema] = [
+            ColumnSchema("name", .string), ColumnSchema("age", .int), ColumnSchema("weight", .double, nullable: true),
+            ColumnSchema("owner", .link, linkTarget: "Person"), ColumnSchema("toys", .link, list: true, linkTarget: "Toy"),
+        ]
+        for c in dog { try! tx.addColumn("Dog", c) }
+        let toy = [ColumnSchema("name", .string), ColumnSchema("price", .decimal128), ColumnSchema("bought", .timestamp, nullable: true)]
+        for c in toy { try! tx.addColumn("Toy", c) }
+        return tx.catalog
+    }()
+
+    static let linkingObjects = [LinkingObjectsProperty(table: "Dog", name: "owners", originTable: "Person", originColumn: "dogs")]
+
+    static func table(_ name: String) -> TableSchema { catalog.table(name)! }
+
+    /// `text` bound to `table`.
+    static func bind(_ text: String, _ arguments: [QueryArgument] = [], table: String = "Person") throws(QueryError) -> BoundPredicate {
+        try BoundPredicate.compile(text, arguments: arguments, table: Self.table(table), catalog: catalog, linkingObjects: linkingObjects)
+    }
+}
 
 /// The marker tests put in query text where they expect an error; it is removed before parsing.
 let caret: Character = "‸"
