@@ -17,7 +17,7 @@
 /// that is the character offset). `Sendable`.
 public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Stable error codes. Raw values are never reused.
-    public enum Code: Int, Sendable, CaseIterable, CustomStringConvertible {
+    public enum Code: Int, Sendable, CaseIterable {
         /// The text is not a predicate of the grammar in Spec/QUERY.md §3.
         case syntax = 1
         /// A key path names a property that its class does not have.
@@ -39,20 +39,6 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
         /// A literal cannot be represented: an integer beyond 64 bits, a bad escape in a string, a
         /// decimal with more than 34 significant digits.
         case invalidLiteral = 9
-
-        public var description: String {
-            switch self {
-            case .syntax: "syntax"
-            case .unknownProperty: "unknownProperty"
-            case .typeMismatch: "typeMismatch"
-            case .unsupportedOperator: "unsupportedOperator"
-            case .argumentCount: "argumentCount"
-            case .invalidArgument: "invalidArgument"
-            case .invalidKeyPath: "invalidKeyPath"
-            case .unknownVariable: "unknownVariable"
-            case .invalidLiteral: "invalidLiteral"
-            }
-        }
     }
 
     /// What went wrong, as a stable code.

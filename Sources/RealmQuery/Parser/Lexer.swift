@@ -98,29 +98,29 @@ struct Lexer {
         let start = i
         let first = scalars[i]
         let second = peek(1)
-        let two: Punctuation? =
+        let two: Token.Kind? =
             switch (first, second) {
-            case ("=", "="): .equal
-            case ("=", "<"): .lessOrEqual
-            case ("=", ">"): .greaterOrEqual
-            case ("!", "="): .notEqual
-            case ("<", "="): .lessOrEqual
-            case ("<", ">"): .notEqual
-            case (">", "="): .greaterOrEqual
-            case ("&", "&"): .and
-            case ("|", "|"): .or
+            case ("=", "="): .comparison(.equal)
+            case ("=", "<"): .comparison(.lessOrEqual)
+            case ("=", ">"): .comparison(.greaterOrEqual)
+            case ("!", "="): .comparison(.notEqual)
+            case ("<", "="): .comparison(.lessOrEqual)
+            case ("<", ">"): .comparison(.notEqual)
+            case (">", "="): .comparison(.greaterOrEqual)
+            case ("&", "&"): .punctuation(.and)
+            case ("|", "|"): .punctuation(.or)
             default: nil
             }
         if let two {
             i += 2
-            return token(.punctuation(two), from: start)
+            return token(two, from: start)
         }
         i += 1
         switch first {
-        case "=": return token(.punctuation(.equal), from: start)
+        case "=": return token(.comparison(.equal), from: start)
         case "!": return token(.punctuation(.not), from: start)
-        case "<": return token(.punctuation(.less), from: start)
-        case ">": return token(.punctuation(.greater), from: start)
+        case "<": return token(.comparison(.less), from: start)
+        case ">": return token(.comparison(.greater), from: start)
         default: throw error(.syntax, "unexpected '\(first)': use '\(first)\(first)'", at: start)
         }
     }

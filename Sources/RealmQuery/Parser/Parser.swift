@@ -171,19 +171,10 @@ struct Parser {
 
     func comparisonOperator() throws(QueryError) -> ComparisonOperator? {
         switch current.kind {
-        case .punctuation(let p): return ComparisonOperator(rawValue: p.rawValue)
+        case .comparison(let op): return op
         case .keyword(.matches, _):
             throw error(.unsupportedOperator, "MATCHES (regular expressions) is not supported; use LIKE with ? and * wildcards")
-        case .keyword(let k, _):
-            switch k {
-            case .between: return .between
-            case .in: return .in
-            case .beginsWith: return .beginsWith
-            case .endsWith: return .endsWith
-            case .contains: return .contains
-            case .like: return .like
-            default: return nil
-            }
+        case .keyword(let k, _): return ComparisonOperator(rawValue: k.rawValue)  // BETWEEN, IN, BEGINSWITH, …
         default: return nil
         }
     }

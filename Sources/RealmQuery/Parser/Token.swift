@@ -18,6 +18,8 @@ struct Token: Equatable {
         /// `%K`.
         case keyPathArgument
         case punctuation(Punctuation)
+        /// `==` `=` `!=` `<>` `<` `<=` `=<` `>` `>=` `=>`.
+        case comparison(ComparisonOperator)
         case end
     }
 
@@ -31,7 +33,7 @@ struct Token: Equatable {
     var quoted: String { kind == .end ? "the end of the text" : "'\(text)'" }
 }
 
-/// Operators and punctuation, by canonical spelling.
+/// Punctuation and the logical operators, by canonical spelling.
 enum Punctuation: String, Equatable {
     case leftParenthesis = "("
     case rightParenthesis = ")"
@@ -41,16 +43,6 @@ enum Punctuation: String, Equatable {
     case rightBracket = "]"
     case comma = ","
     case dot = "."
-    /// `==` or `=`.
-    case equal = "=="
-    /// `!=` or `<>`.
-    case notEqual = "!="
-    case less = "<"
-    /// `<=` or `=<`.
-    case lessOrEqual = "<="
-    case greater = ">"
-    /// `>=` or `=>`.
-    case greaterOrEqual = ">="
     case and = "&&"
     case or = "||"
     case not = "!"
