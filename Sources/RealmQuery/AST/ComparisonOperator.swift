@@ -44,14 +44,6 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, Custom
         }
     }
 
-    /// `<`, `<=`, `>`, `>=`.
-    public var isOrdering: Bool {
-        switch self {
-        case .less, .lessOrEqual, .greater, .greaterOrEqual: true
-        default: false
-        }
-    }
-
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`: the operators on strings and binary data only.
     public var isSubstringOperator: Bool {
         switch self {

@@ -64,30 +64,23 @@ struct Binder {
         func modifierError(_ m: CollectionModifier) -> QueryError {
             QueryError(.unsupportedOperator, "\(m) needs a key path through a list on the left of the comparison", offset: c.position)
         }
-        if left.operand == nil {
-            guard right.operand != nil else {
-                throw QueryError(.unsupportedOperator, "a comparison needs a key path on at least one side", offset: c.position)
-            }
-            if let modifier { throw modifierError(modifier) }
-            if op == .in {
-                // `value IN list` is `ANY list == value`.
-                guard right.isToMany else { throw inNeedsList(right) }
-                (left, right, op, modifier) = (right, left, .equal, .any)
-            } else if let swapped = op.swapped {
-                (left, right, op) = (right, left, swapped)
-            } else {
-                throw QueryError(.unsupportedOperator, "\(op) needs a key path on its left", offset: c.operatorPosition)
-            }
-        } else if right.operand != nil, op == .in || right.isToMany {
-            guard right.isToMany else { throw inNeedsList(right) }
+        guard left.operand != nil || right.operand != nil else {
+            throw QueryError(.unsupportedOperator, "a comparison needs a key path on at least one side", offset: c.position)
+        }
+        // Swap so that the left side is a non-constant and the only to-many side.
+        if right.operand != nil, left.operand == nil || op == .in || right.isToMany {
+            if op == .in, !right.isToMany { throw inNeedsList(right) }
             guard !left.isToMany else {
                 throw QueryError(.unsupportedOperator, "at most one side of a comparison can go through a list", offset: c.operatorPosition)
             }
             if let modifier { throw modifierError(modifier) }
             if op == .in {
+                // `x IN list` is `ANY list == x`.
                 (left, right, op, modifier) = (right, left, .equal, .any)
             } else if let swapped = op.swapped {
                 (left, right, op) = (right, left, swapped)
+            } else if left.operand == nil {
+                throw QueryError(.unsupportedOperator, "\(op) needs a key path on its left", offset: c.operatorPosition)
             } else {
                 throw QueryError(
                     .unsupportedOperator, "the right side of \(op) cannot be a key path through a list", offset: right.position)
