@@ -22,6 +22,10 @@ let package = Package(
             dependencies: ["CLZ4"]
         ),
         .target(
+            name: "RealmQuery",
+            dependencies: ["RealmStorage"]
+        ),
+        .target(
             name: "RealmSwift",
             dependencies: ["RealmStorage"]
         ),
@@ -57,6 +61,10 @@ let package = Package(
         .testTarget(
             name: "RealmStorageTests",
             dependencies: ["RealmStorage", "StorageCrashWriter", "RealmTestSupport"]
+        ),
+        .testTarget(
+            name: "RealmQueryTests",
+            dependencies: ["RealmQuery", "RealmStorage", "RealmTestSupport"]
         ),
         .testTarget(
             name: "RealmSwiftTests",
