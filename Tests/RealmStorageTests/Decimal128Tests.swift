@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RealmSwift
+@testable import RealmStorage
 
 private func dec(_ string: String) -> Decimal128 {
     do {

@@ -1,0 +1,2 @@
+@_exported import struct RealmStorage.Decimal128
+@_exported import struct RealmStorage.Decimal128ParseError
