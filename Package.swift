@@ -27,7 +27,7 @@ let package = Package(
         ),
         .target(
             name: "RealmSwift",
-            dependencies: ["RealmStorage"]
+            dependencies: ["RealmStorage", "RealmQuery"]
         ),
         .executableTarget(
             name: "RealmDemo",

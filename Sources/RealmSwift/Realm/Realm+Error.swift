@@ -44,6 +44,9 @@ extension Realm {
             case invalidValue = 15
             /// A write was attempted on a read-only or frozen Realm.
             case readOnly = 16
+            /// A query's text is malformed, names an unknown property, or mismatches types (the
+            /// description shows the position).
+            case invalidQuery = 17
         }
 
         /// What went wrong, as a stable code.
@@ -79,6 +82,7 @@ extension Realm {
         public static let invalidProperty = Code.invalidProperty
         public static let invalidValue = Code.invalidValue
         public static let readOnly = Code.readOnly
+        public static let invalidQuery = Code.invalidQuery
 
         static func unknownProperty(_ name: String, _ className: String) -> Error {
             Error(.invalidProperty, "class '\(className)' has no property named '\(name)'")
