@@ -83,3 +83,29 @@ struct SplitMix {
         return v
     }
 }
+
+@Suite struct CollectionSurfaceTests {
+    @Test func rangeOperationsOnManagedAndUnmanagedLists() throws {
+        let (realm, _) = try makeRealm()
+        let managed = AllTypes(value: ["id": 1])
+        try realm.write { realm.add(managed) }
+        let unmanaged = AllTypes()
+        try realm.write {
+            for l in [managed.ints, unmanaged.ints] {
+                l.append(objectsIn: [1, 2, 3, 4, 5, 6])
+                l.replaceSubrange(1..<3, with: [20, 30, 40])
+                l.removeFirst(1)
+                l.removeLast(2)
+            }
+        }
+        #expect(Array(managed.ints) == [20, 30, 40, 4])
+        #expect(Array(unmanaged.ints) == [20, 30, 40, 4])
+    }
+
+    @Test func mapMergeAndPairs() throws {
+        let m = Map<String, Int>()
+        m["a"] = 1
+        m.merge([(key: "a", value: 2), (key: "b", value: 3)]) { $0 + $1 }
+        #expect(m.asKeyValueSequence().map(\.key) == ["a", "b"] && m["a"] == 3 && m["b"] == 3)
+    }
+}

@@ -79,6 +79,36 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         writeItems { items in items += try values.map(encode) }
     }
 
+    /// Appends every element of a sequence (RealmSwift's name for ``append(contentsOf:)``).
+    public func append<S: Sequence>(objectsIn objects: S) where S.Element == Element { append(contentsOf: objects) }
+
+    /// Replaces the elements in `subrange` with `newElements`.
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+        guard property != nil else {
+            storage.replaceSubrange(subrange, with: newElements)
+            return
+        }
+        let values = Array(newElements)
+        writeItems { items in
+            precondition(
+                subrange.lowerBound >= 0 && subrange.upperBound <= items.count, "Range \(subrange) is out of bounds (count \(items.count))."
+            )
+            items.replaceSubrange(subrange, with: try values.map(encode))
+        }
+    }
+
+    /// Removes the first `n` elements.
+    public func removeFirst(_ n: Int) {
+        precondition(n >= 0 && n <= count, "Cannot remove \(n) elements of \(count).")
+        replaceSubrange(0..<n, with: [])
+    }
+
+    /// Removes the last `n` elements.
+    public func removeLast(_ n: Int) {
+        precondition(n >= 0 && n <= count, "Cannot remove \(n) elements of \(count).")
+        replaceSubrange((count - n)..<count, with: [])
+    }
+
     /// Inserts an element at `index`.
     public func insert(_ object: Element, at index: Int) {
         guard parent != nil else {

@@ -108,6 +108,15 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         }
     }
 
+    /// Adds the entries of `other`, resolving keys present in both with `combine`.
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+    where S.Element == (key: Key, value: Value) {
+        for (k, v) in other { self[k] = try self[k].map { try combine($0, v) } ?? v }
+    }
+
+    /// The entries as `(key, value)` pairs, in key order.
+    public func asKeyValueSequence() -> [(key: Key, value: Value)] { keys.map { ($0, self[$0]!) } }
+
     /// Removes every entry (objects stay in the Realm).
     public func removeAll() {
         guard let property else {
