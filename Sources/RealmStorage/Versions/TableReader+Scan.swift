@@ -7,7 +7,8 @@ package struct ColumnScan {
     /// The rows of the group.
     package let rowCount: Int
     let segment: SegmentReader?
-    let column: ColumnSchema
+    /// The column scanned.
+    package let column: ColumnSchema
 
     /// The value of every row when the group predates the column; nil when the rows are stored.
     package var defaultValue: StorageValue? { segment == nil ? column.defaultValue : nil }
@@ -49,6 +50,92 @@ package struct ColumnScan {
         return (try view.i64(row &* 12), try view.i32(row &* 12 + 8))
     }
 
+    /// Every row of a float or double column as doubles (null rows hold 0), copied in one loop so
+    /// that callers in other modules scan a plain array.
+    package func doubles() throws -> [Double] {
+        guard let segment, case .fixed(let view, let width, let count) = segment.values, width == 4 || width == 8 else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column")
+        }
+        var out = [Double](repeating: 0, count: count)
+        if width == 8 {
+            let words = try view.int64Array(0, count: count)
+            for i in 0..<count { out[i] = Double(bitPattern: UInt64(bitPattern: words[i])) }
+        } else {
+            for i in 0..<count { out[i] = Double(Float(bitPattern: try view.u32(i &* 4))) }
+        }
+        return out
+    }
+
+    /// Where ``bytes(_:matches:at:)`` looks for its bytes.
+    package enum ItemPosition {
+        /// The whole item equals the bytes.
+        case whole
+        /// The item starts with them.
+        case prefix
+        /// The item ends with them.
+        case suffix
+    }
+
+    /// Whether the stored bytes of row `row` (a string's UTF-8 or binary data) are, start with or
+    /// end with `needle`, compared in place. Null rows hold no bytes.
+    package func bytes(_ row: Int, matches needle: [UInt8], at position: ItemPosition) throws -> Bool {
+        guard let segment, !segment.isList, !segment.isMap else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
+        }
+        let (blob, start, length) = try SegmentReader.item(segment.values, row)
+        let offset: Int
+        switch position {
+        case .whole:
+            guard length == needle.count else { return false }
+            offset = start
+        case .prefix:
+            guard length >= needle.count else { return false }
+            offset = start
+        case .suffix:
+            guard length >= needle.count else { return false }
+            offset = start + length - needle.count
+        }
+        for j in 0..<needle.count where try blob.u8(offset &+ j) != needle[j] { return false }
+        return true
+    }
+
+    /// The rows of `candidates` (one bit per row, as in ``bytes(_:matches:at:)``) whose stored bytes
+    /// are, start with or end with `needle`, decided in one loop over the segment's offsets (or
+    /// dictionary). The bits of null rows are unspecified.
+    package func bytesMask(_ needle: [UInt8], at position: ItemPosition, candidates: [UInt64]) throws -> [UInt64] {
+        guard let segment, !segment.isList, !segment.isMap else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
+        }
+        func matches(_ blob: ByteView, _ start: Int, _ length: Int) throws -> Bool {
+            guard position == .whole ? length == needle.count : length >= needle.count else { return false }
+            let offset = position == .suffix ? start + length - needle.count : start
+            for j in 0..<needle.count where try blob.u8(offset &+ j) != needle[j] { return false }
+            return true
+        }
+        var out = [UInt64](repeating: 0, count: candidates.count)
+        for (w, word) in candidates.enumerated() {
+            var bits = word
+            while bits != 0 {
+                let b = bits.trailingZeroBitCount
+                let row = w << 6 | b
+                let hit: Bool
+                switch segment.values {
+                case .offsets(let o):
+                    let (start, length) = try o.item(row)
+                    hit = try matches(o.blob, start, length)
+                case .dictionary(let d, let indices):
+                    let (start, length) = try d.item(Int(indices[row]))
+                    hit = try matches(d.blob, start, length)
+                default:
+                    throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored string or binary column")
+                }
+                if hit { out[w] |= UInt64(1) << UInt64(b) }
+                bits &= bits &- 1
+            }
+        }
+        return out
+    }
+
     /// Whether ``bytes(_:)`` can read the rows: a single-value string or binary column that is stored.
     package var isBytesLane: Bool {
         guard let segment, !segment.isList, !segment.isMap, segment.type == .string || segment.type == .binary else { return false }
@@ -82,6 +169,18 @@ package struct ColumnScan {
         case .mixed: return try MixedValue.decode(entries.blob, start, length)
         default: return .binary(try entries.blob.bytes(start, length))
         }
+    }
+}
+
+extension IntegerLane {
+    /// Every value, copied in one loop so that callers in other modules scan a plain array.
+    package var array: [Int64] {
+        var out = [Int64](repeating: 0, count: count)
+        switch self {
+        case .plain(let values): for i in 0..<values.count { out[i] = values[i] }
+        case .packed(let values): for i in 0..<values.count { out[i] = values[i] }
+        }
+        return out
     }
 }
 
