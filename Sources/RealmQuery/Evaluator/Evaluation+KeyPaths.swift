@@ -59,4 +59,43 @@ extension Evaluation {
         }
         return try walk(path, i + 1, next, body)
     }
+
+    /// The values of a path of one single-value column for each of `objects` (all of one table),
+    /// read group by group from the snapshot's segments; nil for other paths or sources.
+    func columnValues(_ path: CompiledPath, _ objects: [ObjectRef]) throws -> [StorageValue]? {
+        guard path.steps.count == 1, !path.isToMany, case .column(_, let index, _) = path.steps[0], let first = objects.first,
+            let reader = try reader(first.table)
+        else { return nil }
+        var out: [StorageValue] = []
+        out.reserveCapacity(objects.count)
+        var group = -1
+        var values: [StorageValue] = []
+        for object in objects {
+            guard let location = object.location else { return nil }
+            if Int(location.group) != group {
+                group = Int(location.group)
+                values = try Self.decode(try reader.scan(group: group, column: index))
+            }
+            out.append(values[Int(location.row)])
+        }
+        return out
+    }
+
+    /// Every row of a scanned column, through the typed lanes where the column has one.
+    static func decode(_ scan: ColumnScan) throws -> [StorageValue] {
+        if let value = scan.defaultValue { return [StorageValue](repeating: value, count: scan.rowCount) }
+        var out: [StorageValue]
+        switch scan.column.type {
+        case .int where scan.integers != nil: out = scan.integers!.array.map { .int($0) }
+        case .bool where scan.integers != nil: out = scan.integers!.array.map { .bool($0 != 0) }
+        case .link where scan.integers != nil: out = scan.integers!.array.map { .link(ObjectKey($0)) }
+        case .double where scan.isFixedWidth: out = try scan.doubles().map { .double($0) }
+        case .float where scan.isFixedWidth: out = try scan.doubles().map { .float(Float($0)) }
+        default: return try (0..<scan.rowCount).map { try scan.value($0) }
+        }
+        if scan.nullCount > 0 {
+            for row in 0..<scan.rowCount where try scan.isNull(row) { out[row] = .null }
+        }
+        return out
+    }
 }

@@ -124,7 +124,7 @@ final class Evaluation {
         var out: [ObjectRef] = []
         out.reserveCapacity(keys.count)
         var (g, row) = (0, 0)
-        var lane: IntegerLane?
+        var lane: [Int64]?
         var previous = Int64.min
         for key in keys {
             let k = key.rawValue
@@ -136,7 +136,7 @@ final class Evaluation {
             previous = k
             while g < reader.groupCount {
                 if lane == nil {
-                    lane = try reader.keys(group: g)
+                    lane = try reader.keys(group: g).array
                     row = 0
                 }
                 if let l = lane, !l.isEmpty, l[l.count - 1] >= k { break }

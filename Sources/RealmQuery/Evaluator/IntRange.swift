@@ -83,14 +83,11 @@ struct IntRange {
             }
         }
         var words = [UInt64](repeating: 0, count: (n + 63) / 64)
-        switch lane {
-        case .plain(let values): fill(values, &words)
-        case .packed(let values): fill(values, &words)
-        }
+        fill(lane.array, &words)
         return RowMask(count: n, words: words)
     }
 
-    private func fill<C: RandomAccessCollection<Int64>>(_ values: C, _ words: inout [UInt64]) where C.Index == Int {
+    private func fill(_ values: [Int64], _ words: inout [UInt64]) {
         let n = values.count
         if let set {
             for i in 0..<n where set.contains(values[i]) { words[i >> 6] |= UInt64(1) << UInt64(i & 63) }

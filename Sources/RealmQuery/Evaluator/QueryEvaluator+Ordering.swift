@@ -95,10 +95,15 @@ extension QueryEvaluator {
         let evaluation = Evaluation(source)
         let compiled = try evaluation.compile(path)
         var aggregator = Aggregator(function)
-        for object in try evaluation.objects(evaluation.slot(table), keys) {
-            try evaluation.walk(compiled, .object(object)) { v in
-                aggregator.add(v)
-                return true
+        let objects = try evaluation.objects(evaluation.slot(table), keys)
+        if let values = try evaluation.columnValues(compiled, objects) {
+            for v in values { aggregator.add(v) }
+        } else {
+            for object in objects {
+                try evaluation.walk(compiled, .object(object)) { v in
+                    aggregator.add(v)
+                    return true
+                }
             }
         }
         if function == .sum, type == .int {
@@ -116,8 +121,9 @@ extension QueryEvaluator {
         let evaluation = Evaluation(source)
         let objects = try evaluation.objects(evaluation.slot(table), keys)
         return try paths.map { path in
-            let compiled = CompiledOperand.path(try evaluation.compile(path))
-            return try objects.map { try evaluation.one(compiled, .object($0)) }
+            let compiled = try evaluation.compile(path)
+            if let values = try evaluation.columnValues(compiled, objects) { return values }
+            return try objects.map { try evaluation.one(.path(compiled), .object($0)) }
         }
     }
 }

@@ -64,6 +64,21 @@ struct RowMask: Equatable {
         }
     }
 
+    /// The rows of `0..<count` for which `test` holds, decided for every row (for cheap tests,
+    /// where a branch-free loop beats visiting only the candidates).
+    static func build(count: Int, _ test: (Int) throws -> Bool) rethrows -> RowMask {
+        var words = [UInt64](repeating: 0, count: (count + 63) / 64)
+        var base = 0
+        while base < count {
+            let end = Swift.min(base + 64, count)
+            var word: UInt64 = 0
+            for row in base..<end where try test(row) { word |= UInt64(1) << UInt64(row - base) }
+            words[base >> 6] = word
+            base = end
+        }
+        return RowMask(count: count, words: words)
+    }
+
     /// The rows of `candidates` for which `test` holds.
     static func select(_ candidates: RowMask, _ test: (Int) throws -> Bool) rethrows -> RowMask {
         var out = RowMask(count: candidates.count, filled: false)

@@ -34,7 +34,9 @@ struct ScanLeaf {
             rows.formIntersection(candidates)
         case .float, .double:
             guard scan.isFixedWidth, let matches = Self.comparator(test, Self.double) else { return try generic(scan, candidates) }
-            rows = try RowMask.select(candidates) { matches(try scan.double($0)) }
+            let values = try scan.doubles()
+            rows = RowMask.build(count: values.count) { matches(values[$0]) }
+            rows.formIntersection(candidates)
         case .timestamp:
             guard scan.isFixedWidth, let matches = Self.comparator(test, Self.instant) else { return try generic(scan, candidates) }
             rows = try RowMask.select(candidates) { row in
@@ -74,24 +76,26 @@ struct ScanLeaf {
             [.equal, .notEqual, .beginsWith, .endsWith, .contains].contains(op)
         else { return try generic(scan, candidates) }
         let needle = pattern.bytes
-        return try RowMask.select(candidates) { row in
-            if try scan.nullCount > 0 && scan.isNull(row) { return nullResult }
-            let item = try scan.bytes(row)
-            switch op {
-            case .equal: return try Self.equal(item, needle, at: 0, whole: true)
-            case .notEqual: return try !Self.equal(item, needle, at: 0, whole: true)
-            case .beginsWith: return try !needle.isEmpty && Self.equal(item, needle, at: 0, whole: false)
-            case .endsWith: return try !needle.isEmpty && Self.equal(item, needle, at: item.count - needle.count, whole: false)
-            default: return try !needle.isEmpty && TextPattern.contains(item.bytes(0, item.count), needle)
+        // Substring operators with an empty pattern match nothing (nil rows included).
+        if needle.isEmpty && op != .equal && op != .notEqual { return RowMask(count: candidates.count, filled: false) }
+        if op == .contains {
+            return try RowMask.select(candidates) { row in
+                if try scan.nullCount > 0 && scan.isNull(row) { return nullResult }
+                let item = try scan.bytes(row)
+                return try TextPattern.contains(item.bytes(0, item.count), needle)
             }
         }
-    }
-
-    /// Whether `needle` is at `offset` of `item` (and, with `whole`, is all of it).
-    private static func equal(_ item: ByteView, _ needle: [UInt8], at offset: Int, whole: Bool) throws -> Bool {
-        guard offset >= 0, whole ? item.count == needle.count : item.count - offset >= needle.count else { return false }
-        for j in 0..<needle.count where try item.u8(offset + j) != needle[j] { return false }
-        return true
+        let position: ColumnScan.ItemPosition = op == .beginsWith ? .prefix : op == .endsWith ? .suffix : .whole
+        var rows = RowMask(count: candidates.count, words: try scan.bytesMask(needle, at: position, candidates: candidates.words))
+        if op == .notEqual {
+            var all = candidates
+            all.subtract(rows)
+            rows = all
+        }
+        if scan.nullCount > 0 {
+            try candidates.forEach { row in if try scan.isNull(row) { rows[row] = nullResult } }
+        }
+        return rows
     }
 
     // MARK: Comparators on unboxed values

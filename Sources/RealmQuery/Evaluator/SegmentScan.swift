@@ -26,7 +26,7 @@ struct SegmentScan {
         let plan = Self.plan(predicate)
         var out: [ObjectKey] = []
         for g in 0..<reader.groupCount {
-            let keys = try reader.keys(group: g)
+            let keys = try reader.keys(group: g).array
             let rows = try mask(plan, g, RowMask(count: keys.count, filled: true), keys)
             rows.forEach { out.append(ObjectKey(keys[$0])) }
         }
@@ -58,7 +58,7 @@ struct SegmentScan {
     }
 
     /// The rows of `candidates` (of group `g`) for which `predicate` holds.
-    private func mask(_ predicate: CompiledPredicate, _ g: Int, _ candidates: RowMask, _ keys: IntegerLane) throws -> RowMask {
+    private func mask(_ predicate: CompiledPredicate, _ g: Int, _ candidates: RowMask, _ keys: [Int64]) throws -> RowMask {
         if candidates.isEmpty { return candidates }
         switch predicate {
         case .constant(let b): return b ? candidates : RowMask(count: candidates.count, filled: false)

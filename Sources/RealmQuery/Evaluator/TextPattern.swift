@@ -57,6 +57,18 @@ struct TextPattern {
         return out
     }
 
+    /// The UTF-8 bytes of `s` lowercased, when `s` is ASCII (where `[c]` is exactly that); nil
+    /// otherwise.
+    static func asciiLowercased(_ s: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        for b in s.utf8 {
+            guard b < 0x80 else { return nil }
+            out.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b)
+        }
+        return out
+    }
+
     /// Whether `value` (a string or binary value of the same kind) satisfies `op` against this
     /// pattern. Nil values and values of another kind match nothing; an empty pattern makes
     /// `BEGINSWITH`, `ENDSWITH` and `CONTAINS` match nothing (§7.4).
@@ -67,6 +79,7 @@ struct TextPattern {
                 return Self.like(Array(Self.fold(s, options).unicodeScalars), scalars, one: "?", any: "*")
             }
             if options.isEmpty { return test(s.utf8, op) }
+            if options == .caseInsensitive, let lowered = Self.asciiLowercased(s) { return test(lowered, op) }
             return test(Self.fold(s, options).utf8, op)
         case (.binary(let b), false):
             return op == .like ? Self.like(b, bytes, one: 0x3F, any: 0x2A) : test(b, op)
