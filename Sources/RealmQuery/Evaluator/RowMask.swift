@@ -23,9 +23,6 @@ struct RowMask: Equatable {
     /// Whether no row is in the mask.
     var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
 
-    /// The number of rows in the mask.
-    var population: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
-
     subscript(row: Int) -> Bool {
         get { words[row >> 6] & (UInt64(1) << UInt64(row & 63)) != 0 }
         set {

@@ -26,20 +26,11 @@ package struct ColumnScan {
     /// hold an unspecified value), or nil for other lanes and collections.
     package var integers: IntegerLane? { segment?.integers }
 
-    /// Whether ``double(_:)`` and ``timestamp(_:)`` can read the rows: a single-value column stored
+    /// Whether ``doubles()`` and ``timestamp(_:)`` can read the rows: a single-value column stored
     /// in a fixed-width lane.
     package var isFixedWidth: Bool {
         guard let segment, !segment.isList, !segment.isMap, case .fixed = segment.values else { return false }
         return true
-    }
-
-    /// Row `row` of a float or double column, as a double (floats widen exactly). Null rows hold 0.
-    package func double(_ row: Int) throws -> Double {
-        guard let segment, case .fixed(let view, let width, _) = segment.values else {
-            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column")
-        }
-        if width == 4 { return Double(Float(bitPattern: try view.u32(row &* 4))) }
-        return Double(bitPattern: try view.u64(row &* 8))
     }
 
     /// Row `row` of a timestamp column. Null rows hold zero.
@@ -66,7 +57,7 @@ package struct ColumnScan {
         return out
     }
 
-    /// Where ``bytes(_:matches:at:)`` looks for its bytes.
+    /// Where ``bytesMask(_:at:candidates:)`` looks for its bytes.
     package enum ItemPosition {
         /// The whole item equals the bytes.
         case whole
@@ -76,30 +67,7 @@ package struct ColumnScan {
         case suffix
     }
 
-    /// Whether the stored bytes of row `row` (a string's UTF-8 or binary data) are, start with or
-    /// end with `needle`, compared in place. Null rows hold no bytes.
-    package func bytes(_ row: Int, matches needle: [UInt8], at position: ItemPosition) throws -> Bool {
-        guard let segment, !segment.isList, !segment.isMap else {
-            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
-        }
-        let (blob, start, length) = try SegmentReader.item(segment.values, row)
-        let offset: Int
-        switch position {
-        case .whole:
-            guard length == needle.count else { return false }
-            offset = start
-        case .prefix:
-            guard length >= needle.count else { return false }
-            offset = start
-        case .suffix:
-            guard length >= needle.count else { return false }
-            offset = start + length - needle.count
-        }
-        for j in 0..<needle.count where try blob.u8(offset &+ j) != needle[j] { return false }
-        return true
-    }
-
-    /// The rows of `candidates` (one bit per row, as in ``bytes(_:matches:at:)``) whose stored bytes
+    /// The rows of `candidates` (bit `r % 64` of word `r / 64` is row `r`) whose stored bytes
     /// are, start with or end with `needle`, decided in one loop over the segment's offsets (or
     /// dictionary). The bits of null rows are unspecified.
     package func bytesMask(_ needle: [UInt8], at position: ItemPosition, candidates: [UInt64]) throws -> [UInt64] {
