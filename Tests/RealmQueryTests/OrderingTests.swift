@@ -169,6 +169,16 @@ import Testing
         #expect(code { _ = try evaluator.aggregate("Item", all, .sum, try Self.path("s", source)) } == .typeMismatch)
         #expect(code { _ = try evaluator.aggregate("Item", all, .avg, try Self.path("t", source)) } == .typeMismatch)
         #expect(code { _ = try evaluator.aggregate("Item", all, .max, try Self.path("m", source)) } == .typeMismatch)
+        func compile(_ text: String, _ arguments: [QueryArgument]) -> QueryError.Code? {
+            code { _ = try BoundPredicate.compile(text, arguments: arguments, table: item, catalog: source.catalog) }
+        }
+        #expect(compile("m == %@", [.value(.link(ObjectKey(1)))]) == .typeMismatch)
+        #expect(compile("m == %@", [.value(.objectId([1, 2, 3]))]) == .invalidArgument)
+        #expect(compile("m == %@", [.object(table: "Nope", key: ObjectKey(1))]) == .typeMismatch)
+        #expect(compile("mixedList.@sum > 1", []) == .typeMismatch)
+        #expect(compile("m LIKE[d] 'x'", []) == .unsupportedOperator)
+        #expect(compile("intMap.@avg == 'x'", []) == .typeMismatch)
+        #expect(compile("ANY i > 1", []) == .unsupportedOperator)
         do {
             _ = try BoundKeyPath.bind("link.nope", table: item, catalog: source.catalog)
         } catch {
