@@ -39,6 +39,8 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
         /// A literal cannot be represented: an integer beyond 64 bits, a bad escape in a string, a
         /// decimal with more than 34 significant digits.
         case invalidLiteral = 9
+        /// An aggregate's result does not fit its type: a sum of ints beyond `Int64`.
+        case overflow = 10
     }
 
     /// What went wrong, as a stable code.
@@ -109,6 +111,8 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let unknownVariable = Code.unknownVariable
     /// ``Code/invalidLiteral``.
     public static let invalidLiteral = Code.invalidLiteral
+    /// ``Code/overflow``.
+    public static let overflow = Code.overflow
 }
 
 /// Lets `catch QueryError.typeMismatch` match a ``QueryError`` with that code.

@@ -102,10 +102,10 @@ struct Binder {
             .typeMismatch, "IN needs a list on its right: a {…} constant, a %@ array or a key path through a list", offset: side.position)
     }
 
-    /// The types of Spec/QUERY.md §7.2. Column types added later (mixed, …) stay unqueryable until
-    /// the spec says what their operators mean.
+    /// The types of Spec/QUERY.md §7.2. Column types added later stay unqueryable until the spec
+    /// says what their operators mean.
     static let queryableTypes: Set<ColumnType> = [
-        .int, .bool, .float, .double, .string, .binary, .timestamp, .objectId, .uuid, .decimal128, .link,
+        .int, .bool, .float, .double, .string, .binary, .timestamp, .objectId, .uuid, .decimal128, .link, .mixed,
     ]
 
     /// The operator table of Spec/QUERY.md §7.2 and the options rules of §7.3.
@@ -116,12 +116,14 @@ struct Binder {
         let applies: Bool
         switch op {
         case .equal, .notEqual, .in: applies = true
-        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between: applies = left.type.isNumeric || left.type == .timestamp
-        case .beginsWith, .endsWith, .contains, .like: applies = left.type == .string || left.type == .binary
+        // Mixed values take every operator; it holds for the values of a fitting type (§7.10).
+        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between:
+            applies = left.type.isNumeric || left.type == .timestamp || left.type == .mixed
+        case .beginsWith, .endsWith, .contains, .like: applies = left.type == .string || left.type == .binary || left.type == .mixed
         }
         guard applies else { throw QueryError(.unsupportedOperator, "\(op) does not apply to \(left.name)", offset: offset) }
         guard !options.isEmpty else { return }
-        guard left.type == .string else {
+        guard left.type == .string || left.type == .mixed else {
             throw QueryError(.unsupportedOperator, "the options \(options) apply to strings only, not to \(left.name)", offset: offset)
         }
         if op == .like && options.contains(.diacriticInsensitive) {
@@ -140,7 +142,8 @@ struct Binder {
             }
             return right.operand!
         }
-        var target = ValueTarget(type: left.type, linkTarget: left.linkTarget, allowsNull: left.isNullable, name: left.name)
+        var target = ValueTarget(
+            type: left.type, linkTarget: left.linkTarget, allowsNull: left.isNullable, name: left.name, catalog: catalog)
         switch op {
         case .between:
             guard case .list(let bounds) = constant, bounds.count == 2 else {

@@ -4,8 +4,8 @@ import RealmStorage
 /// tested (or from a subquery's element) to the values compared (Spec/QUERY.md §7.1).
 ///
 /// Each step reads one column of an object of its table. A link step continues into the link's
-/// target table; a list step (or a backlink step) fans out to every element, which makes the path
-/// **to-many**. A nil to-one link on the way makes a to-one path's value nil, and contributes no
+/// target table; a list or set step (or a map step, through its values, or a backlink step) fans out
+/// to every element, which makes the path **to-many**. A nil to-one link on the way makes a to-one path's value nil, and contributes no
 /// values to a to-many path. A path with no steps is the current element itself (a subquery's
 /// `$x`). `Sendable`.
 public struct BoundKeyPath: Sendable, Equatable, CustomStringConvertible {
@@ -31,7 +31,7 @@ public struct BoundKeyPath: Sendable, Equatable, CustomStringConvertible {
         self.variable = variable
     }
 
-    /// Whether the path goes through a list or a backlink, so it reaches any number of values.
+    /// Whether the path goes through a list, set, map or backlink, so it reaches any number of values.
     public var isToMany: Bool { steps.contains(where: \.isToMany) }
 
     /// `owner.dogs.name`; backlinks print as `@links.Table.column`, a subquery element as `$x`.
@@ -48,10 +48,11 @@ public enum PathStep: Sendable, Equatable, CustomStringConvertible {
     /// `originColumn` points at the current object. Always to-many.
     case backlink(originTable: String, originColumn: ColumnSchema)
 
-    /// Whether the step fans out to many values (a list column or a backlink).
+    /// Whether the step fans out to many values: a list or set column (its elements), a map column
+    /// (its values) or a backlink.
     public var isToMany: Bool {
         switch self {
-        case .column(_, let column): column.isList
+        case .column(_, let column): column.isList || column.isMap
         case .backlink: true
         }
     }

@@ -10,6 +10,8 @@ struct ValueTarget {
     var allowsNull: Bool
     /// How messages name the other side: "int property 'age'".
     var name: String
+    /// For mixed targets: the tables whose ids typed links carry.
+    var catalog: Catalog?
 }
 
 /// Converts constants to the type of the property (or aggregate) they are compared with.
@@ -24,6 +26,8 @@ enum ValueConversion {
             return .null
         case .list:
             throw QueryError(.typeMismatch, "a list can only follow IN or BETWEEN", offset: offset)
+        case _ where target.type == .mixed:
+            return try mixed(value, to: target, at: offset)
         case .object(let table, let key):
             guard target.type == .link, table == target.linkTarget else { throw mismatch() }
             return .link(key)
@@ -80,6 +84,33 @@ enum ValueConversion {
                 .typeMismatch, "\(target.name) holds integers and cannot be compared with the fractional number \(text)", offset: offset)
         default:
             throw mismatch()
+        }
+    }
+
+    /// A constant compared with a mixed value keeps its own type: integers stay int, fractional
+    /// literals become double, strings stay strings, objects become typed links (Spec/QUERY.md §7.10).
+    private static func mixed(_ value: QueryValue, to target: ValueTarget, at offset: Int) throws(QueryError) -> StorageValue {
+        switch value {
+        case .bool(let b): return .bool(b)
+        case .integer(let i): return .int(i)
+        case .string(let s): return .string(s)
+        case .fractional(let text):
+            guard let d = Double(text), d.isFinite else {
+                throw QueryError(.invalidLiteral, "\(text) is out of the range of double", offset: offset)
+            }
+            return .double(d)
+        case .object(let table, let key):
+            guard let id = target.catalog?.table(table)?.id else {
+                throw QueryError(
+                    .typeMismatch, "\(target.name) cannot be compared with an object of the unknown table \(table)", offset: offset)
+            }
+            return .typedLink(table: id, key: key)
+        case .typed(.objectId(let bytes)) where bytes.count != 12:
+            throw QueryError(.invalidArgument, "an ObjectId has 12 bytes, not \(bytes.count)", offset: offset)
+        case .typed(.link), .typed(.list), .typed(.map), .null, .list:
+            throw QueryError(.typeMismatch, "\(target.name) cannot be compared with \(value)", offset: offset)
+        case .typed(let v):
+            return v
         }
     }
 

@@ -1,0 +1,86 @@
+import RealmStorage
+
+/// Reduces the values a key path reaches to one value (Spec/QUERY.md §7.7): `@count` counts
+/// every value (nil included); `@min`, `@max`, `@sum` and `@avg` skip nils. Sums of ints are exact
+/// in 128 bits, sums of floats and doubles are computed in double, sums of decimal128 in decimal128.
+struct Aggregator {
+    let function: AggregateFunction
+    /// How many values were added (for `@count` nils included, for the others not).
+    private(set) var count = 0
+    private var intSum: Int128 = 0
+    private var doubleSum = 0.0
+    private var decimalSum = Decimal128(0)
+    private var sawDecimal = false
+    private var sawFloating = false
+    private var best: StorageValue?
+
+    init(_ function: AggregateFunction) { self.function = function }
+
+    /// Adds one value.
+    mutating func add(_ value: StorageValue) {
+        if function == .count {
+            count += 1
+            return
+        }
+        if value.isNull { return }
+        count += 1
+        switch function {
+        case .min, .max:
+            guard let current = best else {
+                best = value
+                return
+            }
+            // NaN never replaces a number, and a number replaces a NaN seen first.
+            if case .double(let d) = current, d.isNaN {
+                best = value
+            } else if case .float(let f) = current, f.isNaN {
+                best = value
+            } else if let order = ValueOrder.order(value, current), function == .min ? order < 0 : order > 0 {
+                best = value
+            }
+        default:
+            switch value {
+            case .int(let i): intSum += Int128(i)
+            case .float(let f):
+                sawFloating = true
+                doubleSum += Double(f)
+            case .double(let d):
+                sawFloating = true
+                doubleSum += d
+            case .decimal128(let low, let high):
+                sawDecimal = true
+                decimalSum += Decimal128(low: low, high: high)
+            default: count -= 1
+            }
+        }
+    }
+
+    /// The result: `@count` as an int; `@sum` of nothing 0 of `sumType`; `@min`, `@max`, `@avg` of
+    /// nothing nil. An int sum beyond `Int64` is returned as an exact decimal128, which compares
+    /// exactly with ints (the evaluator's comparisons are numeric across types).
+    func result(sumType: ColumnType) -> StorageValue {
+        switch function {
+        case .count: return .int(Int64(count))
+        case .min, .max: return best ?? .null
+        case .sum:
+            if sawDecimal || sumType == .decimal128 { return Self.storage(decimalSum) }
+            if sawFloating || sumType == .double || sumType == .float { return .double(doubleSum) }
+            return Self.int(intSum)
+        case .avg:
+            guard count > 0 else { return .null }
+            if sawDecimal { return Self.storage(decimalSum / Decimal128(count)) }
+            if sawFloating { return .double(doubleSum / Double(count)) }
+            return .double(Double(intSum) / Double(count))
+        }
+    }
+
+    /// The exact sum of ints: `.int` when it fits, else an exact decimal128.
+    var exactIntSum: Int128 { intSum }
+
+    static func int(_ v: Int128) -> StorageValue {
+        if let i = Int64(exactly: v) { return .int(i) }
+        return storage(Decimal128(v))
+    }
+
+    static func storage(_ d: Decimal128) -> StorageValue { .decimal128(low: d.low, high: d.high) }
+}

@@ -1,0 +1,171 @@
+import RealmStorage
+
+/// Sorting, `distinct` and aggregates over a list of objects (Spec/QUERY.md §7.7, §9).
+extension QueryEvaluator {
+    /// `keys` stably sorted by `sortKeys`, the first key deciding first (Spec/QUERY.md §9): nil
+    /// first ascending, numbers numerically (NaN after nil), strings and binary data by bytes,
+    /// `false` before `true`, dates chronologically; an object whose link on the path is nil sorts
+    /// as nil; descending is the exact reverse. With `limit`, only the first `limit` keys are
+    /// returned, selected with a bounded heap rather than a full sort.
+    ///
+    /// - Throws: ``QueryError`` (`.invalidKeyPath`) for a to-many path or one ending on a link
+    ///   (before reading anything); `StorageError` (`.notFound`) for a key `table` lacks.
+    public func sort(_ table: String, _ keys: [ObjectKey], by sortKeys: [SortKey], limit: Int? = nil) throws -> [ObjectKey] {
+        for key in sortKeys {
+            guard !key.path.isToMany else {
+                throw QueryError(.invalidKeyPath, "cannot sort by '\(key.path)': it reaches many values per object")
+            }
+            guard key.path.valueType != .link else {
+                throw QueryError(
+                    .invalidKeyPath, "cannot sort by '\(key.path)': links are not sortable; sort by a property of the linked object")
+            }
+        }
+        let n = keys.count
+        let k = min(max(0, limit ?? n), n)
+        guard !sortKeys.isEmpty, k > 0 else { return Array(keys.prefix(k)) }
+        let columns = try values(table, keys, sortKeys.map(\.path))
+        let ascending = sortKeys.map(\.ascending)
+        func precedes(_ i: Int, _ j: Int) -> Bool {
+            for c in 0..<columns.count {
+                let order = ValueOrder.sortOrder(columns[c][i], columns[c][j])
+                if order != 0 { return ascending[c] ? order < 0 : order > 0 }
+            }
+            return i < j
+        }
+        if k == n {
+            return Array(0..<n).sorted(by: precedes).map { keys[$0] }
+        }
+        var heap = BoundedHeap(capacity: k, precedes: precedes)
+        for i in 0..<n { heap.insert(i) }
+        return heap.sorted().map { keys[$0] }
+    }
+
+    /// `keys` keeping the first object of each group of objects with equal values of `paths`, in
+    /// the current order. Values are equal when neither sorts before the other (so nil equals nil,
+    /// NaN equals NaN, `-0.0` equals `0.0`, strings are equal byte for byte).
+    ///
+    /// - Throws: ``QueryError`` (`.invalidKeyPath`) for a to-many path; `StorageError` for a key
+    ///   `table` lacks.
+    public func distinct(_ table: String, _ keys: [ObjectKey], by paths: [BoundKeyPath]) throws -> [ObjectKey] {
+        for path in paths where path.isToMany {
+            throw QueryError(.invalidKeyPath, "cannot apply distinct to '\(path)': it reaches many values per object")
+        }
+        guard !paths.isEmpty, keys.count > 1 else { return keys }
+        let columns = try values(table, keys, paths)
+        func order(_ i: Int, _ j: Int) -> Int {
+            for c in columns {
+                let o = ValueOrder.sortOrder(c[i], c[j])
+                if o != 0 { return o }
+            }
+            return 0
+        }
+        let sorted = Array(0..<keys.count).sorted { i, j in
+            let o = order(i, j)
+            return o != 0 ? o < 0 : i < j
+        }
+        var keep = [Bool](repeating: false, count: keys.count)
+        keep[sorted[0]] = true
+        for p in 1..<sorted.count where order(sorted[p - 1], sorted[p]) != 0 { keep[sorted[p]] = true }
+        return keys.indices.filter { keep[$0] }.map { keys[$0] }
+    }
+
+    /// `@min`, `@max`, `@sum`, `@avg` (or `@count`, of the values reached, nil included) of
+    /// `path` over the objects `keys`. `path` is a to-one path to a numeric or date column, or a
+    /// path through collections (every value reached counts). Nils are skipped.
+    ///
+    /// Results: `@sum` of nothing is 0 — `.int` for ints, `.double` for floats and doubles,
+    /// `.decimal128` for decimals; `@min`, `@max`, `@avg` of nothing are nil; `@min`/`@max` have
+    /// the column's type (NaN only when every value is NaN); `@avg` is `.double`, or
+    /// `.decimal128` for decimals.
+    ///
+    /// - Throws: ``QueryError`` `.typeMismatch` when the values cannot be aggregated so (`@sum` of
+    ///   strings, `@avg` of dates, mixed values), `.overflow` when a sum of ints leaves `Int64`;
+    ///   `StorageError` for a key `table` lacks.
+    public func aggregate(_ table: String, _ keys: [ObjectKey], _ function: AggregateFunction, _ path: BoundKeyPath) throws
+        -> StorageValue?
+    {
+        let type = path.valueType
+        let fits: Bool
+        switch function {
+        case .count: fits = true
+        case .min, .max: fits = type.isNumeric || type == .timestamp
+        case .sum, .avg: fits = type.isNumeric
+        }
+        guard fits else { throw QueryError(.typeMismatch, "\(function) cannot aggregate the \(type) values of '\(path)'") }
+        let evaluation = Evaluation(source)
+        let compiled = try evaluation.compile(path)
+        var aggregator = Aggregator(function)
+        let objects = try evaluation.objects(evaluation.slot(table), keys)
+        if let values = try evaluation.columnValues(compiled, objects) {
+            for v in values { aggregator.add(v) }
+        } else {
+            for object in objects {
+                try evaluation.walk(compiled, .object(object)) { v in
+                    aggregator.add(v)
+                    return true
+                }
+            }
+        }
+        if function == .sum, type == .int {
+            guard let sum = Int64(exactly: aggregator.exactIntSum) else {
+                throw QueryError(.overflow, "the sum of '\(path)' is \(aggregator.exactIntSum), beyond the range of a 64-bit int")
+            }
+            return .int(sum)
+        }
+        let result = aggregator.result(sumType: type)
+        return result.isNull ? nil : result
+    }
+
+    /// The value of each path for each object, path by path (to-one paths: one value each).
+    private func values(_ table: String, _ keys: [ObjectKey], _ paths: [BoundKeyPath]) throws -> [[StorageValue]] {
+        let evaluation = Evaluation(source)
+        let objects = try evaluation.objects(evaluation.slot(table), keys)
+        return try paths.map { path in
+            let compiled = try evaluation.compile(path)
+            if let values = try evaluation.columnValues(compiled, objects) { return values }
+            return try objects.map { try evaluation.one(.path(compiled), .object($0)) }
+        }
+    }
+}
+
+/// The `capacity` first elements under `precedes` (a strict total order) of everything inserted,
+/// kept in a max-heap so each insertion costs O(log capacity).
+struct BoundedHeap {
+    let capacity: Int
+    let precedes: (Int, Int) -> Bool
+    private var items: [Int] = []
+
+    init(capacity: Int, precedes: @escaping (Int, Int) -> Bool) {
+        self.capacity = capacity
+        self.precedes = precedes
+        items.reserveCapacity(capacity)
+    }
+
+    mutating func insert(_ x: Int) {
+        if items.count < capacity {
+            items.append(x)
+            var i = items.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard precedes(items[parent], items[i]) else { break }
+                items.swapAt(parent, i)
+                i = parent
+            }
+        } else if let top = items.first, precedes(x, top) {
+            items[0] = x
+            var i = 0
+            while true {
+                let (l, r) = (2 * i + 1, 2 * i + 2)
+                var largest = i
+                if l < items.count && precedes(items[largest], items[l]) { largest = l }
+                if r < items.count && precedes(items[largest], items[r]) { largest = r }
+                if largest == i { break }
+                items.swapAt(i, largest)
+                i = largest
+            }
+        }
+    }
+
+    /// The kept elements in order.
+    func sorted() -> [Int] { items.sorted(by: precedes) }
+}

@@ -1,0 +1,163 @@
+/// One column of one row group, read in place for query scans: the typed lanes behind
+/// ``TableReader/value(_:column:)`` without building a ``StorageValue`` per row.
+///
+/// A group written before the column existed has no segment: every row then holds
+/// ``defaultValue``. Not thread-safe beyond its ``SegmentReader`` (which is immutable).
+package struct ColumnScan {
+    /// The rows of the group.
+    package let rowCount: Int
+    let segment: SegmentReader?
+    /// The column scanned.
+    package let column: ColumnSchema
+
+    /// The value of every row when the group predates the column; nil when the rows are stored.
+    package var defaultValue: StorageValue? { segment == nil ? column.defaultValue : nil }
+
+    /// The number of null rows (single-value columns).
+    package var nullCount: Int { segment?.nullCount ?? 0 }
+
+    /// Whether row `row` is null.
+    package func isNull(_ row: Int) throws -> Bool { try segment?.isNull(row) ?? column.defaultValue.isNull }
+
+    /// The value of row `row`.
+    package func value(_ row: Int) throws -> StorageValue { try segment?.value(row) ?? column.defaultValue }
+
+    /// The raw integers of an int, bool or link column (bools as 0 and 1, links as keys; null rows
+    /// hold an unspecified value), or nil for other lanes and collections.
+    package var integers: IntegerLane? { segment?.integers }
+
+    /// Whether ``doubles()`` and ``timestamp(_:)`` can read the rows: a single-value column stored
+    /// in a fixed-width lane.
+    package var isFixedWidth: Bool {
+        guard let segment, !segment.isList, !segment.isMap, case .fixed = segment.values else { return false }
+        return true
+    }
+
+    /// Row `row` of a timestamp column. Null rows hold zero.
+    package func timestamp(_ row: Int) throws -> (seconds: Int64, nanoseconds: Int32) {
+        guard let segment, case .fixed(let view, 12, _) = segment.values else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored timestamp column")
+        }
+        return (try view.i64(row &* 12), try view.i32(row &* 12 + 8))
+    }
+
+    /// Every row of a float or double column as doubles (null rows hold 0), copied in one loop so
+    /// that callers in other modules scan a plain array.
+    package func doubles() throws -> [Double] {
+        guard let segment, case .fixed(let view, let width, let count) = segment.values, width == 4 || width == 8 else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column")
+        }
+        var out = [Double](repeating: 0, count: count)
+        if width == 8 {
+            let words = try view.int64Array(0, count: count)
+            for i in 0..<count { out[i] = Double(bitPattern: UInt64(bitPattern: words[i])) }
+        } else {
+            for i in 0..<count { out[i] = Double(Float(bitPattern: try view.u32(i &* 4))) }
+        }
+        return out
+    }
+
+    /// Where ``bytesMask(_:at:candidates:)`` looks for its bytes.
+    package enum ItemPosition {
+        /// The whole item equals the bytes.
+        case whole
+        /// The item starts with them.
+        case prefix
+        /// The item ends with them.
+        case suffix
+    }
+
+    /// The rows of `candidates` (bit `r % 64` of word `r / 64` is row `r`) whose stored bytes
+    /// are, start with or end with `needle`, decided in one loop over the segment's offsets (or
+    /// dictionary). The bits of null rows are unspecified.
+    package func bytesMask(_ needle: [UInt8], at position: ItemPosition, candidates: [UInt64]) throws -> [UInt64] {
+        guard let segment, !segment.isList, !segment.isMap else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
+        }
+        func matches(_ blob: ByteView, _ start: Int, _ length: Int) throws -> Bool {
+            guard position == .whole ? length == needle.count : length >= needle.count else { return false }
+            let offset = position == .suffix ? start + length - needle.count : start
+            for j in 0..<needle.count where try blob.u8(offset &+ j) != needle[j] { return false }
+            return true
+        }
+        var out = [UInt64](repeating: 0, count: candidates.count)
+        for (w, word) in candidates.enumerated() {
+            var bits = word
+            while bits != 0 {
+                let b = bits.trailingZeroBitCount
+                let row = w << 6 | b
+                let hit: Bool
+                switch segment.values {
+                case .offsets(let o):
+                    let (start, length) = try o.item(row)
+                    hit = try matches(o.blob, start, length)
+                case .dictionary(let d, let indices):
+                    let (start, length) = try d.item(Int(indices[row]))
+                    hit = try matches(d.blob, start, length)
+                default:
+                    throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored string or binary column")
+                }
+                if hit { out[w] |= UInt64(1) << UInt64(b) }
+                bits &= bits &- 1
+            }
+        }
+        return out
+    }
+
+    /// Whether ``bytes(_:)`` can read the rows: a single-value string or binary column that is stored.
+    package var isBytesLane: Bool {
+        guard let segment, !segment.isList, !segment.isMap, segment.type == .string || segment.type == .binary else { return false }
+        return true
+    }
+
+    /// The stored bytes of row `row` of a string (UTF-8) or binary column, in place; empty for null rows.
+    package func bytes(_ row: Int) throws -> ByteView {
+        guard let segment, !segment.isList, !segment.isMap else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
+        }
+        let (blob, start, length) = try SegmentReader.item(segment.values, row)
+        return try blob.slice(start, length, "item")
+    }
+
+    /// For a dictionary-encoded single-value bytes column: the number of distinct entries and each
+    /// row's entry index, so that a predicate can be decided once per entry.
+    package var dictionary: (count: Int, indices: IntegerLane)? {
+        guard let segment, !segment.isList, !segment.isMap, case .dictionary(let entries, let indices) = segment.values else { return nil }
+        return (entries.count, indices)
+    }
+
+    /// Entry `i` of the dictionary (see ``dictionary``), decoded as the column's type.
+    package func dictionaryValue(_ i: Int) throws -> StorageValue {
+        guard let segment, case .dictionary(let entries, _) = segment.values else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not dictionary-encoded")
+        }
+        let (start, length) = try entries.item(i)
+        switch segment.type {
+        case .string: return .string(try entries.blob.string(start, length))
+        case .mixed: return try MixedValue.decode(entries.blob, start, length)
+        default: return .binary(try entries.blob.bytes(start, length))
+        }
+    }
+}
+
+extension IntegerLane {
+    /// Every value, copied in one loop so that callers in other modules scan a plain array.
+    package var array: [Int64] {
+        var out = [Int64](repeating: 0, count: count)
+        switch self {
+        case .plain(let values): for i in 0..<values.count { out[i] = values[i] }
+        case .packed(let values): for i in 0..<values.count { out[i] = values[i] }
+        }
+        return out
+    }
+}
+
+extension TableReader {
+    /// The column at catalog position `column` in row group `g`, for scanning.
+    package func scan(group g: Int, column: Int) throws -> ColumnScan {
+        guard g >= 0, g < entries.count else { throw StorageError(.notFound, "row group \(g) out of \(entries.count)") }
+        let c = schema.columns[column]
+        let segment = try snapshot.columnSegments(schema, state, c)[g].segment
+        return ColumnScan(rowCount: entries[g].rowCount, segment: segment, column: c)
+    }
+}
