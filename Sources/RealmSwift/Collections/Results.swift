@@ -1,3 +1,4 @@
+import RealmQuery
 import RealmStorage
 
 /// The objects of one class, live: a `Results` always reflects the Realm's current version,
@@ -13,8 +14,8 @@ import RealmStorage
 public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let base: ResultsBase
 
-    init(realm: Realm, info: ClassInfo) {
-        base = ResultsBase(realm: realm, info: info)
+    init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery()) {
+        base = ResultsBase(realm: realm, info: info, query: query)
     }
 
     /// The Realm these results read.
@@ -73,16 +74,21 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 final class ResultsBase {
     let realm: Realm
     let info: ClassInfo
+    let query: ResultsQuery
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
     /// The table reader the locations refer to.
     var cachedReader: BoundReader?
     private var cachedStamp = -1
 
-    init(realm: Realm, info: ClassInfo) {
+    init(realm: Realm, info: ClassInfo, query: ResultsQuery) {
         self.realm = realm
         self.info = info
+        self.query = query
     }
+
+    /// How many times these results were evaluated (a `package` hook for laziness tests).
+    package private(set) var evaluations = 0
 
     /// The matching keys, re-resolved only when the Realm changed since the last call.
     var keys: [ObjectKey] {
@@ -99,6 +105,16 @@ final class ResultsBase {
 
     private func resolve() {
         cachedLocations = nil
+        if !query.isEmpty {
+            evaluations += 1
+            do {
+                cachedKeys = try query.evaluate(info.className, realm)
+            } catch {
+                fatalError("\(error)")
+            }
+            cachedStamp = realm.stamp
+            return
+        }
         if realm.transaction == nil {
             let snap = realm.currentSnapshot
             do {
@@ -130,6 +146,7 @@ final class ResultsBase {
     var count: Int {
         realm.checkThread()
         if cachedStamp == realm.stamp && realm.snapshot != nil { return cachedKeys.count }
+        if !query.isEmpty { return keys.count }
         do { return try realm.objectCount(info.className) } catch { fatalError("Realm could not count '\(info.className)': \(error)") }
     }
 

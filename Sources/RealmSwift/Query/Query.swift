@@ -83,14 +83,13 @@ extension Query where T: _QueryCollection, T._QueryElement: ObjectBase {
         Query<V>(expression: member(Query<T._QueryElement>.names(keyPath)), variable: variable)
     }
 
-    /// The number of collection objects that satisfy `predicate` (a subquery).
-    public func `where`(_ predicate: (Query<T._QueryElement>) -> Query<Bool>) -> Query<Int> {
+    /// The collection objects that satisfy `predicate` (a subquery); use its `count`:
+    /// `$0.dogs.where { $0.age > 5 }.count > 0`.
+    public func `where`(_ predicate: (Query<T._QueryElement>) -> Query<Bool>) -> Query<T> {
         let v = "$x\(expression.count)"
         let inner = predicate(Query<T._QueryElement>.root(variable: v)).predicateParts
-        return Query<Int>(
-            expression: "SUBQUERY(\(expression), \(v), \(inner.text)).@count",
-            predicate: nil, variable: variable
-        ).withArguments(inner.arguments)
+        return Query<T>(expression: "SUBQUERY(\(expression), \(v), \(inner.text))", predicate: nil, variable: variable)
+            .withArguments(carriedArguments + inner.arguments)
     }
 }
 
@@ -109,7 +108,7 @@ extension Query {
 
 extension Query where T: _QueryCollection {
     /// The number of elements.
-    public var count: Query<Int> { Query<Int>(expression: "\(expression).@count", variable: variable) }
+    public var count: Query<Int> { Query<Int>(expression: "\(expression).@count", variable: variable).withArguments(carriedArguments) }
     /// Whether the collection holds `element`.
     public func contains(_ element: T._QueryElement) -> Query<Bool> {
         Query<Bool>(expression: "", predicate: ("%@ IN \(expression)", [element]), variable: variable)

@@ -1,0 +1,143 @@
+import Foundation
+import RealmQuery
+import RealmStorage
+
+extension Results {
+    func adding(_ step: ResultsQuery.Step) -> Results {
+        Results(realm: base.realm, info: base.info, query: base.query.adding(step))
+    }
+
+    // MARK: Filtering
+
+    /// The objects matching a query in the NSPredicate dialect (`%@` for values, `%K` for key
+    /// paths; Spec/QUERY.md). Stops with the error message on a malformed query — use
+    /// ``filter(checking:_:)`` for text from users.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results {
+        do { return try filter(checking: predicateFormat, args) } catch { fatalError("\(error)") }
+    }
+
+    /// The throwing form of ``filter(_:_:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
+    public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results {
+        let arguments = try QueryArguments.convert(args)
+        let r = adding(.filter(text: predicateFormat, arguments: arguments))
+        try r.base.query.validate(base.info.className, base.realm)
+        return r
+    }
+
+    /// The objects matching a type-safe query: `where { $0.age > 18 && $0.name.starts(with: "A") }`.
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results {
+        let parts = isIncluded(Query<Element>.root()).predicateParts
+        return filter(parts.text, arguments: parts.arguments)
+    }
+
+    func filter(_ text: String, arguments: [Any?]) -> Results {
+        do { return try filter(checking: text, arguments) } catch { fatalError("\(error)") }
+    }
+
+    // MARK: Sorting and distinct
+
+    /// Sorted by one property (or dotted path through links).
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// Sorted by several properties, the first deciding first (stable).
+    public func sorted<S: Sequence>(by keyPaths: S) -> Results where S.Iterator.Element == SortDescriptor {
+        let r = adding(.sort(Array(keyPaths)))
+        do { try r.base.query.validate(base.info.className, base.realm) } catch { fatalError("\(error)") }
+        return r
+    }
+
+    /// Sorted by a Swift key path.
+    public func sorted<V: Comparable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results where Element: ObjectBase {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// One object for each distinct combination of values of `keyPaths` (the first, in order).
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Iterator.Element == String {
+        let r = adding(.distinct(Array(keyPaths)))
+        do { try r.base.query.validate(base.info.className, base.realm) } catch { fatalError("\(error)") }
+        return r
+    }
+
+    // MARK: Finding
+
+    /// The index of the first object matching a query, or nil.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        let matching = filter(predicateFormat, arguments: args)
+        guard let first = matching.base.keys.first else { return nil }
+        return base.keys.firstIndex(of: first)
+    }
+
+    /// The index of the first object matching a type-safe query, or nil.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        let parts = isIncluded(Query<Element>.root()).predicateParts
+        let matching = Set(filter(parts.text, arguments: parts.arguments).base.keys)
+        return base.keys.firstIndex { matching.contains($0) }
+    }
+
+    /// The objects at `indexes`.
+    public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
+
+    // MARK: Aggregates
+
+    func aggregate(_ function: AggregateFunction, _ property: String) throws -> StorageValue? {
+        let realm = base.realm
+        let catalog = realm.catalog
+        guard let schema = catalog.table(base.info.className) else { return nil }
+        let path = try ResultsQuery.bindPath(property, schema, catalog, toMany: false)
+        let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
+        do { return try QueryEvaluator(source).aggregate(base.info.className, base.keys, function, path) } catch {
+            throw Realm.Error(.invalidQuery, "\(error)")
+        }
+    }
+
+    func decodeAggregate<V: _RealmValue>(_ v: StorageValue?) -> V? {
+        guard let v, !v.isNull else { return nil }
+        do { return try V._rlmCoerce(DynamicValues.swiftValue(v, target: nil, realm: base.realm) as Any, base.realm) } catch {
+            fatalError("The aggregate \(v) cannot be read as \(V.self): \(error)")
+        }
+    }
+
+    /// The smallest value of a property (nil when there are no values).
+    public func min<V: _RealmValue>(ofProperty property: String) -> V? {
+        do { return decodeAggregate(try aggregate(.min, property)) } catch { fatalError("\(error)") }
+    }
+
+    /// The largest value of a property (nil when there are no values).
+    public func max<V: _RealmValue>(ofProperty property: String) -> V? {
+        do { return decodeAggregate(try aggregate(.max, property)) } catch { fatalError("\(error)") }
+    }
+
+    /// The sum of a property (0 when there are no values).
+    public func sum<V: _RealmValue>(ofProperty property: String) -> V {
+        do { return decodeAggregate(try aggregate(.sum, property)) ?? V._rlmDefaultValue() } catch { fatalError("\(error)") }
+    }
+
+    /// The mean of a property (nil when there are no values).
+    public func average<V: _RealmValue>(ofProperty property: String) -> V? {
+        do { return decodeAggregate(try aggregate(.avg, property)) } catch { fatalError("\(error)") }
+    }
+
+    /// The smallest value of a property given as a key path.
+    public func min<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? where Element: ObjectBase {
+        min(ofProperty: Self.path(keyPath))
+    }
+    /// The largest value of a property given as a key path.
+    public func max<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? where Element: ObjectBase {
+        max(ofProperty: Self.path(keyPath))
+    }
+    /// The sum of a property given as a key path.
+    public func sum<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V where Element: ObjectBase {
+        sum(ofProperty: Self.path(keyPath))
+    }
+    /// The mean of a property given as a key path.
+    public func average<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? where Element: ObjectBase {
+        average(ofProperty: Self.path(keyPath))
+    }
+
+    static func path<V>(_ keyPath: KeyPath<Element, V>) -> String where Element: ObjectBase {
+        do { return try KeyPathNames.path(keyPath) } catch { fatalError("\(error)") }
+    }
+}

@@ -1,0 +1,107 @@
+import RealmQuery
+import RealmStorage
+
+/// What a `Results` selects: filters, sorts and distinct steps in the order they were chained,
+/// evaluated together on first access and again only when the Realm changes.
+struct ResultsQuery {
+    enum Step {
+        case filter(text: String, arguments: [QueryArgument])
+        case sort([SortDescriptor])
+        case distinct([String])
+    }
+    var steps: [Step] = []
+
+    var isEmpty: Bool { steps.isEmpty }
+
+    func adding(_ step: Step) -> ResultsQuery {
+        var q = self
+        q.steps.append(step)
+        return q
+    }
+
+    /// Checks every step against the schema now (for the throwing forms), without evaluating.
+    func validate(_ table: String, _ realm: Realm) throws {
+        let catalog = realm.catalog
+        guard let schema = catalog.table(table) else { return }
+        for step in steps {
+            switch step {
+            case .filter(let text, let arguments): _ = try Self.compile(text, arguments, schema, catalog)
+            case .sort(let keys): for k in keys { _ = try Self.bindPath(k.keyPath, schema, catalog) }
+            case .distinct(let paths): for p in paths { _ = try Self.bindPath(p, schema, catalog) }
+            }
+        }
+    }
+
+    static func compile(_ text: String, _ arguments: [QueryArgument], _ schema: TableSchema, _ catalog: Catalog) throws -> BoundPredicate {
+        do { return try BoundPredicate.compile(text, arguments: arguments, table: schema, catalog: catalog) } catch {
+            throw Realm.Error(.invalidQuery, "\(error)")
+        }
+    }
+
+    static func bindPath(_ path: String, _ schema: TableSchema, _ catalog: Catalog, toMany: Bool = false) throws -> BoundKeyPath {
+        do { return try BoundKeyPath.bind(path, table: schema, catalog: catalog, allowToMany: toMany) } catch {
+            throw Realm.Error(.invalidQuery, "\(error)")
+        }
+    }
+
+    /// The keys of the matching objects, in order.
+    func evaluate(_ table: String, _ realm: Realm) throws -> [ObjectKey] {
+        let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
+        let catalog = source.catalog
+        guard let schema = catalog.table(table) else { return [] }
+        let evaluator = QueryEvaluator(source)
+        // Leading filters run as one predicate; later steps apply in chain order.
+        var rest = steps[...]
+        var filters: [BoundPredicate] = []
+        while case .filter(let text, let arguments)? = rest.first {
+            filters.append(try Self.compile(text, arguments, schema, catalog))
+            rest = rest.dropFirst()
+        }
+        var keys = try evaluator.filter(table, filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters))
+        for step in rest {
+            switch step {
+            case .filter(let text, let arguments):
+                let p = try Self.compile(text, arguments, schema, catalog)
+                keys = try keys.filter { try evaluator.matches(table, $0, p) }
+            case .sort(let descriptors):
+                let sortKeys = try descriptors.map {
+                    SortKey(path: try Self.bindPath($0.keyPath, schema, catalog), ascending: $0.ascending)
+                }
+                keys = try evaluator.sort(table, keys, by: sortKeys)
+            case .distinct(let paths):
+                keys = try evaluator.distinct(table, keys, by: try paths.map { try Self.bindPath($0, schema, catalog) })
+            }
+        }
+        return keys
+    }
+}
+
+/// A property to sort by, and the direction.
+///
+/// ```swift
+/// realm.objects(Person.self).sorted(by: [SortDescriptor(keyPath: "age", ascending: false), "name"])
+/// ```
+public struct SortDescriptor: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The property (or dotted path through links) to sort by.
+    public let keyPath: String
+    /// Whether smaller values come first (nil first when ascending).
+    public let ascending: Bool
+
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+
+    /// Sorts by a Swift key path.
+    public init<Root: ObjectBase, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) {
+        do { self.keyPath = try KeyPathNames.path(keyPath) } catch { fatalError("\(error)") }
+        self.ascending = ascending
+    }
+
+    public init(stringLiteral value: String) { self.init(keyPath: value) }
+
+    /// The same key path in the other direction.
+    public var reversed: SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
+
+    public var description: String { "\(keyPath) \(ascending ? "ascending" : "descending")" }
+}

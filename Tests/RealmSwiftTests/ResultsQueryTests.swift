@@ -1,0 +1,111 @@
+import Foundation
+import RealmTestSupport
+import Testing
+
+@testable import RealmSwift
+
+@Suite struct ResultsQueryTests {
+    func seeded() throws -> (Realm, TempDir) {
+        let (realm, dir) = try makeRealm()
+        try realm.write {
+            for i in 0..<20 {
+                let p = Person(value: ["id": i, "name": "name-\(i % 7)", "age": (i * 7) % 30])
+                if i % 4 == 0 { p.dog = Dog(value: ["name": "dog-\(i)", "age": i]) }
+                if i % 5 == 0 {
+                    p.dogs.append(objectsIn: [Dog(value: ["name": "a\(i)", "age": 1]), Dog(value: ["name": "b\(i)", "age": 2])])
+                }
+                realm.add(p)
+            }
+        }
+        return (realm, dir)
+    }
+
+    @Test func filterWithArgumentsAndChaining() throws {
+        let (realm, _) = try seeded()
+        let people = realm.objects(Person.self)
+        let expected = (0..<20).filter { ($0 * 7) % 30 > 10 }
+        #expect(people.filter("age > %@", 10).map(\.id) == expected)
+        #expect(people.filter("age > 10").filter("name BEGINSWITH %@", "name-1").map(\.id) == expected.filter { $0 % 7 == 1 })
+        #expect(people.filter("%K == %@", "name", "name-3").map(\.id) == [3, 10, 17])
+        #expect(people.filter("id IN %@", [1, 5, 99]).map(\.id) == [1, 5])
+        #expect(people.filter("dog.name == 'dog-8'").map(\.id) == [8])
+        #expect(people.filter("dog == nil").count == 15)
+        #expect(people.filter("ANY dogs.name BEGINSWITH 'b'").map(\.id) == [0, 5, 10, 15])
+        #expect(people.filter("dogs.@count == 2").count == 4)
+        let rex = people[8].dog!
+        #expect(people.filter("dog == %@", rex).map(\.id) == [8])
+        #expect(people.filter("age BETWEEN {5, 9}").map(\.id) == (0..<20).filter { (5...9).contains(($0 * 7) % 30) })
+    }
+
+    @Test func typedQueries() throws {
+        let (realm, _) = try seeded()
+        let people = realm.objects(Person.self)
+        #expect(people.where { $0.age > 10 }.map(\.id) == people.filter("age > 10").map(\.id))
+        #expect(
+            people.where { $0.name.starts(with: "NAME-1", options: .caseInsensitive) && $0.age < 25 }.map(\.id)
+                == people.filter("name BEGINSWITH[c] 'NAME-1' AND age < 25").map(\.id))
+        #expect(people.where { $0.dog.name == "dog-8" }.map(\.id) == [8])
+        #expect(people.where { $0.dogs.name.contains("b1") }.map(\.id) == [10, 15])
+        #expect(people.where { $0.dogs.count > 1 }.count == 4)
+        #expect(people.where { $0.id.in([2, 3]) || !($0.age >= 0) }.map(\.id) == [2, 3])
+        #expect(people.where { $0.age.contains(5...9) }.count == people.filter("age BETWEEN {5, 9}").count)
+        #expect(people.where { $0.dogs.where { $0.age > 1 }.count == 1 }.map(\.id) == [0, 5, 10, 15])
+    }
+
+    @Test func sortingDistinctAndAggregates() throws {
+        let (realm, _) = try seeded()
+        let people = realm.objects(Person.self)
+        #expect(people.sorted(byKeyPath: "age").map(\.age) == people.map(\.age).sorted())
+        #expect(people.sorted(byKeyPath: "age", ascending: false).map(\.age) == people.map(\.age).sorted(by: >))
+        let byNameThenAge = people.sorted(by: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age", ascending: false)])
+        let model = people.map { ($0.name, $0.age, $0.id) }.sorted { ($0.0, -$0.1) < ($1.0, -$1.1) }
+        #expect(byNameThenAge.map(\.id) == model.map(\.2))
+        #expect(people.sorted(by: \Person.id, ascending: false).first?.id == 19)
+        // nil links sort first ascending.
+        #expect(people.sorted(byKeyPath: "dog.age").prefix(15).allSatisfy { $0.dog == nil })
+        #expect(people.distinct(by: ["name"]).map(\.id) == [0, 1, 2, 3, 4, 5, 6])
+        #expect(people.sorted(byKeyPath: "id", ascending: false).distinct(by: ["name"]).map(\.id) == [19, 18, 17, 16, 15, 14, 13])
+        #expect(people.min(ofProperty: "age") == 0 as Int?)
+        #expect(people.max(ofProperty: "age") == people.map(\.age).max())
+        #expect(people.sum(ofProperty: "age") == people.map(\.age).reduce(0, +))
+        let avg: Double? = people.average(ofProperty: "age")
+        #expect(avg == Double(people.map(\.age).reduce(0, +)) / 20)
+        let none = people.filter("age > 1000")
+        #expect(
+            none.sum(ofProperty: "age") == 0 && none.min(ofProperty: "age") as Int? == nil
+                && none.average(ofProperty: "age") as Double? == nil)
+        #expect(people.max(of: \.age) == people.map(\.age).max())
+        #expect(people.index(matching: "id == 3") == 3)
+        #expect(people.index(matching: { $0.id == 4 }) == 4)
+        #expect(people.objects(at: [1, 2]).map(\.id) == [1, 2])
+    }
+
+    @Test func badQueriesAreTypedErrors() throws {
+        let (realm, _) = try seeded()
+        let people = realm.objects(Person.self)
+        for bad in ["age >", "nope == 1", "age == 'x'", "name > 3", "age > 5.5", "(age > 1", "age == %@"] {
+            #expect(throws: Realm.Error.self, "\(bad)") { try people.filter(checking: bad) }
+        }
+        do {
+            _ = try people.filter(checking: "age >> 3")
+        } catch let e as Realm.Error {
+            #expect(e.code == .invalidQuery)
+        }
+    }
+
+    @Test func resultsAreLazyLiveAndSeeTheOpenTransaction() throws {
+        let (realm, _) = try seeded()
+        let chain = realm.objects(Person.self).filter("age > 10").sorted(byKeyPath: "age").filter("id < 15")
+        #expect(chain.base.evaluations == 0)  // nothing evaluated yet
+        let n = chain.count
+        _ = chain.first
+        _ = chain.count
+        #expect(chain.base.evaluations == 1)  // one evaluation for the chain
+        try realm.write {
+            realm.add(Person(value: ["id": 100, "age": 29]))
+            realm.add(Person(value: ["id": 1, "age": 29]), update: .modified)
+            #expect(realm.objects(Person.self).filter("age == 29").map(\.id).contains(100))
+        }
+        #expect(chain.count == n + 1)
+    }
+}
