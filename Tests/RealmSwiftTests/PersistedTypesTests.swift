@@ -118,3 +118,45 @@ import Testing
         #expect(throws: Realm.Error.self) { try KeyPathNames.path(\Person.description) }
     }
 }
+
+final class WithDefaults: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var count = 5
+    @Persisted var label = "x"
+    @Persisted var tags: List<String>
+
+    required init() { super.init() }
+
+    /// A designated initializer that initializes a wrapper from a value (phase one).
+    init(count: Int) {
+        self.count = count
+        super.init()
+    }
+}
+
+@Suite struct InitialValueTests {
+    @Test func initialValuesSurviveAddWhetherOrNotAccessorsRan() throws {
+        let dir = TempDir()
+        let realm = try Realm(configuration: .init(fileURL: dir.url(), objectTypes: [WithDefaults.self]))
+        // Before any accessor of the class ran (Mirror reads the wrappers).
+        try realm.write { realm.add(WithDefaults(count: 9)) }
+        // Let accessors run (their key paths are then known) and add more.
+        let probe = WithDefaults()
+        probe.id = 1
+        _ = probe.count
+        _ = probe.label
+        _ = probe.tags
+        try realm.write {
+            realm.add(probe)
+            let a = WithDefaults(count: 7)
+            a.id = 2
+            realm.add(a)
+            let b = WithDefaults()
+            b.id = 3
+            realm.add(b)
+        }
+        let all = realm.objects(WithDefaults.self).sorted(byKeyPath: "id")
+        #expect(all.map(\.count) == [9, 5, 7, 5])
+        #expect(all.map(\.label) == ["x", "x", "x", "x"])
+    }
+}

@@ -45,6 +45,10 @@ enum Tour {
         }
         let people = realm.objects(Person.self)
         #expect(people.count == 2)
+        #expect(people.filter("age > %@ AND name BEGINSWITH[c] %@", 30, "a").count == 1)
+        #expect(people.where { $0.dogs.count > 0 && $0.tags.contains("math") }.count == 1)
+        #expect(people.sorted(byKeyPath: "age", ascending: false).first?.name == "Grace")
+        #expect(people.average(ofProperty: "age") as Double? == 40.5)
         let ada = realm.object(ofType: Person.self, forPrimaryKey: 1)!
         #expect(ada.dogs.first?.owners.first?.name == "Ada")
         #expect(ada.scores["chess"] == 1200 && ada.tags.count == 2 && ada.extra == .string("first programmer"))

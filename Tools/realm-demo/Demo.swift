@@ -43,7 +43,15 @@ struct Demo {
         print("person 4210: \(ada.name), \(ada.age), dogs: \(ada.dogs.map(\.name))")
         print("owner of \(ada.dogs[0].name): \(ada.dogs[0].owners.map(\.name))")
 
-        // 3. Freeze this version, then keep writing.
+        // 3. Queries: the NSPredicate dialect, or the type-safe builder.
+        let people = realm.objects(Person.self)
+        let over50 = people.filter("age > %@", 50)
+        let dogOwners = people.where { $0.dogs.count > 0 && $0.name.starts(with: "name-42") }
+        print("over 50: \(over50.count); owners of a dog named name-42…: \(dogOwners.count)")
+        let oldest = people.sorted(byKeyPath: "age", ascending: false).first!
+        print("oldest: \(oldest.name) (\(oldest.age)); average age \(people.average(ofProperty: "age") as Double? ?? 0)")
+
+        // 4. Freeze this version, then keep writing.
         let frozen = realm.freeze()
         try realm.write {
             ada.name = "Ada"
@@ -51,7 +59,7 @@ struct Demo {
             realm.delete(realm.objects(Person.self).prefix(1000))
         }
 
-        // 4. The frozen view still shows the old version; the live one shows the new.
+        // 5. The frozen view still shows the old version; the live one shows the new.
         func describe(_ r: Realm) -> String {
             let people = r.objects(Person.self)
             let p = r.object(ofType: Person.self, forPrimaryKey: 4_210)!

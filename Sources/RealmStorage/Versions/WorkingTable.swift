@@ -157,6 +157,32 @@ struct ColumnSet: ExpressibleByDictionaryLiteral {
 
     subscript(id: UInt32) -> ColumnBuffer? {
         get { position(id).map { buffers[$0] } }
+        // Mutations of an existing buffer happen in place: copying it out would make its arrays
+        // non-unique and every element write would copy the whole column.
+        _modify {
+            if let p = position(id) {
+                var b: ColumnBuffer? = buffers[p]
+                buffers[p] = ColumnBuffer(type: .int, nullable: false, isList: false)
+                defer {
+                    if let b {
+                        buffers[p] = b
+                    } else {
+                        ids.remove(at: p)
+                        buffers.remove(at: p)
+                    }
+                }
+                yield &b
+            } else {
+                var b: ColumnBuffer? = nil
+                defer {
+                    if let b {
+                        ids.append(id)
+                        buffers.append(b)
+                    }
+                }
+                yield &b
+            }
+        }
         set {
             if let p = position(id) {
                 if let newValue {

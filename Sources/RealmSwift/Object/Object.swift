@@ -112,7 +112,8 @@ open class ObjectBase: CustomStringConvertible {
         let p = _rlmClass.properties[index]
         if _rlmRealm != nil { return p.valueType._rlmGetAny(self, index) }
         if index < _rlmValues.count, let v = _rlmValues[index] { return v }
-        return _rlmClass.unmanagedValues(of: self)[index]!
+        let values = _rlmClass.unmanagedValues(of: self)
+        return (index < values.count ? values[index] : nil) ?? p.valueType._rlmDefaultValue()
     }
 
     open var description: String {

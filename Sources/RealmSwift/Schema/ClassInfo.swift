@@ -47,6 +47,9 @@ final class ClassInfo: @unchecked Sendable {
     let schema: ObjectSchema
     let indexByName: [String: Int]
     private let keyPathCache = Mutex<[ObjectIdentifier: (RetainedKeyPath, Int)]>([:])
+    /// The key path of each property's wrapper, once an accessor has used it (lets an unmanaged
+    /// object's initial values be read without `Mirror`).
+    private let storagePaths = Mutex<[Int: RetainedKeyPath]>([:])
     /// Open-addressed key path → index slots, written under `keyPathCache`'s lock, read without it.
     private let slots: [KeyPathSlot]
 
@@ -169,6 +172,7 @@ final class ClassInfo: @unchecked Sendable {
         keyPathCache.withLock { cache in
             guard cache[ObjectIdentifier(keyPath)] == nil else { return }
             cache[ObjectIdentifier(keyPath)] = (retained, index)
+            storagePaths.withLock { if $0[index] == nil { $0[index] = retained } }
             var i = Int((id >> 4) % UInt(slots.count))
             for _ in 0..<slots.count {
                 if slots[i].key.load(ordering: .relaxed) == 0 {
@@ -189,10 +193,20 @@ final class ClassInfo: @unchecked Sendable {
     /// The current values of an unmanaged object: those set through accessors, else the wrappers'
     /// initial values (read with `Mirror` only when some property was never set).
     func unmanagedValues(of object: ObjectBase) -> [Any?] {
-        if object._rlmValues.count == properties.count && !object._rlmValues.contains(where: { $0 == nil }) { return object._rlmValues }
-        let wrappers = object is DynamicObject ? [] : Self.wrappers(of: object)
-        for i in properties.indices where i >= object._rlmValues.count || object._rlmValues[i] == nil {
-            let v = (i < wrappers.count ? wrappers[i].1.initialAny : nil) ?? properties[i].valueType._rlmDefaultValue()
+        func missing(_ i: Int) -> Bool { properties[i].isStored && (i >= object._rlmValues.count || object._rlmValues[i] == nil) }
+        guard properties.indices.contains(where: missing) else { return object._rlmValues }
+        let isDynamic = object is DynamicObject
+        let paths = storagePaths.withLock { $0 }
+        let needMirror = !isDynamic && properties.indices.contains { missing($0) && paths[$0] == nil }
+        let wrappers = needMirror ? Self.wrappers(of: object) : []
+        for i in properties.indices where missing(i) {
+            var initial: Any?
+            if let kp = paths[i]?.value, !isDynamic {
+                initial = (object[keyPath: kp] as? any PersistedProperty)?.initialAny
+            } else if i < wrappers.count {
+                initial = wrappers[i].1.initialAny
+            }
+            let v = initial ?? properties[i].valueType._rlmDefaultValue()
             object._rlmSetUnmanaged(i, v)
         }
         return object._rlmValues
