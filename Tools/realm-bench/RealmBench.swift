@@ -9,7 +9,7 @@ final class Person: Object {
     @Persisted var active = false
 }
 
-/// The object-API workloads of DESIGN.md §6 that exist so far (W1, W6, W10), through the public
+/// The object-API workloads of DESIGN.md §6 that exist so far (W1–W6, W10), through the public
 /// RealmSwift API. `realm-bench [N]` (default 1,000,000). The SQLite comparison is issue 7's
 /// benchmark package.
 @main
@@ -36,6 +36,27 @@ struct RealmBench {
         let w1 = Date().timeIntervalSince(t)
         let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
         print(String(format: "W1  insert %d objects, one durable write: %.3f s, file %.1f MB", n, w1, Double(size) / 1e6))
+
+        let people = realm.objects(Person.self)
+        func time<T>(_ body: () -> T) -> (T, Double) {
+            let s = Date()
+            let r = body()
+            return (r, Date().timeIntervalSince(s) * 1000)
+        }
+        let (w2, w2ms) = time { people.filter("age > 50").count }
+        print(String(format: "W2  count age > 50: %d in %.1f ms", w2, w2ms))
+        let (w3, w3ms) = time { people.filter("age BETWEEN {20, 30} AND name BEGINSWITH 'name-1'").count }
+        print(String(format: "W3  count age BETWEEN {20, 30} AND name BEGINSWITH 'name-1': %d in %.1f ms", w3, w3ms))
+        let (w4, w4ms) = time { () -> String in
+            let sum: Double = people.sum(ofProperty: "score")
+            let avg: Double? = people.average(ofProperty: "age")
+            let minAge: Int? = people.min(ofProperty: "age")
+            let maxScore: Double? = people.max(ofProperty: "score")
+            return "\(sum) / \(avg ?? -1) / \(minAge ?? -1) / \(maxScore ?? -1)"
+        }
+        print(String(format: "W4  sum(score), avg(age), min(age), max(score) = %@ in %.1f ms", w4, w4ms))
+        let (w5, w5ms) = time { people.sorted(byKeyPath: "score", ascending: false).prefix(100).reduce(0) { $0 + $1.id } }
+        print(String(format: "W5  sorted by score descending, first 100 ids sum to %d in %.1f ms", w5, w5ms))
 
         t = Date()
         var found = 0
