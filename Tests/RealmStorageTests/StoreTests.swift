@@ -170,6 +170,40 @@ import Testing
         #expect(fileBytes(alone.file()) == before)
     }
 
+    @Test func passiveOpenWritesNothingAndStaysInvisible() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 10)
+        let frozen = try store.snapshot(kind: "frozen")
+        let data = fileBytes(dir.file())
+        let lock = fileBytes(dir.file() + ".lock")
+        let listing = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        do {
+            let passive = try Store.open(at: dir.file(), options: .passive)
+            let s = try passive.snapshot(kind: "other")
+            #expect(try s.objectCount("Person") == 10)
+            #expect(passive.isReadOnly)
+            // It reads the others' pins and sees the file open, but nobody sees it.
+            #expect(passive.pinnedVersions().contains { $0.version == frozen.version && $0.kind == "frozen" && !$0.isLocal })
+            #expect(try passive.isOpenElsewhere())
+            #expect(!store.pinnedVersions().contains { !$0.isLocal })
+            #expect(try !store.isOpenElsewhere())
+            #expect(Verifier().verify(s).isClean)
+            _ = try Inspector().inspect(path: dir.file(), segments: true)
+        }
+        #expect(fileBytes(dir.file()) == data)
+        #expect(fileBytes(dir.file() + ".lock") == lock)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == listing)
+    }
+
+    @Test func otherProcessIDsNameStoresThatPinNothing() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 1)
+        #expect(store.otherProcessIDs().isEmpty)
+        let other = try Store.open(at: dir.file())
+        #expect(store.otherProcessIDs() == [SystemFile.processID])
+        withExtendedLifetime(other) {}
+    }
+
     @Test func notARealmFileAndMissingFile() throws {
         let dir = TempDir()
         _ = FileManager.default.createFile(atPath: dir.file("junk"), contents: Data(repeating: 7, count: 20000))

@@ -74,7 +74,7 @@ public struct Compactor: Sendable {
         defer { tx.cancel() }
         // Hold the open byte exclusively for the whole compaction: nobody may open the old file now.
         guard try store.lockFile?.acquireExclusiveOpen() ?? true else {
-            let pids = store.lockFile?.otherProcessIDs() ?? []
+            let pids = store.otherProcessIDs()
             throw StorageError(
                 .inUseByAnotherProcess,
                 "the file is open elsewhere" + (pids.isEmpty ? "" : " (pid \(pids.map(String.init).joined(separator: ", ")))"),

@@ -69,7 +69,7 @@ public struct Inspector: Sendable {
 
     /// Inspects `path` (read-only). With `segments`, lists every segment of every table.
     public func inspect(path: String, segments: Bool = false) throws -> Report {
-        let store = try Store.open(at: path, options: .init(readOnly: true))
+        let store = try Store.open(at: path, options: .passive)
         let s = try store.snapshot(kind: "other")
         let (file, currentIndex) = store.state.withLock { ($0.current.file, $0.current.slotIndex) }
         let size = try file.size()

@@ -24,7 +24,7 @@ public struct Verifier: Sendable {
     /// Opens `path` read-only and verifies its current version and the chain of older version records.
     /// - Throws: only when the file cannot be opened at all (not a Realm file, no valid commit, I/O).
     public func verify(path: String) throws -> Report {
-        let store = try Store.open(at: path, options: .init(readOnly: true))
+        let store = try Store.open(at: path, options: .passive)
         return verify(try store.snapshot(kind: "other"))
     }
 

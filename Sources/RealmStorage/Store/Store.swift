@@ -29,12 +29,24 @@ public final class Store: Sendable {
         public var maximumNumberOfActiveVersions: Int?
         /// Objects per row group (a fixed property of the writer, not of the file).
         public var rowGroupCapacity: Int
+        /// Open as an observer that changes nothing on disk (implies read-only): an existing lock file
+        /// is opened read-only, no lock is taken and no pin slot is claimed, so other processes cannot
+        /// see this store (Spec/FORMAT.md §7). For tools that must leave a file and its directory
+        /// exactly as they found them (`realm-dump`).
+        package var isPassive = false
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
             self.readOnly = readOnly
             self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
             self.rowGroupCapacity = min(max(1, rowGroupCapacity), SegmentReader.maximumRows)
+        }
+
+        /// Read-only and passive: see ``isPassive``.
+        package static var passive: Options {
+            var o = Options(readOnly: true)
+            o.isPassive = true
+            return o
         }
     }
 
@@ -44,7 +56,7 @@ public final class Store: Sendable {
     public var lockPath: String { path + ".lock" }
     public let options: Options
     /// Whether this store never writes its data file.
-    public var isReadOnly: Bool { options.readOnly }
+    public var isReadOnly: Bool { options.readOnly || options.isPassive }
 
     struct Current {
         var file: SystemFile
@@ -83,10 +95,11 @@ public final class Store: Sendable {
     public static func open(at path: String, options: Options = Options()) throws -> Store {
         do {
             let lock: LockFile?
-            if options.readOnly {
-                lock = SystemFile.exists(path + ".lock") ? try? LockFile(path: path + ".lock", readOnly: true) : nil
+            if options.readOnly || options.isPassive {
+                let mode: LockFile.Mode = options.isPassive ? .observer : .reader
+                lock = SystemFile.exists(path + ".lock") ? try? LockFile(path: path + ".lock", mode: mode) : nil
             } else {
-                lock = try LockFile(path: path + ".lock", readOnly: false)
+                lock = try LockFile(path: path + ".lock", mode: .writer)
             }
             if let lock, options.create && !options.readOnly && !SystemFile.exists(path) {
                 // Create under the writer lock so two creators cannot race.
@@ -94,7 +107,7 @@ public final class Store: Sendable {
                 defer { lock.unlockWriter() }
                 if !SystemFile.exists(path) { try create(path) }
             }
-            let file = try SystemFile.open(path, options.readOnly ? .readOnly : .readWrite)
+            let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
             let current = try recover(file, durable: lock?.durableCommit())
             let store = Store(path: path, options: options, current: current, lockFile: lock)
             let size = try file.size()
@@ -341,6 +354,10 @@ public final class Store: Sendable {
 
     /// Whether another store (in this or another process) has this file open.
     public func isOpenElsewhere() throws -> Bool { try lockFile?.isOpenElsewhere() ?? false }
+
+    /// The processes (other than this store) that have the file open and publish a pin slot, whether
+    /// or not they pin anything now: what a refusal to compact names.
+    package func otherProcessIDs() -> [Int32] { lockFile?.otherProcessIDs() ?? [] }
 
     // MARK: Writing
 
