@@ -34,6 +34,10 @@ public final class Store: Sendable {
         /// see this store (Spec/FORMAT.md §7). For tools that must leave a file and its directory
         /// exactly as they found them (`realm-dump`).
         package var isPassive = false
+        /// Read the commit named by this header slot (0 or 1) instead of the newest valid one, and
+        /// never advance from it: forensics on the other slot (`realm-dump --slot`). Only for
+        /// read-only stores; the slot's version record is validated as usual.
+        package var slot: Int?
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
@@ -108,7 +112,7 @@ public final class Store: Sendable {
                 if !SystemFile.exists(path) { try create(path) }
             }
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
-            let current = try recover(file, durable: lock?.durableCommit())
+            let current = try recover(file, durable: lock?.durableCommit(), onlySlot: options.slot)
             let store = Store(path: path, options: options, current: current, lockFile: lock)
             let size = try file.size()
             store.state.withLock { $0.allocatedLength = size }
@@ -156,7 +160,11 @@ public final class Store: Sendable {
     /// Finds the newest commit whose slot, record and new blocks all verify (Spec/FORMAT.md §6).
     /// - Parameter durable: the commit a writer recorded in the lock file as durable; when the newest
     ///   slot is that commit its bytes are known durable and the region check is skipped.
-    static func recover(_ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil) throws -> Current {
+    /// - Parameter onlySlot: consider only this slot (forensics); its commit region is checked when it
+    ///   is the newest valid slot, as it would be.
+    static func recover(
+        _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil, onlySlot: Int? = nil
+    ) throws -> Current {
         let size = try file.size()
         guard size >= 64 else {
             if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
@@ -166,10 +174,21 @@ public final class Store: Sendable {
         let formatVersion = try FileHeader.validateStatic(head)
         guard size >= FileHeader.size else { throw StorageError.corrupted("file truncated inside its header", at: size) }
         let slots = FileHeader.slotOffsets.map { o in CommitSlot.decode(try! head.slice(o, FileHeader.slotSize)) }
-        let order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
+        var order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
+        if let only = onlySlot {
+            guard FileHeader.slotOffsets.indices.contains(only) else {
+                throw StorageError(.notFound, "there is no header slot \(only); slots are 0 and 1")
+            }
+            guard slots[only] != nil else {
+                throw StorageError.corrupted(
+                    "header slot \(only) is empty or its checksum does not match", at: FileHeader.slotOffsets[only])
+            }
+            order = [only]
+        }
         guard !order.isEmpty else { throw StorageError.corrupted("neither commit slot is valid", at: FileHeader.slotOffsets[0]) }
+        let newest = [0, 1].filter { slots[$0] != nil }.max { slots[$0]!.version < slots[$1]!.version }
         var lastError: StorageError?
-        for (n, i) in order.enumerated() {
+        for i in order {
             let slot = slots[i]!
             do {
                 guard slot.fileLength <= UInt64(size), slot.fileLength >= UInt64(FileHeader.size) else {
@@ -179,7 +198,7 @@ public final class Store: Sendable {
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
                 let record = try loadRecord(view, slot, formatVersion: formatVersion, cache: nil)
-                if n == 0 && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
+                if i == newest && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
                     // The newest commit may have been torn by a crash: check every byte it wrote.
                     try verifyCommitRegion(view, record, slot)
                 }
@@ -266,6 +285,8 @@ public final class Store: Sendable {
     /// - Returns: whether the version advanced.
     @discardableResult
     public func refresh() throws -> Bool {
+        // A store fixed on one header slot (forensics) never advances.
+        if options.slot != nil { return false }
         let (file, formatVersion, known) = state.withLock { ($0.current.file, $0.current.formatVersion, $0.current.slot) }
         guard let newest = try Self.readNewestSlot(file), newest.1.version > known.version else { return false }
         let (index, slot) = newest
