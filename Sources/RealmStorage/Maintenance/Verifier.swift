@@ -7,6 +7,12 @@ public struct Verifier: Sendable {
         public var offset: UInt64?
         public var reason: String
         public var description: String { offset.map { "at byte \($0): \(reason)" } ?? reason }
+
+        /// A problem at `offset` (nil when it has no one place).
+        public init(offset: UInt64?, reason: String) {
+            self.offset = offset
+            self.reason = reason
+        }
     }
 
     /// The outcome of a verification.
@@ -61,12 +67,12 @@ public struct Verifier: Sendable {
         do {
             report.versionsChecked = try s.ancestorRecords(downTo: 0).count
         } catch { problem(error) }
+        var groupsChecked = 0
         for t in s.catalog.tables {
             do {
                 let st = try s.tableState(t.name)
                 var total = 0
                 var previousKey = Int64.min
-                var allKeys: Set<Int64> = []
                 for e in try s.rowGroups(st) {
                     report.blocksChecked += 1
                     do {
@@ -83,7 +89,6 @@ public struct Verifier: Sendable {
                                 throw StorageError.corrupted("object key \(k) out of order or outside its group", at: Int(g.keys.offset))
                             }
                             previousKey = k
-                            allKeys.insert(k)
                         }
                         for c in t.columns {
                             guard let seg = try s.columnSegment(g, c) else { continue }
@@ -93,6 +98,9 @@ public struct Verifier: Sendable {
                         }
                         total += g.rowCount
                         report.objectsChecked += g.rowCount
+                        // Memory stays bounded on large files: pages already checked may leave.
+                        groupsChecked += 1
+                        if groupsChecked % 64 == 0 { s.releaseResidentPages() }
                     } catch { problem(error) }
                 }
                 if total != Int(st.objectCount) {
@@ -133,7 +141,7 @@ public struct Verifier: Sendable {
                                 }
                                 previous = (h, k)
                                 previousHash = h
-                                guard allKeys.contains(k) else {
+                                guard try s.locate(st, ObjectKey(k)) != nil else {
                                     throw StorageError.corrupted("index entry names missing object \(k)", at: Int(chunk.block.offset))
                                 }
                                 let v = try s.value(t.name, ObjectKey(k), c.name)

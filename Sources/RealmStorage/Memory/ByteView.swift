@@ -37,6 +37,13 @@ package struct ByteView: @unchecked Sendable {
         }
     }
 
+    /// When the view lies in a file mapping: lets the kernel drop the mapping's resident pages up to
+    /// the end of this view (they are read back from the file on the next access), so a pass over
+    /// a large file keeps its resident memory bounded. Other views stay valid.
+    package func releaseResidentPages() {
+        (owner as? FileMapping)?.releaseResidentPages(upTo: origin + count)
+    }
+
     /// A sub-window; throws if it does not fit.
     package func slice(_ offset: Int, _ length: Int, _ what: @autoclosure () -> String = "slice") throws -> ByteView {
         try check(offset, length, what())

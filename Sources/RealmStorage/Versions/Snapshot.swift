@@ -67,6 +67,11 @@ public final class Snapshot: Sendable {
     /// - Throws: `.corrupted` if the stored changeset is damaged.
     public func changeset() throws -> Changeset { try record.decodeChangeset() }
 
+    /// Lets the kernel drop the file pages this snapshot has read from this process's resident
+    /// memory (they are read again when touched): long passes over a large file (compaction,
+    /// verification) call it now and then to keep their memory bounded.
+    package func releaseResidentPages() { view.releaseResidentPages() }
+
     /// Another pin of the same version (for example a frozen result derived from this one).
     public func retained(kind: String) -> Snapshot {
         store.state.withLock { s in store.pinLocked(&s, version, kind) }
