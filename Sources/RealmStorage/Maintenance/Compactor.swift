@@ -132,7 +132,7 @@ public struct Compactor: Sendable {
     }
 
     /// How many bytes the copy writes between releases of the source's resident pages.
-    static let releaseInterval = 32 << 20
+    static let releaseInterval = 8 << 20
 
     /// Writes a verified copy of `store`'s newest version to `destination`: into
     /// `destination.compacting` first, made durable, read back and checked (the commit checksum,

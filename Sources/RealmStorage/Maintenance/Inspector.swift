@@ -187,6 +187,7 @@ public struct Inspector: Sendable {
                 for (gi, e) in groups.enumerated() {
                     do {
                         let g = try s.rowGroup(e.block)
+                        if gi % 64 == 63 { s.releaseResidentPages() }
                         info.bytes += e.block.length
                         live.append(Block(kind: "row group", ref: e.block))
                         let named = Dictionary(t.columns.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
@@ -198,6 +199,8 @@ public struct Inspector: Sendable {
                             live.append(Block(kind: "segment", ref: ref))
                             guard segments, segmentTable == nil || segmentTable == t.name else { continue }
                             segs.append(segmentInfo(s, t.name, name, gi, ref))
+                            // Memory stays bounded on large files: pages already read may leave.
+                            if segs.count % 256 == 0 { s.releaseResidentPages() }
                         }
                     } catch { problem(error) }
                 }
@@ -230,12 +233,10 @@ public struct Inspector: Sendable {
         var ref = currentRecord
         var r = s.record
         while true {
-            var changed: [String: (Int, Int, Int)] = [:]
+            var changed: [String: (inserted: Int, deleted: Int, modified: Int)] = [:]
             var schemaChanged = false
             do {
-                let c = try r.decodeChangeset()
-                schemaChanged = c.schemaChanged
-                for (n, t) in c.tables { changed[n] = (t.inserted.count, t.deleted.count, t.modified.count) }
+                (schemaChanged, changed) = try r.changeCounts()
             } catch { problem(error) }
             versions.append(
                 VersionInfo(
@@ -266,7 +267,7 @@ public struct Inspector: Sendable {
             table: table, column: column, rowGroup: group, offset: ref.offset, storedBytes: ref.length, decodedBytes: 0, encodings: [],
             rows: 0, checksumOK: false, problem: nil)
         do {
-            let reader = try s.segment(ref)
+            let reader = try s.uncachedSegment(ref)
             info.decodedBytes = reader.decodedSize
             info.encodings = reader.encodings.map(\.description)
             info.rows = reader.rowCount

@@ -102,6 +102,22 @@ package struct ByteView: @unchecked Sendable {
         return XXH64.hash(UnsafeRawBufferPointer(start: base.map { $0 + offset }, count: length), seed: seed)
     }
 
+    /// XXH64 of a long range, hashed in pieces of `piece` bytes; on a file mapping each piece's
+    /// pages leave resident memory once hashed, so checking a commit of any size stays bounded.
+    package func checksumInPieces(_ offset: Int, _ length: Int, piece: Int = 8 << 20) throws -> UInt64 {
+        try check(offset, length, "checksummed range")
+        guard length > piece else { return try checksum(offset, length) }
+        var h = XXH64.Streaming()
+        var o = offset
+        while o < offset + length {
+            let n = min(piece, offset + length - o)
+            h.update(try bytes(o, n))
+            o += n
+            releaseResidentPages()
+        }
+        return h.finalize()
+    }
+
     /// Gives a C routine (the LZ4 decoder) read access to `length` bytes at `offset`.
     package func withUnsafeBytes<R>(_ offset: Int, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try check(offset, length, "byte run")

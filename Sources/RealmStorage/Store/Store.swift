@@ -231,7 +231,7 @@ public final class Store: Sendable {
     static func verifyCommitRegion(_ view: ByteView, _ record: VersionRecord, _ slot: CommitSlot) throws {
         let start = Int(record.commitStart)
         let length = Int(slot.record.offset) - start
-        guard try view.checksum(start, length) == record.commitChecksum else {
+        guard try view.checksumInPieces(start, length) == record.commitChecksum else {
             throw StorageError.corrupted("the newest commit's bytes do not match its checksum (torn commit)", at: start)
         }
     }
