@@ -14,25 +14,26 @@ package enum ObjectExport {
     }
 
     /// Calls `body` with each object's key and its values in catalog column order (defaults for
-    /// row groups that predate a column); `body` returns false to stop.
+    /// row groups that predate a column); `body` returns false to stop. Segments are decoded for
+    /// one row group at a time and not cached, and the file's pages are let go every few groups,
+    /// so a table of any size streams in bounded memory.
     package static func forEachObject(
         _ s: Snapshot, _ table: TableSchema, _ body: (ObjectKey, [StorageValue]) throws -> Bool
     ) throws {
         let columns = table.columns
-        var stop = false
-        try s.forEachRowGroup(table.name, columns: columns.map(\.name)) { keys, segments in
-            guard !stop else { return }
+        for (gi, entry) in try s.rowGroups(try s.tableState(table.name)).enumerated() {
+            if gi % 16 == 15 { s.releaseResidentPages() }
+            let group = try s.rowGroup(entry.block)
+            let keys = try s.keySegment(group)
+            let segments = try columns.map { try s.columnSegment(group, $0, cached: false) }
             for row in 0..<keys.rowCount {
                 guard case .int(let k) = try keys.value(row) else {
-                    throw StorageError(.corrupted, "object key is not an integer")
+                    throw StorageError(.corrupted, "object key is not an integer", offset: group.keys.offset)
                 }
                 var values: [StorageValue] = []
                 values.reserveCapacity(columns.count)
                 for (c, seg) in zip(columns, segments) { values.append(try seg?.value(row) ?? c.defaultValue) }
-                if try !body(ObjectKey(k), values) {
-                    stop = true
-                    return
-                }
+                if try !body(ObjectKey(k), values) { return }
             }
         }
     }

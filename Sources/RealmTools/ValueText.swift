@@ -128,10 +128,12 @@ package struct ValueText: Sendable {
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 
-    /// ISO 8601 of a `Date`, to the millisecond (for commit times).
+    /// ISO 8601 of a `Date` with exactly three fractional digits (for commit times).
     package static func iso8601(_ date: Date) -> String {
         let ms = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
-        return iso8601(seconds: seconds, nanoseconds: Int32((ms - seconds * 1000) * 1_000_000))
+        let millis = ms - seconds * 1000
+        // Always three digits, so that columns of commit times line up.
+        return String(iso8601(seconds: seconds, nanoseconds: 0).dropLast()) + "." + String(String(millis + 1000).dropFirst()) + "Z"
     }
 }
