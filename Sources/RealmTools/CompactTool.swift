@@ -41,13 +41,33 @@ package struct CompactTool {
         } catch {
             progress?.finish()
             var f = ToolFailure.from(error)
-            if f.code == .inUse {
-                f.message = "\(path) is open in another process: \(f.message); close it and try again, or use --output"
-            }
+            if f.code == .inUse { f.message = inUseMessage(f.message) }
             if json { console.out(f.json.pretty + "\n") }
             console.err("realm-compact: \(f.message)\n")
             return f.code
         }
+    }
+
+    /// `people.realm is open in another process: pid 4123 (my-server); close it and try again, …`.
+    func inUseMessage(_ reason: String) -> String {
+        // Our own store is closed by now: a passive look at the lock file names the others.
+        let pids = (try? Store.open(at: path, options: .passive))?.otherProcessIDs() ?? []
+        let named = pids.map { pid in Self.processName(pid).map { "pid \(pid) (\($0))" } ?? "pid \(pid)" }
+        return "\(path) is open in another process: " + (named.isEmpty ? reason : named.joined(separator: ", "))
+            + "; close it and try again, or write a compacted copy with --output OUT"
+    }
+
+    /// The program a process runs: the file name of its first argument (`/proc/PID/cmdline`), else
+    /// its command name (`/proc/PID/comm`, at most 15 characters).
+    static func processName(_ pid: Int32) -> String? {
+        if let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+            let first = data.split(separator: 0, omittingEmptySubsequences: false).first, !first.isEmpty
+        {
+            return (String(decoding: first, as: UTF8.self) as NSString).lastPathComponent
+        }
+        guard let s = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return nil }
+        let name = s.trimmingCharacters(in: .whitespacesAndNewlines)
+        return name.isEmpty ? nil : name
     }
 
     static func dryRunText(_ r: Inspector.Report) -> String {

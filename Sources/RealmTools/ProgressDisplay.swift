@@ -36,7 +36,11 @@ package final class ProgressDisplay {
                 drewBar = true
             case .verifying, .replacing:
                 guard phaseChanged else { return }
-                console.err((drewBar ? "\n" : "") + Self.phaseLine(p.phase, p.bytesWritten))
+                if drewBar {
+                    // The copy is complete: its final size replaces the estimate.
+                    console.err("\r" + Self.bar(done: p.bytesWritten, total: p.bytesWritten, elapsed: elapsed) + "\u{1B}[K\n")
+                }
+                console.err(Self.phaseLine(p.phase, p.bytesWritten))
                 drewBar = false
             }
         } else {

@@ -98,7 +98,7 @@ import Testing
         let holder = try Tools.holder(dir.file("people.realm"))
         let run = try Tools.compact(["people.realm"], in: dir.path)
         #expect(run.code == 4, "\(run.stderr)")
-        #expect(run.stderr.contains("pid \(holder.processIdentifier)"), "\(run.stderr)")
+        #expect(run.stderr.contains("pid \(holder.processIdentifier) (StorageCrashWriter)"), "\(run.stderr)")
         let json = try Tools.compact(["people.realm", "--json"], in: dir.path)
         #expect(json.code == 4 && json.stdout.contains("\"exitCode\": 4"))
         #expect(fileBytes(dir.file("people.realm")) == before)
