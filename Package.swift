@@ -10,6 +10,11 @@ let package = Package(
         .executable(name: "storage-demo", targets: ["StorageDemo"]),
         .executable(name: "storage-bench", targets: ["StorageBench"]),
         .executable(name: "realm-bench", targets: ["RealmBench"]),
+        .executable(name: "realm-dump", targets: ["RealmDump"]),
+        .executable(name: "realm-compact", targets: ["RealmCompact"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +33,20 @@ let package = Package(
         .target(
             name: "RealmSwift",
             dependencies: ["RealmStorage", "RealmQuery"]
+        ),
+        .target(
+            name: "RealmTools",
+            dependencies: ["RealmStorage", "RealmQuery", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
+            name: "RealmDump",
+            dependencies: ["RealmTools", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/realm-dump"
+        ),
+        .executableTarget(
+            name: "RealmCompact",
+            dependencies: ["RealmTools", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/realm-compact"
         ),
         .executableTarget(
             name: "RealmDemo",
@@ -65,6 +84,13 @@ let package = Package(
         .testTarget(
             name: "RealmQueryTests",
             dependencies: ["RealmQuery", "RealmStorage", "RealmTestSupport"]
+        ),
+        .testTarget(
+            name: "RealmToolsTests",
+            dependencies: [
+                "RealmTools", "RealmStorage", "RealmQuery", "RealmTestSupport", "RealmDump", "RealmCompact", "StorageCrashWriter",
+            ],
+            exclude: ["Golden"]
         ),
         .testTarget(
             name: "RealmSwiftTests",

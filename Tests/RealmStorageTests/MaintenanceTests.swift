@@ -37,6 +37,35 @@ import Testing
         #expect(Set(r.segments.flatMap(\.encodings)).isSuperset(of: ["int-packed"]))
     }
 
+    @Test func aCopyThatFailsVerificationNeverReplacesTheFile() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 2000)
+        try store.write { tx in for k in stride(from: 0, to: 2000, by: 2) { try tx.set("Person", ObjectKey(Int64(k)), "age", .int(1)) } }
+        let before = fileBytes(dir.file())
+        var compactor = Compactor()
+        // Damage the copy between writing and verifying it: one byte in its last segment.
+        compactor.beforeVerification = { path in
+            guard let h = FileHandle(forUpdatingAtPath: path) else { return }
+            let size = h.seekToEndOfFile()
+            h.seek(toFileOffset: size / 2)
+            let b = h.readData(ofLength: 1)
+            h.seek(toFileOffset: size / 2)
+            h.write(Data([b[0] ^ 0x40]))
+            h.closeFile()
+        }
+        var phases: [Compactor.Phase] = []
+        expectCode(.corrupted) { try compactor.compact(store) { if phases.last != $0.phase { phases.append($0.phase) } } }
+        #expect(phases == [.copying, .verifying])
+        #expect(fileBytes(dir.file()) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.file() + ".compacting"))
+        // Undamaged, the same compaction goes through every phase and keeps every object.
+        phases = []
+        let result = try Compactor().compact(store) { if phases.last != $0.phase { phases.append($0.phase) } }
+        #expect(phases == [.copying, .verifying, .replacing])
+        #expect(result.objectCounts == ["Person": 2000])
+        #expect(try store.snapshot().objectCount("Person") == 2000)
+    }
+
     @Test func compactionKeepsContentShrinksFileAndRefusesWhenOpenElsewhere() throws {
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 20_000)

@@ -170,6 +170,74 @@ import Testing
         #expect(fileBytes(alone.file()) == before)
     }
 
+    @Test func passiveOpenWritesNothingAndStaysInvisible() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 10)
+        let frozen = try store.snapshot(kind: "frozen")
+        let data = fileBytes(dir.file())
+        let lock = fileBytes(dir.file() + ".lock")
+        let listing = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        do {
+            let passive = try Store.open(at: dir.file(), options: .passive)
+            let s = try passive.snapshot(kind: "other")
+            #expect(try s.objectCount("Person") == 10)
+            #expect(passive.isReadOnly)
+            // It reads the others' pins and sees the file open, but nobody sees it.
+            #expect(passive.pinnedVersions().contains { $0.version == frozen.version && $0.kind == "frozen" && !$0.isLocal })
+            #expect(try passive.isOpenElsewhere())
+            #expect(!store.pinnedVersions().contains { !$0.isLocal })
+            #expect(try !store.isOpenElsewhere())
+            #expect(Verifier().verify(s).isClean)
+            _ = try Inspector().inspect(path: dir.file(), segments: true)
+        }
+        #expect(fileBytes(dir.file()) == data)
+        #expect(fileBytes(dir.file() + ".lock") == lock)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == listing)
+    }
+
+    @Test func otherProcessIDsNameStoresThatPinNothing() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 1)
+        #expect(store.otherProcessIDs().isEmpty)
+        let other = try Store.open(at: dir.file())
+        #expect(store.otherProcessIDs() == [SystemFile.processID])
+        withExtendedLifetime(other) {}
+    }
+
+    @Test func slotOptionReadsTheOtherHeaderSlotAndNeverAdvances() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 3)  // v2 in slot 1 (v1 was in slot 0)
+        try store.write { try $0.insert("Person", row: person(3)) }  // v3 in slot 0
+        var options = Store.Options.passive
+        options.slot = 1
+        let old = try Store.open(at: dir.file(), options: options)
+        #expect(try old.snapshot().version == 2)
+        #expect(try old.snapshot().objectCount("Person") == 3)
+        try store.write { try $0.insert("Person", row: person(4)) }
+        #expect(try old.snapshot().version == 2)
+        // v4 went into slot 1; slot 0 still names v3.
+        options.slot = 0
+        #expect(try Store.open(at: dir.file(), options: options).snapshot().version == 3)
+        options.slot = 1
+        #expect(try Store.open(at: dir.file(), options: options).snapshot().version == 4)
+        options.slot = 2
+        expectCode(.notFound) { try Store.open(at: dir.file(), options: options) }
+        // A damaged slot is reported with its offset; the other one still opens.
+        let damaged = TempDir()
+        var bytes = fileBytes(dir.file())
+        bytes[FileHeader.slotOffsets[1] + 9] ^= 0xFF
+        _ = FileManager.default.createFile(atPath: damaged.file(), contents: Data(bytes))
+        options.slot = 1
+        do {
+            _ = try Store.open(at: damaged.file(), options: options)
+            Issue.record("a damaged slot opened")
+        } catch let e as StorageError {
+            #expect(e.code == .corrupted && e.offset == UInt64(FileHeader.slotOffsets[1]))
+        }
+        options.slot = 0
+        #expect(try Store.open(at: damaged.file(), options: options).snapshot().version == 3)
+    }
+
     @Test func notARealmFileAndMissingFile() throws {
         let dir = TempDir()
         _ = FileManager.default.createFile(atPath: dir.file("junk"), contents: Data(repeating: 7, count: 20000))

@@ -156,6 +156,16 @@ package struct VersionRecord: Sendable {
         return try Changeset.decode(&r)
     }
 
+    /// Per table, how many objects the changeset inserts, deletes and modifies, and whether the
+    /// schema changed, without building key sets (see ``Changeset/counts(_:)``).
+    package func changeCounts() throws -> (schemaChanged: Bool, tables: [String: (inserted: Int, deleted: Int, modified: Int)]) {
+        guard let v = changesetView else {
+            return (changeset.schemaChanged, changeset.tables.mapValues { ($0.inserted.count, $0.deleted.count, $0.modified.count) })
+        }
+        var r = BlockReader(v)
+        return try Changeset.counts(&r)
+    }
+
     /// Offset of the live-bytes field in an encoded record.
     static let liveBytesOffset = 64
 

@@ -1,28 +1,77 @@
 import Foundation
 
 /// Rewrites the newest version of a file to only its live data, streaming block by block so memory
-/// stays bounded. In place: temporary file, fsync, rename over the original, fsync of the directory.
+/// stays bounded. In place: temporary file, fsync, verification, rename over the original, fsync of
+/// the directory (Spec/FORMAT.md §8).
+///
+/// ```swift
+/// let result = try Compactor().compact(store)
+/// print(result.bytesBefore, "→", result.bytesAfter)
+/// ```
+///
+/// `Sendable`; it holds no state but an optional test hook.
 public struct Compactor: Sendable {
+    /// The outcome of a compaction or copy.
     public struct Result: Sendable {
+        /// The version copied (the copy keeps its number and commit time).
         public var version: UInt64
+        /// The size of the source file.
         public var bytesBefore: Int
+        /// The size of the copy.
         public var bytesAfter: Int
+        /// Objects per table in the copy, equal to the source's.
+        public var objectCounts: [String: Int]
     }
+
+    /// What a compaction is doing.
+    public enum Phase: Sendable, Equatable {
+        /// Writing the copy: ``Progress/bytesWritten`` of about ``Progress/bytesExpected``.
+        case copying
+        /// Reading the whole copy back: checksums, object counts and a full ``Verifier`` pass.
+        case verifying
+        /// Renaming the verified copy into place and syncing the directory.
+        case replacing
+    }
+
+    /// A progress report, given to the `progress` closure of ``writeCopy(of:to:progress:)`` and
+    /// ``compact(_:progress:)`` as the work goes on.
+    public struct Progress: Sendable {
+        public var phase: Phase
+        /// Bytes of the copy written so far.
+        public var bytesWritten: Int
+        /// The source version's live bytes: about the size the copy will have.
+        public var bytesExpected: Int
+
+        package init(phase: Phase, bytesWritten: Int, bytesExpected: Int) {
+            self.phase = phase
+            self.bytesWritten = bytesWritten
+            self.bytesExpected = bytesExpected
+        }
+    }
+
+    /// Called with the temporary copy's path after it is written and before it is verified (tests
+    /// damage the copy here to show that verification stops the replacement).
+    package var beforeVerification: (@Sendable (String) -> Void)?
 
     public init() {}
 
     /// Writes the newest version of `store` to a new file at `destination` (which must not exist).
+    /// The copy is made durable but not verified; a failure removes it.
+    /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read.
     @discardableResult
-    public func writeCopy(of store: Store, to destination: String) throws -> Result {
+    public func writeCopy(of store: Store, to destination: String, progress: ((Progress) -> Void)? = nil) throws -> Result {
         let s = try store.snapshot(kind: "other")
         let out = try SystemFile.open(destination, .createNew)
         do {
+            let expected = Int(s.liveBytes)
             var w = StreamingWriter(file: out, offset: FileHeader.size)
-            var region = XXH64.Streaming()
             var states: [UInt32: TableState] = [:]
+            var counts: [String: Int] = [:]
+            var released = 0
             for t in s.catalog.tables {
                 var st = try s.tableState(t.name)
                 var entries: [RowGroupEntry] = []
+                var rows = 0
                 for e in try s.rowGroups(st) {
                     let g = try s.rowGroup(e.block)
                     var ng = RowGroupBlock(rowCount: g.rowCount, keys: try w.copy(s.block(g.keys, BlockMagic.segment)), columns: [:])
@@ -31,7 +80,20 @@ public struct Compactor: Sendable {
                     }
                     entries.append(
                         RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: try w.append(ng.encode())))
+                    rows += g.rowCount
+                    if w.offset - released >= Self.releaseInterval {
+                        // Pages of the source already copied need not stay resident: memory stays bounded.
+                        s.releaseResidentPages()
+                        released = w.offset
+                    }
+                    progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
                 }
+                guard rows == Int(st.objectCount) else {
+                    throw StorageError.corrupted(
+                        "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(rows)",
+                        at: Int(st.rowGroups.offset))
+                }
+                counts[t.name] = rows
                 st.rowGroups = entries.isEmpty ? .none : try w.append(RowGroupEntry.encodeList(entries))
                 for (col, ref) in st.indexes {
                     var dir = try s.indexDirectory(ref)
@@ -40,7 +102,8 @@ public struct Compactor: Sendable {
                 }
                 states[t.id] = st
             }
-            region = w.hasher
+            s.releaseResidentPages()
+            let region = w.hasher
             var record = VersionRecord(
                 version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
                 commitChecksum: region.finalize(), commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog,
@@ -58,46 +121,95 @@ public struct Compactor: Sendable {
             header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + sb.count, with: sb)
             try out.write(header, at: 0)
             try out.syncAll()
-            return Result(version: s.version, bytesBefore: try store.state.withLock { try $0.current.file.size() }, bytesAfter: w.offset)
+            progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
+            return Result(
+                version: s.version, bytesBefore: try store.state.withLock { try $0.current.file.size() }, bytesAfter: w.offset,
+                objectCounts: counts)
         } catch {
             SystemFile.unlink(destination)
             throw error
         }
     }
 
-    /// Compacts `store`'s file in place. Refuses with `.inUseByAnotherProcess` while any other store
-    /// (in this or another process) has the file open; the store then continues on the new file.
+    /// How many bytes the copy writes between releases of the source's resident pages.
+    static let releaseInterval = 8 << 20
+
+    /// Writes a verified copy of `store`'s newest version to `destination`: into
+    /// `destination.compacting` first, made durable, read back and checked (the commit checksum,
+    /// every block checksum, the object count of every table against the source, a full
+    /// ``Verifier`` pass), then renamed over `destination` and the directory synced. Nothing is at
+    /// `destination` until the copy has passed; a failure (or a crash) leaves it as it was.
+    /// - Parameter replacing: whether `destination` may exist (in-place compaction replaces the
+    ///   original); otherwise an existing `destination` is `.fileExists`.
+    /// - Throws: `.fileExists`, `.io`, `.corrupted` (the source, or the copy failing verification).
     @discardableResult
-    public func compact(_ store: Store) throws -> Result {
+    package func writeVerifiedCopy(
+        of store: Store, to destination: String, replacing: Bool, progress: ((Progress) -> Void)? = nil
+    ) throws -> Result {
+        if !replacing && SystemFile.exists(destination) {
+            throw StorageError(.fileExists, "file already exists", path: destination)
+        }
+        let tmp = destination + ".compacting"
+        SystemFile.unlink(tmp)
+        let result = try writeCopy(of: store, to: tmp, progress: progress)
+        progress?(Progress(phase: .verifying, bytesWritten: result.bytesAfter, bytesExpected: result.bytesAfter))
+        do {
+            beforeVerification?(tmp)
+            try Self.verifyCopy(at: tmp, result)
+        } catch {
+            SystemFile.unlink(tmp)
+            throw error
+        }
+        progress?(Progress(phase: .replacing, bytesWritten: result.bytesAfter, bytesExpected: result.bytesAfter))
+        if !replacing && SystemFile.exists(destination) {
+            SystemFile.unlink(tmp)
+            throw StorageError(.fileExists, "file already exists", path: destination)
+        }
+        try SystemFile.rename(tmp, destination)
+        let dir = (destination as NSString).deletingLastPathComponent
+        try SystemFile.syncDirectory(dir.isEmpty ? "." : dir)
+        return result
+    }
+
+    /// Opens the copy passively (recovery checks the commit's checksum over every byte written),
+    /// compares version and object counts with what was copied and runs a full verification.
+    static func verifyCopy(at path: String, _ expected: Result) throws {
+        let copy = try Store.open(at: path, options: .passive).snapshot(kind: "other")
+        guard copy.version == expected.version else {
+            throw StorageError(.corrupted, "the compacted copy holds version \(copy.version), not \(expected.version)", path: path)
+        }
+        for (table, count) in expected.objectCounts.sorted(by: { $0.key < $1.key }) {
+            let n = try copy.objectCount(table)
+            guard n == count else {
+                throw StorageError(.corrupted, "the compacted copy holds \(n) '\(table)' objects; the source holds \(count)", path: path)
+            }
+        }
+        let check = Verifier().verify(copy)
+        guard check.isClean else {
+            throw StorageError(.corrupted, "the compacted copy failed verification: \(check.problems.first!)", path: path)
+        }
+    }
+
+    /// Compacts `store`'s file in place. Refuses with `.inUseByAnotherProcess` (naming the other
+    /// processes' pids) while any other store (in this or another process) has the file open; the
+    /// store then continues on the new file. The copy is verified before it replaces anything (see
+    /// ``writeCopy(of:to:progress:)``); `progress` hears about each step.
+    /// - Throws: `.inUseByAnotherProcess`, `.readOnly`, `.io`, `.corrupted`; the original file is then unchanged.
+    @discardableResult
+    public func compact(_ store: Store, progress: ((Progress) -> Void)? = nil) throws -> Result {
         guard !store.isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: store.path) }
         let tx = try store.beginWrite()
         defer { tx.cancel() }
         // Hold the open byte exclusively for the whole compaction: nobody may open the old file now.
         guard try store.lockFile?.acquireExclusiveOpen() ?? true else {
-            let pids = store.lockFile?.otherProcessIDs() ?? []
+            let pids = store.otherProcessIDs()
             throw StorageError(
                 .inUseByAnotherProcess,
                 "the file is open elsewhere" + (pids.isEmpty ? "" : " (pid \(pids.map(String.init).joined(separator: ", ")))"),
                 path: store.path)
         }
         defer { store.lockFile?.releaseExclusiveOpen() }
-        let tmp = store.path + ".compacting"
-        SystemFile.unlink(tmp)
-        let result = try writeCopy(of: store, to: tmp)
-        let check: Verifier.Report
-        do {
-            check = Verifier().verify(try Store.open(at: tmp, options: .init(readOnly: true)).snapshot(kind: "other"))
-        } catch {
-            SystemFile.unlink(tmp)
-            throw error
-        }
-        guard check.isClean else {
-            SystemFile.unlink(tmp)
-            throw StorageError(.corrupted, "the compacted copy failed verification: \(check.problems.first!)", path: tmp)
-        }
-        try SystemFile.rename(tmp, store.path)
-        let dir = (store.path as NSString).deletingLastPathComponent
-        try SystemFile.syncDirectory(dir.isEmpty ? "." : dir)
+        let result = try writeVerifiedCopy(of: store, to: store.path, replacing: true, progress: progress)
         let file = try SystemFile.open(store.path, .readWrite)
         // The copy was made durable before the rename: record it as the durable commit.
         let compacted = try Store.readNewestSlot(file)?.1

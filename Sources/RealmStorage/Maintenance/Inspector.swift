@@ -1,31 +1,55 @@
 import Foundation
 
-/// Everything `realm-dump` prints about a file, gathered without writing to it.
+/// Everything `realm-dump` prints about a file, gathered without writing anything: the file is
+/// opened passively (no lock taken, no pin published, nothing created beside it).
+///
+/// ```swift
+/// let report = try Inspector().inspect(path: "people.realm")
+/// print(report.currentVersion, report.liveBytes, report.deadBytes)
+/// ```
+///
+/// A damaged file yields as much as could be read: what failed is in ``Report/problems`` with its
+/// byte offset, and only a file that cannot be opened at all throws. `Sendable`; it holds no state.
 public struct Inspector: Sendable {
     /// One commit slot of the header.
     public struct SlotInfo: Sendable {
         public var index: Int
+        /// Whether the slot's magic and checksum are intact.
         public var isValid: Bool
         public var version: UInt64?
         public var recordOffset: UInt64?
         public var fileLength: UInt64?
+        public var commitTime: Date?
+        /// Whether the store reads this slot's commit.
         public var isCurrent: Bool
+    }
+    /// The header as read straight from the file, without opening a store.
+    public struct HeaderInfo: Sendable {
+        public var fileSize: Int
+        public var formatVersion: UInt32
+        public var slots: [SlotInfo]
     }
     /// One version record still reachable through parent links.
     public struct VersionInfo: Sendable {
         public var version: UInt64
         public var parent: UInt64
         public var commitTime: Date
-        /// Where the version record lies in the file.
+        /// Where the version record lies in the file, and its length.
         public var recordOffset: UInt64
+        public var recordLength: UInt64
+        /// Where the commit's bytes begin (its blocks lie between here and the record).
+        public var commitStart: UInt64
         /// Bytes this commit appended (its blocks and record).
         public var commitBytes: UInt64
+        /// Whether the commit changed the schema.
+        public var schemaChanged: Bool
         /// Per table: how many objects the commit inserted, deleted and modified.
         public var changedTables: [String: (inserted: Int, deleted: Int, modified: Int)]
     }
     /// One column segment of one row group (with `segments: true`).
     public struct SegmentInfo: Sendable {
         public var table: String
+        /// The column's name, or `(keys)` for the object keys.
         public var column: String
         public var rowGroup: Int
         public var offset: UInt64
@@ -36,14 +60,29 @@ public struct Inspector: Sendable {
         public var rows: Int
         /// Whether the segment's checksum and structure verified.
         public var checksumOK: Bool
+        /// Why it did not, when it did not.
+        public var problem: String?
     }
     /// One table of the current version.
     public struct TableInfo: Sendable {
         public var name: String
         public var objects: Int
         public var rowGroups: Int
-        /// Bytes of its row-group list, row groups and segments.
+        /// Bytes of its row-group list, row groups, segments and indexes.
         public var bytes: UInt64
+    }
+    /// A stretch of the file, for a map of it (with `blocks: true`).
+    public struct Block: Sendable, Equatable {
+        /// What the bytes are: `header`, `record`, `row-group list`, `row group`, `segment`,
+        /// `index directory`, `index chunk`, or `dead` for bytes of a commit that the current
+        /// version no longer reaches, `unknown` for committed bytes of no reachable commit.
+        public var kind: String
+        public var offset: UInt64
+        public var length: UInt64
+        /// The version whose commit wrote the bytes, when a reachable record says so.
+        public var version: UInt64?
+        /// Whether the current version reaches the bytes.
+        public var isLive: Bool
     }
     /// Everything gathered about a file.
     public struct Report: Sendable {
@@ -51,6 +90,8 @@ public struct Inspector: Sendable {
         public var fileSize: Int
         public var formatVersion: UInt32
         public var slots: [SlotInfo]
+        /// The header slot the report was read from when it was chosen (`slot:`), not the newest.
+        public var chosenSlot: Int?
         public var currentVersion: UInt64
         public var committedLength: Int
         public var liveBytes: UInt64
@@ -58,72 +99,227 @@ public struct Inspector: Sendable {
         public var deadBytes: UInt64 { UInt64(committedLength) - min(UInt64(committedLength), liveBytes) }
         public var catalog: Catalog
         public var tables: [TableInfo]
+        /// Newest first.
         public var versions: [VersionInfo]
         /// Versions pinned by other stores (any process).
         public var pins: [VersionPin]
         public var segments: [SegmentInfo]
+        /// In offset order, covering the committed length (with `blocks: true`).
+        public var blocks: [Block]
+        /// What could not be read, each with its byte offset where known.
+        public var problems: [Verifier.Problem]
     }
 
     /// An inspector; it holds no state.
     public init() {}
 
-    /// Inspects `path` (read-only). With `segments`, lists every segment of every table.
-    public func inspect(path: String, segments: Bool = false) throws -> Report {
-        let store = try Store.open(at: path, options: .init(readOnly: true))
+    /// Reads the static header and both commit slots of `path` without opening a store: what can
+    /// still be shown of a file whose commits do not open.
+    /// - Throws: `.fileNotFound`, `.notARealmFile`, `.unsupportedFormatVersion`, `.corrupted` (a
+    ///   damaged static header), `.io`.
+    public func readHeader(path: String) throws -> HeaderInfo {
+        do {
+            let file = try SystemFile.open(path, .readOnly)
+            let size = try file.size()
+            let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
+            if size < 64 {
+                throw StorageError(
+                    .notARealmFile, size == 0 ? "the file is empty" : "the file is \(size) bytes, shorter than a Realm header")
+            }
+            let format = try FileHeader.validateStatic(head)
+            let slots = FileHeader.slotOffsets.enumerated().map { i, o in
+                Self.slotInfo(i, (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode), current: false)
+            }
+            return HeaderInfo(fileSize: size, formatVersion: format, slots: slots)
+        } catch let e as StorageError {
+            throw e.withPath(path)
+        }
+    }
+
+    static func slotInfo(_ index: Int, _ slot: CommitSlot?, current: Bool) -> SlotInfo {
+        SlotInfo(
+            index: index, isValid: slot != nil, version: slot?.version, recordOffset: slot?.record.offset, fileLength: slot?.fileLength,
+            commitTime: slot.map { Date(timeIntervalSince1970: Double($0.commitTime) / 1e9) }, isCurrent: current)
+    }
+
+    /// Inspects `path` passively.
+    /// - Parameters:
+    ///   - segments: list every segment (of `segmentTable` only, when given).
+    ///   - slot: read the commit of this header slot instead of the newest (forensics).
+    ///   - blocks: map the committed bytes (``Report/blocks``).
+    /// - Throws: only when the file cannot be opened at all (see ``Store/open(at:options:)``), or
+    ///   `.notFound` for an unknown `segmentTable`.
+    public func inspect(
+        path: String, segments: Bool = false, segmentTable: String? = nil, slot: Int? = nil, blocks: Bool = false
+    ) throws -> Report {
+        var options = Store.Options.passive
+        options.slot = slot
+        let store = try Store.open(at: path, options: options)
         let s = try store.snapshot(kind: "other")
-        let (file, currentIndex) = store.state.withLock { ($0.current.file, $0.current.slotIndex) }
+        if let segmentTable, s.catalog.table(segmentTable) == nil {
+            throw StorageError(.notFound, "no table named '\(segmentTable)'", path: path)
+        }
+        let (file, currentIndex, currentSlot) = store.state.withLock { ($0.current.file, $0.current.slotIndex, $0.current.slot) }
         let size = try file.size()
         let head = ByteView(copying: try file.read(at: 0, count: FileHeader.size))
         let format = try FileHeader.validateStatic(head)
-        var slots: [SlotInfo] = []
-        for (i, o) in FileHeader.slotOffsets.enumerated() {
-            let slot = (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode)
-            slots.append(
-                SlotInfo(
-                    index: i, isValid: slot != nil, version: slot?.version, recordOffset: slot?.record.offset, fileLength: slot?.fileLength,
-                    isCurrent: i == currentIndex))
+        let slots = FileHeader.slotOffsets.enumerated().map { i, o in
+            Self.slotInfo(i, (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode), current: i == currentIndex)
         }
+        var problems: [Verifier.Problem] = []
+        func problem(_ e: any Error) {
+            let se = e as? StorageError
+            problems.append(Verifier.Problem(offset: se?.offset, reason: se?.reason ?? "\(e)"))
+        }
+        let versions = readVersions(s, currentSlot.record, problem)
+        var tables: [TableInfo] = []
+        var segs: [SegmentInfo] = []
+        var live: [Block] = [Block(kind: "record", offset: currentSlot.record.offset, length: currentSlot.record.length, isLive: true)]
+        for t in s.catalog.tables {
+            var info = TableInfo(name: t.name, objects: 0, rowGroups: 0, bytes: 0)
+            do {
+                let st = try s.tableState(t.name)
+                info.objects = Int(st.objectCount)
+                if !st.rowGroups.isNone { live.append(Block(kind: "row-group list", ref: st.rowGroups)) }
+                info.bytes += st.rowGroups.length
+                let groups = try s.rowGroups(st)
+                info.rowGroups = groups.count
+                for (gi, e) in groups.enumerated() {
+                    do {
+                        let g = try s.rowGroup(e.block)
+                        if gi % 64 == 63 { s.releaseResidentPages() }
+                        info.bytes += e.block.length
+                        live.append(Block(kind: "row group", ref: e.block))
+                        let named = Dictionary(t.columns.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+                        let cols =
+                            [("(keys)", g.keys)]
+                            + g.columns.sorted { $0.key < $1.key }.map { (named[$0.key] ?? "(removed \($0.key))", $0.value) }
+                        for (name, ref) in cols {
+                            info.bytes += ref.length
+                            live.append(Block(kind: "segment", ref: ref))
+                            guard segments, segmentTable == nil || segmentTable == t.name else { continue }
+                            segs.append(segmentInfo(s, t.name, name, gi, ref))
+                            // Memory stays bounded on large files: pages already read may leave.
+                            if segs.count % 256 == 0 { s.releaseResidentPages() }
+                        }
+                    } catch { problem(error) }
+                }
+                for (_, ref) in st.indexes.sorted(by: { $0.key < $1.key }) {
+                    info.bytes += ref.length
+                    live.append(Block(kind: "index directory", ref: ref))
+                    do {
+                        for chunk in try s.indexDirectory(ref).chunks {
+                            info.bytes += chunk.block.length
+                            live.append(Block(kind: "index chunk", ref: chunk.block))
+                        }
+                    } catch { problem(error) }
+                }
+            } catch { problem(error) }
+            tables.append(info)
+        }
+        return Report(
+            path: path, fileSize: size, formatVersion: format, slots: slots, chosenSlot: slot, currentVersion: s.version,
+            committedLength: s.fileLength, liveBytes: s.liveBytes, catalog: s.catalog, tables: tables, versions: versions,
+            pins: store.pinnedVersions().filter { !$0.isLocal }, segments: segs,
+            blocks: blocks ? Self.map(live: live, versions: versions, committedLength: UInt64(s.fileLength)) : [],
+            problems: problems)
+    }
+
+    /// Every version record reachable from the current one, newest first; a break in the chain is
+    /// reported and ends the list.
+    func readVersions(_ s: Snapshot, _ currentRecord: BlockRef, _ problem: (any Error) -> Void) -> [VersionInfo] {
         var versions: [VersionInfo] = []
         var nextStart = UInt64(s.fileLength)
-        var recordOffset = store.state.withLock { $0.current.slot.record.offset }
-        for r in (try? s.ancestorRecords(downTo: 0)) ?? [] {
-            defer { recordOffset = r.parentRecord.offset }
-            var changed: [String: (Int, Int, Int)] = [:]
-            for (n, t) in ((try? r.decodeChangeset()) ?? Changeset()).tables {
-                changed[n] = (t.inserted.count, t.deleted.count, t.modified.count)
-            }
+        var ref = currentRecord
+        var r = s.record
+        while true {
+            var changed: [String: (inserted: Int, deleted: Int, modified: Int)] = [:]
+            var schemaChanged = false
+            do {
+                (schemaChanged, changed) = try r.changeCounts()
+            } catch { problem(error) }
             versions.append(
                 VersionInfo(
                     version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9),
-                    recordOffset: recordOffset, commitBytes: nextStart - min(nextStart, r.commitStart), changedTables: changed))
+                    recordOffset: ref.offset, recordLength: ref.length, commitStart: r.commitStart,
+                    commitBytes: nextStart - min(nextStart, r.commitStart), schemaChanged: schemaChanged, changedTables: changed))
             nextStart = r.commitStart
-        }
-        var tables: [TableInfo] = []
-        var segs: [SegmentInfo] = []
-        for t in s.catalog.tables {
-            let st = try s.tableState(t.name)
-            let groups = try s.rowGroups(st)
-            var bytes: UInt64 = st.rowGroups.length
-            for (gi, e) in groups.enumerated() {
-                let g = try s.rowGroup(e.block)
-                bytes += e.block.length + g.keys.length
-                let cols: [(String, BlockRef)] = [("(keys)", g.keys)] + t.columns.compactMap { c in g.columns[c.id].map { (c.name, $0) } }
-                for (name, ref) in cols {
-                    if name != "(keys)" { bytes += ref.length }
-                    guard segments else { continue }
-                    let reader = try? s.segment(ref)
-                    segs.append(
-                        SegmentInfo(
-                            table: t.name, column: name, rowGroup: gi, offset: ref.offset, storedBytes: ref.length,
-                            decodedBytes: reader?.decodedSize ?? 0, encodings: reader?.encodings.map(\.description) ?? [],
-                            rows: reader?.rowCount ?? 0, checksumOK: reader != nil))
+            guard !r.parentRecord.isNone else { break }
+            do {
+                let parent = try VersionRecord.decode(try s.block(r.parentRecord, BlockMagic.versionRecord), formatVersion: s.formatVersion)
+                guard parent.version == r.parentVersion else {
+                    throw StorageError.corrupted(
+                        "version \(r.version) names parent \(r.parentVersion); its record holds \(parent.version)",
+                        at: Int(r.parentRecord.offset))
                 }
+                ref = r.parentRecord
+                r = parent
+            } catch {
+                problem(error)
+                break
             }
-            tables.append(TableInfo(name: t.name, objects: Int(st.objectCount), rowGroups: groups.count, bytes: bytes))
         }
-        return Report(
-            path: path, fileSize: size, formatVersion: format, slots: slots, currentVersion: s.version, committedLength: s.fileLength,
-            liveBytes: s.liveBytes, catalog: s.catalog, tables: tables, versions: versions,
-            pins: store.pinnedVersions().filter { !$0.isLocal }, segments: segs)
+        return versions
+    }
+
+    func segmentInfo(_ s: Snapshot, _ table: String, _ column: String, _ group: Int, _ ref: BlockRef) -> SegmentInfo {
+        var info = SegmentInfo(
+            table: table, column: column, rowGroup: group, offset: ref.offset, storedBytes: ref.length, decodedBytes: 0, encodings: [],
+            rows: 0, checksumOK: false, problem: nil)
+        do {
+            let reader = try s.uncachedSegment(ref)
+            info.decodedBytes = reader.decodedSize
+            info.encodings = reader.encodings.map(\.description)
+            info.rows = reader.rowCount
+            info.checksumOK = true
+        } catch let e as StorageError {
+            info.problem = e.offset.map { "at byte \($0): \(e.reason)" } ?? e.reason
+        } catch {
+            info.problem = "\(error)"
+        }
+        return info
+    }
+
+    /// The committed bytes in offset order: the header, the live blocks, and between them the
+    /// commit regions of reachable versions (dead) or of none (unknown).
+    static func map(live: [Block], versions: [VersionInfo], committedLength: UInt64) -> [Block] {
+        // Commit regions, ascending: [commitStart, end of record).
+        let regions = versions.map { ($0.commitStart, $0.recordOffset + $0.recordLength, $0.version) }.sorted { $0.0 < $1.0 }
+        func version(at offset: UInt64) -> UInt64? {
+            regions.last { $0.0 <= offset && offset < $0.1 }?.2
+        }
+        var out = [Block(kind: "header", offset: 0, length: UInt64(FileHeader.size), version: nil, isLive: true)]
+        var cursor = UInt64(FileHeader.size)
+        func gap(to end: UInt64) {
+            // Split the gap at region boundaries so each piece has one version.
+            while cursor < end {
+                let region = regions.last { $0.0 <= cursor && cursor < $0.1 }
+                let next = region.map { min($0.1, end) } ?? min(regions.first { $0.0 > cursor }?.0 ?? end, end)
+                out.append(
+                    Block(
+                        kind: region == nil ? "unknown" : "dead", offset: cursor, length: next - cursor, version: region?.2, isLive: false))
+                cursor = next
+            }
+        }
+        var seen = Set<UInt64>()
+        for b in live.sorted(by: { $0.offset < $1.offset }) where seen.insert(b.offset).inserted {
+            guard b.offset >= cursor, b.offset + b.length <= committedLength else { continue }
+            gap(to: b.offset)
+            var block = b
+            block.version = version(at: b.offset)
+            out.append(block)
+            cursor = b.offset + b.length
+        }
+        gap(to: committedLength)
+        return out
+    }
+}
+
+extension Inspector.Block {
+    init(kind: String, ref: BlockRef) {
+        self.init(kind: kind, offset: ref.offset, length: ref.length, version: nil, isLive: true)
+    }
+    init(kind: String, offset: UInt64, length: UInt64, isLive: Bool) {
+        self.init(kind: kind, offset: offset, length: length, version: nil, isLive: isLive)
     }
 }

@@ -7,6 +7,12 @@ public struct Verifier: Sendable {
         public var offset: UInt64?
         public var reason: String
         public var description: String { offset.map { "at byte \($0): \(reason)" } ?? reason }
+
+        /// A problem at `offset` (nil when it has no one place).
+        public init(offset: UInt64?, reason: String) {
+            self.offset = offset
+            self.reason = reason
+        }
     }
 
     /// The outcome of a verification.
@@ -24,7 +30,7 @@ public struct Verifier: Sendable {
     /// Opens `path` read-only and verifies its current version and the chain of older version records.
     /// - Throws: only when the file cannot be opened at all (not a Realm file, no valid commit, I/O).
     public func verify(path: String) throws -> Report {
-        let store = try Store.open(at: path, options: .init(readOnly: true))
+        let store = try Store.open(at: path, options: .passive)
         return verify(try store.snapshot(kind: "other"))
     }
 
@@ -61,12 +67,12 @@ public struct Verifier: Sendable {
         do {
             report.versionsChecked = try s.ancestorRecords(downTo: 0).count
         } catch { problem(error) }
+        var groupsChecked = 0
         for t in s.catalog.tables {
             do {
                 let st = try s.tableState(t.name)
                 var total = 0
                 var previousKey = Int64.min
-                var allKeys: Set<Int64> = []
                 for e in try s.rowGroups(st) {
                     report.blocksChecked += 1
                     do {
@@ -83,16 +89,18 @@ public struct Verifier: Sendable {
                                 throw StorageError.corrupted("object key \(k) out of order or outside its group", at: Int(g.keys.offset))
                             }
                             previousKey = k
-                            allKeys.insert(k)
                         }
                         for c in t.columns {
-                            guard let seg = try s.columnSegment(g, c) else { continue }
+                            guard let seg = try s.columnSegment(g, c, cached: false) else { continue }
                             report.blocksChecked += 1
                             let offset = Int(g.columns[c.id]!.offset)
                             for i in 0..<g.rowCount { try checkValue(try seg.value(i), c, s.catalog, at: offset) }
                         }
                         total += g.rowCount
                         report.objectsChecked += g.rowCount
+                        // Memory stays bounded on large files: pages already checked may leave.
+                        groupsChecked += 1
+                        if groupsChecked % 16 == 0 { s.releaseResidentPages() }
                     } catch { problem(error) }
                 }
                 if total != Int(st.objectCount) {
@@ -113,7 +121,9 @@ public struct Verifier: Sendable {
                         report.blocksChecked += 1
                         var entries = 0
                         var previousHash: UInt64 = 0
-                        for chunk in dir.chunks {
+                        for (ci, chunk) in dir.chunks.enumerated() {
+                            // Entries reach objects in hash order, all over the file: let pages go now and then.
+                            if ci % 8 == 7 { s.releaseResidentPages() }
                             let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
                             report.blocksChecked += 1
                             guard e.hash(0) == chunk.firstHash else {
@@ -133,7 +143,7 @@ public struct Verifier: Sendable {
                                 }
                                 previous = (h, k)
                                 previousHash = h
-                                guard allKeys.contains(k) else {
+                                guard try s.locate(st, ObjectKey(k)) != nil else {
                                     throw StorageError.corrupted("index entry names missing object \(k)", at: Int(chunk.block.offset))
                                 }
                                 let v = try s.value(t.name, ObjectKey(k), c.name)

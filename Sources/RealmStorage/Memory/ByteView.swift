@@ -37,6 +37,13 @@ package struct ByteView: @unchecked Sendable {
         }
     }
 
+    /// When the view lies in a file mapping: lets the kernel drop the mapping's resident pages up to
+    /// the end of this view (they are read back from the file on the next access), so a pass over
+    /// a large file keeps its resident memory bounded. Other views stay valid.
+    package func releaseResidentPages() {
+        (owner as? FileMapping)?.releaseResidentPages(upTo: origin + count)
+    }
+
     /// A sub-window; throws if it does not fit.
     package func slice(_ offset: Int, _ length: Int, _ what: @autoclosure () -> String = "slice") throws -> ByteView {
         try check(offset, length, what())
@@ -93,6 +100,22 @@ package struct ByteView: @unchecked Sendable {
     package func checksum(_ offset: Int, _ length: Int, seed: UInt64 = 0) throws -> UInt64 {
         try check(offset, length, "checksummed range")
         return XXH64.hash(UnsafeRawBufferPointer(start: base.map { $0 + offset }, count: length), seed: seed)
+    }
+
+    /// XXH64 of a long range, hashed in pieces of `piece` bytes; on a file mapping each piece's
+    /// pages leave resident memory once hashed, so checking a commit of any size stays bounded.
+    package func checksumInPieces(_ offset: Int, _ length: Int, piece: Int = 8 << 20) throws -> UInt64 {
+        try check(offset, length, "checksummed range")
+        guard length > piece else { return try checksum(offset, length) }
+        var h = XXH64.Streaming()
+        var o = offset
+        while o < offset + length {
+            let n = min(piece, offset + length - o)
+            h.update(try bytes(o, n))
+            o += n
+            releaseResidentPages()
+        }
+        return h.finalize()
     }
 
     /// Gives a C routine (the LZ4 decoder) read access to `length` bytes at `offset`.

@@ -16,6 +16,12 @@ package final class FileMapping: @unchecked Sendable {
 
     deinit { SystemFile.unmap(base, length: length) }
 
+    /// Drops the resident pages of `[0, length)` from this process (the mapping is shared and
+    /// read-only, so they are read again from the file when touched).
+    package func releaseResidentPages(upTo length: Int) {
+        SystemFile.adviseDontNeed(base, length: min(length, self.length))
+    }
+
     /// A bounded view of `[0, validLength)`; the caller guarantees the file is at least that long.
     package func view(validLength: Int) -> ByteView {
         precondition(validLength <= length, "view past the mapping window")

@@ -179,6 +179,15 @@ package final class SystemFile: @unchecked Sendable {
         munmap(UnsafeMutableRawPointer(mutating: base), length)
     }
 
+    /// `madvise(MADV_DONTNEED)` over a read-only shared file mapping: its resident pages leave this
+    /// process and are read back from the file on the next access. Best effort.
+    package static func adviseDontNeed(_ base: UnsafeRawPointer, length: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let rounded = (length + page - 1) / page * page
+        guard rounded > 0 else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base), rounded, MADV_DONTNEED)
+    }
+
     // MARK: Paths
 
     /// Atomically renames `from` over `to`.

@@ -29,12 +29,28 @@ public final class Store: Sendable {
         public var maximumNumberOfActiveVersions: Int?
         /// Objects per row group (a fixed property of the writer, not of the file).
         public var rowGroupCapacity: Int
+        /// Open as an observer that changes nothing on disk (implies read-only): an existing lock file
+        /// is opened read-only, no lock is taken and no pin slot is claimed, so other processes cannot
+        /// see this store (Spec/FORMAT.md §7). For tools that must leave a file and its directory
+        /// exactly as they found them (`realm-dump`).
+        package var isPassive = false
+        /// Read the commit named by this header slot (0 or 1) instead of the newest valid one, and
+        /// never advance from it: forensics on the other slot (`realm-dump --slot`). Only for
+        /// read-only stores; the slot's version record is validated as usual.
+        package var slot: Int?
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
             self.readOnly = readOnly
             self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
             self.rowGroupCapacity = min(max(1, rowGroupCapacity), SegmentReader.maximumRows)
+        }
+
+        /// Read-only and passive: see ``isPassive``.
+        package static var passive: Options {
+            var o = Options(readOnly: true)
+            o.isPassive = true
+            return o
         }
     }
 
@@ -44,7 +60,7 @@ public final class Store: Sendable {
     public var lockPath: String { path + ".lock" }
     public let options: Options
     /// Whether this store never writes its data file.
-    public var isReadOnly: Bool { options.readOnly }
+    public var isReadOnly: Bool { options.readOnly || options.isPassive }
 
     struct Current {
         var file: SystemFile
@@ -83,10 +99,11 @@ public final class Store: Sendable {
     public static func open(at path: String, options: Options = Options()) throws -> Store {
         do {
             let lock: LockFile?
-            if options.readOnly {
-                lock = SystemFile.exists(path + ".lock") ? try? LockFile(path: path + ".lock", readOnly: true) : nil
+            if options.readOnly || options.isPassive {
+                let mode: LockFile.Mode = options.isPassive ? .observer : .reader
+                lock = SystemFile.exists(path + ".lock") ? try? LockFile(path: path + ".lock", mode: mode) : nil
             } else {
-                lock = try LockFile(path: path + ".lock", readOnly: false)
+                lock = try LockFile(path: path + ".lock", mode: .writer)
             }
             if let lock, options.create && !options.readOnly && !SystemFile.exists(path) {
                 // Create under the writer lock so two creators cannot race.
@@ -94,8 +111,8 @@ public final class Store: Sendable {
                 defer { lock.unlockWriter() }
                 if !SystemFile.exists(path) { try create(path) }
             }
-            let file = try SystemFile.open(path, options.readOnly ? .readOnly : .readWrite)
-            let current = try recover(file, durable: lock?.durableCommit())
+            let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
+            let current = try recover(file, durable: lock?.durableCommit(), onlySlot: options.slot)
             let store = Store(path: path, options: options, current: current, lockFile: lock)
             let size = try file.size()
             store.state.withLock { $0.allocatedLength = size }
@@ -143,7 +160,11 @@ public final class Store: Sendable {
     /// Finds the newest commit whose slot, record and new blocks all verify (Spec/FORMAT.md §6).
     /// - Parameter durable: the commit a writer recorded in the lock file as durable; when the newest
     ///   slot is that commit its bytes are known durable and the region check is skipped.
-    static func recover(_ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil) throws -> Current {
+    /// - Parameter onlySlot: consider only this slot (forensics); its commit region is checked when it
+    ///   is the newest valid slot, as it would be.
+    static func recover(
+        _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil, onlySlot: Int? = nil
+    ) throws -> Current {
         let size = try file.size()
         guard size >= 64 else {
             if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
@@ -153,10 +174,21 @@ public final class Store: Sendable {
         let formatVersion = try FileHeader.validateStatic(head)
         guard size >= FileHeader.size else { throw StorageError.corrupted("file truncated inside its header", at: size) }
         let slots = FileHeader.slotOffsets.map { o in CommitSlot.decode(try! head.slice(o, FileHeader.slotSize)) }
-        let order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
+        var order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
+        if let only = onlySlot {
+            guard FileHeader.slotOffsets.indices.contains(only) else {
+                throw StorageError(.notFound, "there is no header slot \(only); slots are 0 and 1")
+            }
+            guard slots[only] != nil else {
+                throw StorageError.corrupted(
+                    "header slot \(only) is empty or its checksum does not match", at: FileHeader.slotOffsets[only])
+            }
+            order = [only]
+        }
         guard !order.isEmpty else { throw StorageError.corrupted("neither commit slot is valid", at: FileHeader.slotOffsets[0]) }
+        let newest = [0, 1].filter { slots[$0] != nil }.max { slots[$0]!.version < slots[$1]!.version }
         var lastError: StorageError?
-        for (n, i) in order.enumerated() {
+        for i in order {
             let slot = slots[i]!
             do {
                 guard slot.fileLength <= UInt64(size), slot.fileLength >= UInt64(FileHeader.size) else {
@@ -166,7 +198,7 @@ public final class Store: Sendable {
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
                 let record = try loadRecord(view, slot, formatVersion: formatVersion, cache: nil)
-                if n == 0 && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
+                if i == newest && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
                     // The newest commit may have been torn by a crash: check every byte it wrote.
                     try verifyCommitRegion(view, record, slot)
                 }
@@ -199,7 +231,7 @@ public final class Store: Sendable {
     static func verifyCommitRegion(_ view: ByteView, _ record: VersionRecord, _ slot: CommitSlot) throws {
         let start = Int(record.commitStart)
         let length = Int(slot.record.offset) - start
-        guard try view.checksum(start, length) == record.commitChecksum else {
+        guard try view.checksumInPieces(start, length) == record.commitChecksum else {
             throw StorageError.corrupted("the newest commit's bytes do not match its checksum (torn commit)", at: start)
         }
     }
@@ -253,6 +285,8 @@ public final class Store: Sendable {
     /// - Returns: whether the version advanced.
     @discardableResult
     public func refresh() throws -> Bool {
+        // A store fixed on one header slot (forensics) never advances.
+        if options.slot != nil { return false }
         let (file, formatVersion, known) = state.withLock { ($0.current.file, $0.current.formatVersion, $0.current.slot) }
         guard let newest = try Self.readNewestSlot(file), newest.1.version > known.version else { return false }
         let (index, slot) = newest
@@ -341,6 +375,10 @@ public final class Store: Sendable {
 
     /// Whether another store (in this or another process) has this file open.
     public func isOpenElsewhere() throws -> Bool { try lockFile?.isOpenElsewhere() ?? false }
+
+    /// The processes (other than this store) that have the file open and publish a pin slot, whether
+    /// or not they pin anything now: what a refusal to compact names.
+    package func otherProcessIDs() -> [Int32] { lockFile?.otherProcessIDs() ?? [] }
 
     // MARK: Writing
 

@@ -99,6 +99,38 @@ public struct Changeset: Sendable, Equatable {
         }
     }
 
+    /// How many keys an encoded changeset names per table (inserted, deleted, modified), summed
+    /// from its runs without building key sets, validated like ``decode(_:)``: what an inspector
+    /// prints about a commit of a million objects, in constant memory.
+    static func counts(_ r: inout BlockReader) throws -> (
+        schemaChanged: Bool, tables: [String: (inserted: Int, deleted: Int, modified: Int)]
+    ) {
+        var total = 0
+        let schemaChanged = try r.u32() != 0
+        var tables: [String: (inserted: Int, deleted: Int, modified: Int)] = [:]
+        let n = try r.count(max: 1 << 16, "changeset table count")
+        for _ in 0..<n {
+            let name = try r.string()
+            var counts = [0, 0, 0]
+            for which in 0..<3 {
+                let nr = try r.count(max: 1 << 26, "key run count")
+                for _ in 0..<nr {
+                    let s = try r.i64()
+                    let len = try r.i64()
+                    guard len >= 1, len <= Int64(maximumKeys - total), s.addingReportingOverflow(len).overflow == false else {
+                        throw r.corrupted("bad key run \(s)+\(len)")
+                    }
+                    total += Int(len)
+                    counts[which] += Int(len)
+                }
+            }
+            let nc = try r.count(max: 1 << 16, "modified column count")
+            for _ in 0..<nc { _ = try r.u32() }
+            tables[name] = (counts[0], counts[1], counts[2])
+        }
+        return (schemaChanged, tables)
+    }
+
     static func decode(_ r: inout BlockReader) throws -> Changeset {
         var total = 0
         var c = Changeset()

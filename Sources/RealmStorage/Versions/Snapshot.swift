@@ -67,6 +67,11 @@ public final class Snapshot: Sendable {
     /// - Throws: `.corrupted` if the stored changeset is damaged.
     public func changeset() throws -> Changeset { try record.decodeChangeset() }
 
+    /// Lets the kernel drop the file pages this snapshot has read from this process's resident
+    /// memory (they are read again when touched): long passes over a large file (compaction,
+    /// verification) call it now and then to keep their memory bounded.
+    package func releaseResidentPages() { view.releaseResidentPages() }
+
     /// Another pin of the same version (for example a frozen result derived from this one).
     public func retained(kind: String) -> Snapshot {
         store.state.withLock { s in store.pinLocked(&s, version, kind) }
@@ -139,11 +144,18 @@ public final class Snapshot: Sendable {
         return c
     }
 
+    /// The segment at `ref`, decoded for this call only: one pass over a whole file (verification,
+    /// inspection) reads each segment once and should not fill the process's cache with them.
+    package func uncachedSegment(_ ref: BlockRef) throws -> SegmentReader {
+        if let key = cacheKey(ref), let r = store.cache.segment(key) { return r }
+        return try SegmentReader(block: try block(ref, BlockMagic.segment))
+    }
+
     /// The reader of `column` in a row group, or nil when the group predates the column (its values
-    /// are then the column's default).
-    package func columnSegment(_ group: RowGroupBlock, _ column: ColumnSchema) throws -> SegmentReader? {
+    /// are then the column's default). With `cached: false`, see ``uncachedSegment(_:)``.
+    package func columnSegment(_ group: RowGroupBlock, _ column: ColumnSchema, cached: Bool = true) throws -> SegmentReader? {
         guard let ref = group.columns[column.id] else { return nil }
-        let r = try segment(ref)
+        let r = cached ? try segment(ref) : try uncachedSegment(ref)
         guard r.type == column.type, r.isList == column.isList, r.isMap == column.isMap, r.nullable == column.isNullable,
             r.rowCount == group.rowCount
         else {

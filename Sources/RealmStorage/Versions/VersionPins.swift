@@ -41,8 +41,27 @@ final class LockFile: @unchecked Sendable {
     static let maxEntries = (slotDataSize - 24) / 24
     static let kindNames = ["snapshot", "frozen", "transaction", "realm", "notifier", "other"]
 
-    init(path: String, readOnly: Bool) throws {
-        if readOnly {
+    /// How a store uses the lock file (Spec/FORMAT.md §7).
+    enum Mode {
+        /// Creates it if missing, holds the open byte shared, claims and publishes a pin slot.
+        case writer
+        /// A read-only store: an existing lock file opened read-write if permitted (then as a
+        /// writer), else read-only (open byte only, no slot).
+        case reader
+        /// Reads only: opened read-only, no lock taken, no slot claimed; invisible to others.
+        case observer
+    }
+
+    let mode: Mode
+
+    init(path: String, mode: Mode) throws {
+        self.mode = mode
+        if mode == .observer {
+            file = try SystemFile.open(path, .readOnly)
+            canWrite = false
+            return
+        }
+        if mode == .reader {
             if let f = try? SystemFile.open(path, .readWrite) {
                 file = f
                 canWrite = true
@@ -109,8 +128,16 @@ final class LockFile: @unchecked Sendable {
 
     /// Pins published by other live stores (any process), skipping this store's own slot.
     func otherPins() -> [VersionPin] {
+        otherSlots().flatMap { pid, entries in
+            entries.map { VersionPin(version: $0.version, processID: pid, kind: $0.kind, count: $0.count, isLocal: false) }
+        }
+    }
+
+    /// Every live pin slot of another store: its owner's pid and its entries (Spec/FORMAT.md §7,
+    /// "Reading other stores' pins").
+    private func otherSlots() -> [(pid: Int32, entries: [(version: UInt64, kind: String, count: Int)])] {
         let hw = min(Self.slotCount, readHighWater())
-        var out: [VersionPin] = []
+        var out: [(pid: Int32, entries: [(version: UInt64, kind: String, count: Int)])] = []
         for i in 0..<hw where i != slot {
             guard (try? file.isLockedByOther(byte: Self.slotLockBase + i)) == true else { continue }
             for _ in 0..<3 {
@@ -123,14 +150,13 @@ final class LockFile: @unchecked Sendable {
                     let sum = try? v.checksum(0, 16 + n * 24), let stored = try? v.u64(16 + n * 24), sum == stored
                 else { continue }
                 let pid = Int32(bitPattern: (try? v.u32(4)) ?? 0)
+                var entries: [(version: UInt64, kind: String, count: Int)] = []
                 for e in 0..<n {
                     let o = 16 + e * 24
                     guard let ver = try? v.u64(o), let k = try? v.u32(o + 8), let c = try? v.u64(o + 16) else { continue }
-                    out.append(
-                        VersionPin(
-                            version: ver, processID: pid, kind: Self.kindNames[min(Int(k), Self.kindNames.count - 1)], count: Int(c),
-                            isLocal: false))
+                    entries.append((ver, Self.kindNames[min(Int(k), Self.kindNames.count - 1)], Int(c)))
                 }
+                out.append((pid, entries))
                 break
             }
         }
@@ -146,15 +172,17 @@ final class LockFile: @unchecked Sendable {
 
     /// Whether any other store (in any process) has the data file open.
     func isOpenElsewhere() throws -> Bool {
+        // An observer holds no lock of its own: any lock on the open byte is someone else's.
+        if mode == .observer { return try file.isLockedByOther(byte: Self.openByte) }
         // Try to convert our shared lock to exclusive: it fails if anyone else shares it.
         let exclusive = try file.tryLock(byte: Self.openByte, .exclusive)
         if exclusive { try file.waitLock(byte: Self.openByte, .shared) }
         return !exclusive
     }
 
-    /// Pids of other processes that publish a slot (for messages).
+    /// Pids of the other stores that own a live pin slot, pinning anything or not (for messages).
     func otherProcessIDs() -> [Int32] {
-        Array(Set(otherPins().map(\.processID))).sorted()
+        Array(Set(otherSlots().map(\.pid))).sorted()
     }
 
     /// Records that the commit `(version, recordChecksum)` is durable (its fdatasync returned).

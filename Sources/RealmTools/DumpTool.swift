@@ -1,0 +1,175 @@
+import Foundation
+import RealmStorage
+
+/// What `realm-dump` does once its arguments are parsed: opens the file passively (nothing is
+/// written to it or beside it), runs one mode, prints text or JSON, and returns the exit code.
+package struct DumpTool {
+    /// The modes; exactly one per run.
+    package enum Mode: Sendable, Equatable {
+        case summary
+        case schema
+        case versions
+        /// Every segment, or those of one table.
+        case segments(table: String?)
+        /// Objects of a table as JSON Lines.
+        case objects(table: String, predicate: String?, limit: Int?)
+        /// Every table to a file in a directory.
+        case export(ObjectExport.Format, directory: String)
+        case verify
+        /// An SVG picture of the file.
+        case map(svg: String)
+    }
+
+    package var path: String
+    package var mode: Mode
+    /// Read this header slot's commit instead of the newest.
+    package var slot: Int?
+    package var json: Bool
+
+    /// The format `--export` names (`csv` or `jsonl`).
+    package static func exportFormat(_ text: String) -> ObjectExport.Format? { ObjectExport.Format(rawValue: text.lowercased()) }
+
+    package init(path: String, mode: Mode, slot: Int? = nil, json: Bool = false) {
+        self.path = path
+        self.mode = mode
+        self.slot = slot
+        self.json = json
+    }
+
+    /// Runs the mode; failures are printed (text to standard error, and with `json` a JSON object
+    /// to standard output) and turned into the exit code.
+    package func run(_ console: Console) -> ToolExitCode {
+        do {
+            return try runMode(console)
+        } catch {
+            return report(ToolFailure.from(error), console)
+        }
+    }
+
+    func runMode(_ console: Console) throws -> ToolExitCode {
+        switch mode {
+        case .summary, .schema, .versions, .segments, .map:
+            let r = try inspect()
+            var problems = r.problems
+            switch mode {
+            case .schema: console.out(json ? DumpReport.schemaJSON(r).pretty + "\n" : DumpReport.schemaText(r))
+            case .versions: console.out(json ? DumpReport.versionsJSON(r).pretty + "\n" : DumpReport.versionsText(r))
+            case .segments:
+                problems += DumpReport.segmentProblems(r)
+                console.out(json ? DumpReport.segmentsJSON(r).pretty + "\n" : DumpReport.segmentsText(r))
+            case .map(let svg):
+                let writer = try LineWriter(path: svg)
+                try writer.write(FileMap.svg(r))
+                try writer.close()
+                console.out(
+                    json
+                        ? FileMap.json(r, written: svg).pretty + "\n"
+                        : "wrote \(svg): \(r.blocks.count) stretches of \(r.committedLength) committed bytes, "
+                            + "\(r.versions.count) versions\n" + DumpReport.problemsText(r.problems))
+            default: console.out(json ? DumpReport.summaryJSON(r).pretty + "\n" : DumpReport.summaryText(r))
+            }
+            return damaged(problems, console)
+        case .verify:
+            let v = Verifier().verify(try snapshot())
+            console.out(json ? DumpReport.verifyJSON(v).pretty + "\n" : DumpReport.verifyText(v))
+            return damaged(v.problems, console)
+        case .objects(let table, let predicate, let limit):
+            let s = try snapshot()
+            guard let t = s.catalog.table(table) else {
+                throw ToolFailure(.usage, "no class named '\(table)'; the file has " + s.catalog.tables.map(\.name).joined(separator: ", "))
+            }
+            let filter = try predicate.map { try ObjectFilter($0, table: t, catalog: s.catalog) }
+            try ObjectExport.writeObjects(s, table: t, filter: filter, limit: limit) { console.out($0) }
+            return .ok
+        case .export(let format, let directory):
+            try checkOutside(directory, creating: !FileManager.default.fileExists(atPath: directory))
+            let s = try snapshot()
+            let done = try ObjectExport.export(s, format: format, to: directory)
+            if json {
+                console.out(
+                    JSONValue.object([
+                        ("format", .string(format.rawValue)), ("binary", .string("base64")), ("version", .int(s.version)),
+                        (
+                            "tables",
+                            .array(
+                                done.map {
+                                    .object([("table", .string($0.table)), ("objects", .int($0.objects)), ("file", .string($0.file))])
+                                })
+                        ),
+                    ]).pretty + "\n")
+            } else {
+                var t = TextTable([("table", .left), ("objects", .right), ("file", .left)])
+                for e in done { t.add([e.table, ByteCount.grouped(e.objects), e.file]) }
+                console.out(t.text + "exported version \(s.version) as \(format.rawValue) (binary values as base64)\n")
+            }
+            return .ok
+        }
+    }
+
+    func inspect() throws -> Inspector.Report {
+        var segments = false
+        var table: String?
+        var blocks = false
+        switch mode {
+        case .segments(let t):
+            segments = true
+            table = t
+        case .map(let svg):
+            try checkOutside((svg as NSString).deletingLastPathComponent, creating: false)
+            blocks = true
+        default: break
+        }
+        do {
+            return try Inspector().inspect(path: path, segments: segments, segmentTable: table, slot: slot, blocks: blocks)
+        } catch let e as StorageError where e.code == .notFound && table != nil {
+            throw ToolFailure(.usage, "no table named '\(table!)'")
+        }
+    }
+
+    func snapshot() throws -> Snapshot {
+        var options = Store.Options.passive
+        options.slot = slot
+        return try Store.open(at: path, options: options).snapshot(kind: "other")
+    }
+
+    func damaged(_ problems: [Verifier.Problem], _ console: Console) -> ToolExitCode {
+        guard let first = problems.first else { return .ok }
+        console.err("realm-dump: \(path) is damaged: \(problems.count) problem\(problems.count == 1 ? "" : "s"), the first \(first)\n")
+        return .corrupted
+    }
+
+    /// Prints a failure; for a file that does not open because it is damaged, first what its
+    /// header still shows.
+    func report(_ f: ToolFailure, _ console: Console) -> ToolExitCode {
+        let header = f.code == .corrupted ? try? Inspector().readHeader(path: path) : nil
+        if json {
+            var members: [(String, JSONValue)] = [("path", .string(path))]
+            if let header { members.append(("header", DumpReport.headerJSON(path: path, header))) }
+            if f.code == .corrupted {
+                members.append(("problems", DumpReport.problemsJSON([Verifier.Problem(offset: f.offset, reason: f.message)])))
+            }
+            if case .object(let m) = f.json { members += m }
+            console.out(JSONValue.object(members).pretty + "\n")
+        } else if let header {
+            console.out(DumpReport.headerText(path: path, header) + "problems          1\n  \(f.message)\n")
+        }
+        console.err("realm-dump: \(path): \(f.message)\n")
+        return f.code
+    }
+
+    /// `realm-dump` never writes into the inspected file's directory: refuses an output there.
+    /// - Parameter creating: whether `directory` itself would be created (then its parent must not
+    ///   be the inspected directory either).
+    func checkOutside(_ directory: String, creating: Bool) throws {
+        func resolved(_ p: String) -> String {
+            URL(fileURLWithPath: p.isEmpty ? "." : p).standardizedFileURL.resolvingSymlinksInPath().path
+        }
+        let inspected = resolved((path as NSString).deletingLastPathComponent)
+        let target = resolved(directory)
+        let parent = resolved((target as NSString).deletingLastPathComponent)
+        if target == inspected || (creating && parent == inspected) {
+            throw ToolFailure(
+                .usage, "realm-dump never writes into the inspected file's directory (\(inspected)); choose an output elsewhere")
+        }
+    }
+}

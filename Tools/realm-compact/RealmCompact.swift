@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import RealmTools
+
+/// `realm-compact FILE [--output OUT] [--dry-run] [--json]`: argument parsing and the exit code;
+/// the work is ``CompactTool``'s, in the RealmTools library.
+@main
+struct RealmCompact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "realm-compact",
+        abstract: "Rewrite a Realm file to its live data, verified before it replaces anything.",
+        discussion: """
+            The newest version is copied block by block (bounded memory) to FILE.compacting, made durable, read back \
+            and verified (commit checksum, every block checksum, object counts, a full verification), then renamed \
+            over FILE and the directory synced. A crash at any moment leaves FILE as it was or fully compacted. \
+            Refuses while another process has FILE open. Progress goes to standard error.
+
+            Exit codes: 0 done, 1 usage, 2 not a Realm file or an unsupported format version, 3 damage found in the \
+            file or the copy (nothing replaced), 4 another process has the file open (its pid is named), 5 another \
+            failure (I/O).
+            """)
+
+    @Argument(help: "The Realm file.") var file: String
+    @Option(help: ArgumentHelp("Write the compacted copy to OUT (which must not exist) and leave FILE alone.", valueName: "OUT"))
+    var output: String?
+    @Flag(help: "Print the live and dead bytes and the expected size; write nothing.") var dryRun = false
+    @Flag(help: "Print the result as JSON.") var json = false
+
+    static func main() {
+        let command: RealmCompact
+        do {
+            command = try parse()
+        } catch {
+            exitForParseError(error)
+        }
+        let progress = ProgressDisplay(console: .standard, isTerminal: isatty(STDERR_FILENO) == 1)
+        let tool = CompactTool(path: command.file, output: command.output, dryRun: command.dryRun, json: command.json)
+        let code = tool.run(.standard, progress: command.json && isatty(STDERR_FILENO) != 1 ? nil : progress)
+        fflush(nil)
+        Foundation.exit(code.rawValue)
+    }
+}
