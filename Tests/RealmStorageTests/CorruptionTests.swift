@@ -1,4 +1,5 @@
 import Foundation
+import RealmTestSupport
 import Testing
 
 @testable import RealmStorage
@@ -125,19 +126,6 @@ import Testing
         let p = dir.file("future.realm")
         _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))
         expectCode(.unsupportedFormatVersion) { try Store.open(at: p, options: .init(readOnly: true)) }
-    }
-}
-
-/// A small deterministic random generator for reproducible tests.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -67,23 +67,6 @@ import Testing
     }
 }
 
-/// A small deterministic generator for model-based tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    var peek: UInt64 {
-        var z = state &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next() -> UInt64 {
-        let v = peek
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return v
-    }
-}
-
 @Suite struct CollectionSurfaceTests {
     @Test func rangeOperationsOnManagedAndUnmanagedLists() throws {
         let (realm, _) = try makeRealm()

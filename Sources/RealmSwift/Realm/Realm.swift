@@ -181,6 +181,11 @@ public final class Realm {
     @discardableResult
     public func write<Result>(_ block: () throws -> Result) throws -> Result {
         try beginWrite()
+        return try finishWrite(block)
+    }
+
+    /// Runs `block` inside the open transaction and commits it, or rolls back when it throws.
+    func finishWrite<Result>(_ block: () throws -> Result) throws -> Result {
         let result: Result
         do {
             result = try block()

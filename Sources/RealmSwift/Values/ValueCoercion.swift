@@ -26,25 +26,23 @@ extension PersistableEnum {
 }
 
 extension Object {
-    public static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self {
-        if let v = value as? Self { return v }
-        let o = Self()
-        try ValueCoercion.assign(value, to: o)
-        return o
-    }
+    public static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self { try ValueCoercion.object(self, value) }
 }
 
 extension EmbeddedObject {
-    public static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self {
-        if let v = value as? Self { return v }
-        let o = Self()
-        try ValueCoercion.assign(value, to: o)
-        return o
-    }
+    public static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self { try ValueCoercion.object(self, value) }
 }
 
 /// Conversions of loosely typed values (dictionaries, arrays, the dynamic API) to property values.
 enum ValueCoercion {
+    /// `value` itself when it is a `T`, else a new unmanaged `T` made from it.
+    static func object<T: ObjectBase>(_ type: T.Type, _ value: Any) throws -> T {
+        if let v = value as? T { return v }
+        let o = type.init()
+        try assign(value, to: o)
+        return o
+    }
+
     /// Assigns `value` — a `[String: Any]`, an array in property order, or another object — to the
     /// unmanaged `object`.
     static func assign(_ value: Any, to object: ObjectBase) throws {
