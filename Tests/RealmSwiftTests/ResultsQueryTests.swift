@@ -97,10 +97,12 @@ import Testing
         let (realm, _) = try seeded()
         let chain = realm.objects(Person.self).filter("age > 10").sorted(byKeyPath: "age").filter("id < 15")
         #expect(chain.base.evaluations == 0)  // nothing evaluated yet
-        let n = chain.count
         _ = chain.first
+        let n = chain.count
         _ = chain.count
         #expect(chain.base.evaluations == 1)  // one evaluation for the chain
+        let counted = realm.objects(Person.self).filter("age > 10")
+        #expect(counted.count == counted.count && counted.base.evaluations == 1)  // count alone: no keys, cached
         try realm.write {
             realm.add(Person(value: ["id": 100, "age": 29]))
             realm.add(Person(value: ["id": 1, "age": 29]), update: .modified)

@@ -49,6 +49,19 @@ public struct QueryEvaluator {
         return out
     }
 
+    /// How many objects of `table` match `predicate` (nil: all), without collecting their keys when
+    /// the source is a snapshot.
+    public func count(_ table: String, _ predicate: BoundPredicate?) throws -> Int {
+        guard let predicate else { return try source.objectKeys(table).count }
+        let evaluation = Evaluation(source)
+        let compiled = try evaluation.compile(predicate)
+        guard let schema = source.catalog.table(table) else { return 0 }
+        if evaluation.snapshot != nil, try indexCandidates(compiled, schema) == nil {
+            return try SegmentScan(evaluation, slot: evaluation.slot(table)).count(compiled)
+        }
+        return try filter(table, predicate).count
+    }
+
     /// Whether object `key` of `table` matches `predicate`.
     ///
     /// - Throws: `StorageError` (`.notFound`) when the table has no such object; see

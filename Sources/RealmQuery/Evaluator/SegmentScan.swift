@@ -33,6 +33,17 @@ struct SegmentScan {
         return out
     }
 
+    /// How many rows match, without collecting their keys.
+    func count(_ predicate: CompiledPredicate) throws -> Int {
+        let plan = Self.plan(predicate)
+        var n = 0
+        for g in 0..<reader.groupCount {
+            let keys = try reader.keys(group: g).array
+            n += try mask(plan, g, RowMask(count: keys.count, filled: true), keys).selected
+        }
+        return n
+    }
+
     /// `predicate` with every AND's operands ordered cheapest first (leaves before the rest).
     static func plan(_ predicate: CompiledPredicate) -> CompiledPredicate {
         switch predicate {
@@ -119,6 +130,8 @@ struct RowMask: Equatable {
 
     /// Whether no row is in the mask.
     var isEmpty: Bool { words.allSatisfy { $0 == 0 } }
+    /// The number of rows set.
+    var selected: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 
     subscript(row: Int) -> Bool {
         get { words[row >> 6] & (UInt64(1) << UInt64(row & 63)) != 0 }

@@ -26,7 +26,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The number of objects.
     public var count: Int { base.count }
     public var startIndex: Int { 0 }
-    public var endIndex: Int { base.count }
+    public var endIndex: Int { base.keys.count }
+    /// Whether there are no objects (counted without materializing keys where possible).
+    public var isEmpty: Bool { count == 0 }
 
     /// The object at `position`.
     public subscript(position: Int) -> Element {
@@ -80,6 +82,8 @@ final class ResultsBase {
     /// The table reader the locations refer to.
     var cachedReader: BoundReader?
     private var cachedStamp = -1
+    /// A count computed without keys, at a stamp.
+    private var cachedCount: (stamp: Int, count: Int)?
 
     init(realm: Realm, info: ClassInfo, query: ResultsQuery) {
         self.realm = realm
@@ -146,7 +150,19 @@ final class ResultsBase {
     var count: Int {
         realm.checkThread()
         if cachedStamp == realm.stamp && realm.snapshot != nil { return cachedKeys.count }
-        if !query.isEmpty { return keys.count }
+        if !query.isEmpty {
+            if let c = cachedCount, c.stamp == realm.stamp, realm.snapshot != nil { return c.count }
+            do {
+                if let n = try query.count(info.className, realm) {
+                    evaluations += 1
+                    cachedCount = (realm.stamp, n)
+                    return n
+                }
+            } catch {
+                fatalError("\(error)")
+            }
+            return keys.count
+        }
         do { return try realm.objectCount(info.className) } catch { fatalError("Realm could not count '\(info.className)': \(error)") }
     }
 

@@ -44,6 +44,25 @@ struct ResultsQuery {
         }
     }
 
+    /// The number of matching objects, or nil when a distinct step makes counting need the keys.
+    func count(_ table: String, _ realm: Realm) throws -> Int? {
+        var filters: [BoundPredicate] = []
+        let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
+        let catalog = source.catalog
+        guard let schema = catalog.table(table) else { return 0 }
+        for step in steps {
+            switch step {
+            case .filter(let text, let arguments): filters.append(try Self.compile(text, arguments, schema, catalog))
+            case .sort: continue
+            case .distinct: return nil
+            }
+        }
+        let predicate: BoundPredicate? = filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters)
+        do { return try QueryEvaluator(source).count(table, predicate) } catch let e as QueryError {
+            throw Realm.Error(.invalidQuery, "\(e)")
+        }
+    }
+
     /// The keys of the matching objects, in order.
     func evaluate(_ table: String, _ realm: Realm) throws -> [ObjectKey] {
         let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
