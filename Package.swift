@@ -74,6 +74,15 @@ let package = Package(
             path: "Tests/StorageCrashWriter"
         ),
         .target(
+            name: "RealmFuzzHarness",
+            dependencies: ["RealmStorage", "RealmQuery"],
+            path: "Fuzz/Harness"
+        ),
+        .testTarget(
+            name: "FuzzReplayTests",
+            dependencies: ["RealmFuzzHarness", "RealmTestSupport"]
+        ),
+        .target(
             name: "RealmTestSupport",
             path: "Tests/RealmTestSupport"
         ),

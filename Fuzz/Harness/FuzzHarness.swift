@@ -1,0 +1,61 @@
+import Foundation
+import RealmQuery
+import RealmStorage
+
+/// The fuzz targets' bodies, compiled into the root package so that `swift test` replays every
+/// corpus file (Fuzz/Corpus/<Target>/) without libFuzzer: whatever the bytes, these functions must
+/// return (errors are fine; a trap or a hang is a bug).
+package enum FuzzHarness {
+    /// `FileOpen`: the bytes as a Realm file — open it read-only, verify it, inspect it and read
+    /// every object of every table.
+    package static func fileOpen(_ data: [UInt8]) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("realm-fuzz-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("input.realm").path
+        guard FileManager.default.createFile(atPath: path, contents: Data(data)) else { return }
+        _ = try? Verifier().verify(path: path)
+        _ = try? Inspector().readHeader(path: path)
+        _ = try? Inspector().inspect(path: path, segments: true, blocks: true)
+        guard let store = try? Store.open(at: path, options: .passive), let snapshot = try? store.snapshot() else { return }
+        _ = Verifier().verify(snapshot)
+        for table in snapshot.catalog.tables {
+            guard let keys = try? snapshot.objectKeys(table.name) else { continue }
+            for key in keys.prefix(10_000) { _ = try? snapshot.object(table.name, key) }
+            _ = try? QueryEvaluator(snapshot).filter(table.name, .constant(true))
+        }
+    }
+
+    /// `Predicate`: the bytes as query text — parse it and bind it against a fixed schema.
+    package static func predicate(_ data: [UInt8]) {
+        guard let text = String(validating: data, as: UTF8.self), let (catalog, table) = fixedSchema else { return }
+        _ = try? BoundPredicate.compile(text, arguments: [.value(.int(1)), .value(.string("a"))], table: table, catalog: catalog)
+    }
+
+    /// A `Person`/`Dog` schema with every column kind, built once in a temporary store.
+    static let fixedSchema: (Catalog, TableSchema)? = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("realm-fuzz-schema-\(UUID().uuidString).realm").path
+        defer { for p in [path, path + ".lock"] { try? FileManager.default.removeItem(atPath: p) } }
+        guard let store = try? Store.open(at: path, options: .init(create: true)), let tx = try? store.beginWrite() else { return nil }
+        do {
+            try tx.createTable("Dog")
+            try tx.addColumn("Dog", ColumnSchema("name", .string))
+            try tx.addColumn("Dog", ColumnSchema("age", .int, nullable: true))
+            try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+            for c in [
+                ColumnSchema("name", .string), ColumnSchema("age", .int), ColumnSchema("score", .double, nullable: true),
+                ColumnSchema("active", .bool), ColumnSchema("born", .timestamp), ColumnSchema("data", .binary),
+                ColumnSchema("dog", .link, linkTarget: "Dog"), ColumnSchema("dogs", .link, list: true, linkTarget: "Dog"),
+                ColumnSchema("tags", .string, set: true), ColumnSchema("scores", .int, map: true),
+                ColumnSchema("any", .mixed, nullable: true),
+            ] {
+                try tx.addColumn("Person", c)
+            }
+            let catalog = tx.catalog
+            tx.cancel()
+            return catalog.table("Person").map { (catalog, $0) }
+        } catch {
+            return nil
+        }
+    }()
+}
