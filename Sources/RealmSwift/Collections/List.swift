@@ -217,11 +217,13 @@ extension List: _Persistable {
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
         if let p = value.property, p.parent === object, p.index == index { return }
         let elements = Array(value)
-        ManagedProperty(parent: object, index: index).write { v in v = .list(try elements.map { try $0._rlmEncode(object._rlmRealm).value })
-        }
+        ManagedProperty(parent: object, index: index).write { v in v = .list(try stored(elements, realm: object._rlmRealm)) }
     }
     public static func _rlmEncodeUnmanaged(_ value: List, _ realm: Realm) throws -> _RLMRaw {
-        _RLMRaw(.list(try Array(value).map { try $0._rlmEncode(realm).value }))
+        _RLMRaw(.list(try stored(Array(value), realm: realm)))
+    }
+    static func stored(_ elements: [Element], realm: Realm?) throws -> [StorageValue] {
+        try elements.map { try $0._rlmEncode(realm).value }
     }
     public static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> List {
         if let l = value as? List { return l }

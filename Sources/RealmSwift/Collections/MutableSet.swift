@@ -56,7 +56,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     public func contains(_ object: Element) -> Bool {
         guard property != nil else { return storage.contains { Self.same($0, object) } }
         guard let raw = storedForm(object) else { return false }
-        return managedItems.contains { $0.bitwiseEqualsForUpdate(raw) }
+        return managedItems.contains { $0.bitwiseEquals(raw) }
     }
 
     static func same(_ a: Element, _ b: Element) -> Bool {
@@ -75,12 +75,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         }
         let values = Array(objects)
         property.write { v in
-            guard case .list(var items) = v else { return }
-            for o in values {
-                let raw = try o._rlmEncode(property.realm).value
-                if !items.contains(where: { $0.bitwiseEqualsForUpdate(raw) }) { items.append(raw) }
-            }
-            v = .list(items)
+            guard case .list(let items) = v else { return }
+            v = .list(try Self.storedSet(values, realm: property.realm, appendingTo: items))
         }
     }
 
@@ -93,7 +89,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         guard let raw = storedForm(object) else { return }
         property.write { v in
             guard case .list(let items) = v else { return }
-            v = .list(items.filter { !$0.bitwiseEqualsForUpdate(raw) })
+            v = .list(items.filter { !$0.bitwiseEquals(raw) })
         }
     }
 
@@ -127,6 +123,19 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     }
 }
 
+extension MutableSet {
+    /// `items` followed by the stored forms of `elements` that are not among them yet (stored-form
+    /// equality, the rule the engine checks set columns with).
+    static func storedSet(_ elements: [Element], realm: Realm?, appendingTo items: [StorageValue] = []) throws -> [StorageValue] {
+        var out = items
+        for e in elements {
+            let raw = try e._rlmEncode(realm).value
+            if !out.contains(where: { $0.bitwiseEquals(raw) }) { out.append(raw) }
+        }
+        return out
+    }
+}
+
 extension MutableSet: _Persistable {
     public static func _rlmStoredForm(_ value: MutableSet) -> _RLMRaw? { nil }
     public static var _rlmInfo: _RLMTypeInfo {
@@ -143,22 +152,10 @@ extension MutableSet: _Persistable {
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: MutableSet) {
         if let p = value.property, p.parent === object, p.index == index { return }
         let elements = Array(value)
-        ManagedProperty(parent: object, index: index).write { v in
-            var items: [StorageValue] = []
-            for e in elements {
-                let raw = try e._rlmEncode(object._rlmRealm).value
-                if !items.contains(where: { $0.bitwiseEqualsForUpdate(raw) }) { items.append(raw) }
-            }
-            v = .list(items)
-        }
+        ManagedProperty(parent: object, index: index).write { v in v = .list(try storedSet(elements, realm: object._rlmRealm)) }
     }
     public static func _rlmEncodeUnmanaged(_ value: MutableSet, _ realm: Realm) throws -> _RLMRaw {
-        var items: [StorageValue] = []
-        for e in value {
-            let raw = try e._rlmEncode(realm).value
-            if !items.contains(where: { $0.bitwiseEqualsForUpdate(raw) }) { items.append(raw) }
-        }
-        return _RLMRaw(.list(items))
+        _RLMRaw(.list(try storedSet(Array(value), realm: realm)))
     }
     public static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> MutableSet {
         if let s = value as? MutableSet { return s }

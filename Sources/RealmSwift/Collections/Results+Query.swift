@@ -87,7 +87,7 @@ extension Results {
         let catalog = realm.catalog
         guard let schema = catalog.table(base.info.className) else { return nil }
         let path = try ResultsQuery.bindPath(property, schema, catalog, toMany: false)
-        let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
+        let source = realm.querySource
         do { return try QueryEvaluator(source).aggregate(base.info.className, base.keys, function, path) } catch {
             throw Realm.Error(.invalidQuery, "\(error)")
         }

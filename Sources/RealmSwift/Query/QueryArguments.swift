@@ -19,7 +19,7 @@ enum QueryArguments {
             for case let e in seq as any Sequence {
                 switch try convert(e) {
                 case .value(let x): out.append(x)
-                case .object(let table, let key): out.append(linkValue(table, key))
+                case .object(_, let key): out.append(.link(key))
                 default: throw Realm.Error(.invalidValue, "a query argument list cannot contain \(type(of: e))")
                 }
             }
@@ -32,9 +32,6 @@ enum QueryArguments {
         // An unmanaged object is in no table: a key that never exists matches no stored link.
         .object(table: o._rlmClass.className, key: o._rlmRealm == nil ? ObjectKey(-1) : o._rlmKey)
     }
-
-    /// A link stored in a list argument (`IN %@` with objects).
-    static func linkValue(_ table: String, _ key: ObjectKey) -> StorageValue { .link(key) }
 
     static func scalar(_ v: Any) throws -> StorageValue {
         switch v {

@@ -1,6 +1,12 @@
 import RealmQuery
 import RealmStorage
 
+extension Realm {
+    /// Where this Realm's queries read: the open write transaction (own changes included), else
+    /// the current snapshot.
+    var querySource: any QuerySource { transaction ?? currentSnapshot }
+}
+
 /// What a `Results` selects: filters, sorts and distinct steps in the order they were chained,
 /// evaluated together on first access and again only when the Realm changes.
 struct ResultsQuery {
@@ -47,7 +53,7 @@ struct ResultsQuery {
     /// The number of matching objects, or nil when a distinct step makes counting need the keys.
     func count(_ table: String, _ realm: Realm) throws -> Int? {
         var filters: [BoundPredicate] = []
-        let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
+        let source = realm.querySource
         let catalog = source.catalog
         guard let schema = catalog.table(table) else { return 0 }
         for step in steps {
@@ -65,7 +71,7 @@ struct ResultsQuery {
 
     /// The keys of the matching objects, in order.
     func evaluate(_ table: String, _ realm: Realm) throws -> [ObjectKey] {
-        let source: any QuerySource = realm.transaction ?? realm.currentSnapshot
+        let source = realm.querySource
         let catalog = source.catalog
         guard let schema = catalog.table(table) else { return [] }
         let evaluator = QueryEvaluator(source)

@@ -272,7 +272,7 @@ extension Realm {
                     continue
                 }
                 let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i]!, self).value }
-                if addPolicy == .modified, try realmErrors({ try tx.value(table, key, p.name) }).bitwiseEqualsForUpdate(raw) { continue }
+                if addPolicy == .modified, try realmErrors({ try tx.value(table, key, p.name) }).bitwiseEquals(raw) { continue }
                 try realmErrors { try tx.set(table, key, p.name, raw) }
             }
         } else {
@@ -410,17 +410,6 @@ extension Realm {
                     }
                 }
             }
-        }
-    }
-}
-
-extension StorageValue {
-    /// Equality for `.modified` updates: floats by bit pattern, so NaN does not count as a change.
-    func bitwiseEqualsForUpdate(_ o: StorageValue) -> Bool {
-        switch (self, o) {
-        case (.float(let a), .float(let b)): a.bitPattern == b.bitPattern
-        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
-        default: self == o
         }
     }
 }
