@@ -3,8 +3,11 @@ import RealmQuery
 import RealmStorage
 
 extension Results {
-    func adding(_ step: ResultsQuery.Step) -> Results {
-        Results(realm: base.realm, info: base.info, query: base.query.adding(step))
+    /// These results with one more step, checked against the schema now (earlier steps were
+    /// checked when they were added).
+    func adding(_ step: ResultsQuery.Step) throws -> Results {
+        try ResultsQuery(steps: [step]).validate(base.info.className, base.realm)
+        return Results(realm: base.realm, info: base.info, query: base.query.adding(step))
     }
 
     // MARK: Filtering
@@ -20,9 +23,7 @@ extension Results {
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results {
         let arguments = try QueryArguments.convert(args)
-        let r = adding(.filter(text: predicateFormat, arguments: arguments))
-        try r.base.query.validate(base.info.className, base.realm)
-        return r
+        return try adding(.filter(text: predicateFormat, arguments: arguments))
     }
 
     /// The objects matching a type-safe query: `where { $0.age > 18 && $0.name.starts(with: "A") }`.
@@ -44,9 +45,7 @@ extension Results {
 
     /// Sorted by several properties, the first deciding first (stable).
     public func sorted<S: Sequence>(by keyPaths: S) -> Results where S.Iterator.Element == SortDescriptor {
-        let r = adding(.sort(Array(keyPaths)))
-        do { try r.base.query.validate(base.info.className, base.realm) } catch { fatalError("\(error)") }
-        return r
+        do { return try adding(.sort(Array(keyPaths))) } catch { fatalError("\(error)") }
     }
 
     /// Sorted by a Swift key path.
@@ -56,9 +55,7 @@ extension Results {
 
     /// One object for each distinct combination of values of `keyPaths` (the first, in order).
     public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Iterator.Element == String {
-        let r = adding(.distinct(Array(keyPaths)))
-        do { try r.base.query.validate(base.info.className, base.realm) } catch { fatalError("\(error)") }
-        return r
+        do { return try adding(.distinct(Array(keyPaths))) } catch { fatalError("\(error)") }
     }
 
     // MARK: Finding

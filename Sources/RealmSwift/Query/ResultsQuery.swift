@@ -52,21 +52,21 @@ struct ResultsQuery {
 
     /// The number of matching objects, or nil when a distinct step makes counting need the keys.
     func count(_ table: String, _ realm: Realm) throws -> Int? {
-        var filters: [BoundPredicate] = []
         let source = realm.querySource
-        let catalog = source.catalog
-        guard let schema = catalog.table(table) else { return 0 }
-        for step in steps {
-            switch step {
-            case .filter(let text, let arguments): filters.append(try Self.compile(text, arguments, schema, catalog))
-            case .sort: continue
-            case .distinct: return nil
-            }
-        }
-        let predicate: BoundPredicate? = filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters)
+        guard let schema = source.catalog.table(table) else { return 0 }
+        if steps.contains(where: { if case .distinct = $0 { true } else { false } }) { return nil }
+        let predicate = try Self.conjunction(steps, schema, source.catalog)
         do { return try QueryEvaluator(source).count(table, predicate) } catch let e as QueryError {
             throw Realm.Error(.invalidQuery, "\(e)")
         }
+    }
+
+    /// The AND of the filter steps among `steps` (nil when there are none).
+    static func conjunction<S: Sequence>(_ steps: S, _ schema: TableSchema, _ catalog: Catalog) throws -> BoundPredicate?
+    where S.Element == Step {
+        var filters: [BoundPredicate] = []
+        for case .filter(let text, let arguments) in steps { filters.append(try compile(text, arguments, schema, catalog)) }
+        return filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters)
     }
 
     /// The keys of the matching objects, in order.
@@ -76,13 +76,9 @@ struct ResultsQuery {
         guard let schema = catalog.table(table) else { return [] }
         let evaluator = QueryEvaluator(source)
         // Leading filters run as one predicate; later steps apply in chain order.
-        var rest = steps[...]
-        var filters: [BoundPredicate] = []
-        while case .filter(let text, let arguments)? = rest.first {
-            filters.append(try Self.compile(text, arguments, schema, catalog))
-            rest = rest.dropFirst()
-        }
-        var keys = try evaluator.filter(table, filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters))
+        let leading = steps.prefix { if case .filter = $0 { true } else { false } }
+        let rest = steps.dropFirst(leading.count)
+        var keys = try evaluator.filter(table, try Self.conjunction(leading, schema, catalog))
         for step in rest {
             switch step {
             case .filter(let text, let arguments):
