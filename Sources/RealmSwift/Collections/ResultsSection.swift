@@ -1,0 +1,74 @@
+import Foundation
+import RealmStorage
+
+/// One section of a ``SectionedResults``: the objects whose section key is ``key``, live.
+///
+/// ```swift
+/// let byName = realm.objects(Person.self).sectioned(by: \.name)
+/// if let section = byName.first {
+///     print(section.key, section.count, section[0].age)
+/// }
+/// ```
+///
+/// A section is found by its key each time it is read, so it follows the Realm: objects that get
+/// the key join it, objects that lose it leave it, and once no object has the key the section
+/// reads as empty (until one has it again).
+///
+/// Thread-confined like its Realm, unless frozen (``freeze()``): a frozen section reads one
+/// version forever and can be read from any thread. Iteration walks the objects there were when
+/// it began.
+public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollectionValue>: RandomAccessCollection, Identifiable,
+    CustomStringConvertible
+{
+    let base: SectionedResultsBase<Key, Element>
+    /// The key every object of this section has.
+    public let key: Key
+
+    init(_ base: SectionedResultsBase<Key, Element>, key: Key) {
+        self.base = base
+        self.key = key
+    }
+
+    /// The section's key (sections are identified by their key).
+    public var id: Key { key }
+
+    /// The Realm this section reads.
+    public var realm: Realm? { base.results.realm }
+    /// Whether the Realm was invalidated.
+    public var isInvalidated: Bool { base.results.isInvalidated }
+
+    /// The number of objects in the section.
+    public var count: Int { base.layout.rows(of: key).count }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The object at `position` in the section.
+    public subscript(position: Int) -> Element {
+        let rows = base.layout.rows(of: key)
+        precondition(position >= 0 && position < rows.count, "Index \(position) is out of bounds (count \(rows.count)).")
+        return base.element(rows[position])
+    }
+
+    /// Iterates the objects in the section when iteration begins.
+    public func makeIterator() -> Iterator { Iterator(base: base, rows: base.layout.rows(of: key)) }
+
+    /// Iterates a fixed list of objects.
+    public struct Iterator: IteratorProtocol {
+        let base: SectionedResultsBase<Key, Element>
+        let rows: [ObjectKey]
+        var i = 0
+        public mutating func next() -> Element? {
+            guard i < rows.count else { return nil }
+            defer { i += 1 }
+            return base.element(rows[i])
+        }
+    }
+
+    public var description: String {
+        let rows = base.layout.rows(of: key)
+        let shown = rows.prefix(100).enumerated().map { "\t[\($0)] \(base.element($1))" }
+        return "ResultsSection<\(ObjectBase.describe(key))> <count \(rows.count)> (\n" + shown.joined(separator: ",\n")
+            + (rows.count > 100 ? ",\n\t..." : "") + "\n)"
+    }
+
+}
