@@ -1,3 +1,4 @@
+import Foundation
 import RealmQuery
 import RealmStorage
 
@@ -20,8 +21,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// The Realm these results read.
     public var realm: Realm? { base.realm }
-    /// Whether the Realm was invalidated (the results then read as empty until it is used again).
-    public var isInvalidated: Bool { false }
+    /// Whether the Realm was invalidated (``Realm/invalidate()``) since these results were made;
+    /// invalidated results read as empty.
+    public var isInvalidated: Bool { base.generation != base.realm.generation }
 
     /// The number of objects.
     public var count: Int { base.count }
@@ -73,10 +75,16 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 }
 
 /// The state behind a ``Results``: its source and the keys resolved at the Realm's current stamp.
+///
+/// The caches of results over a frozen Realm are guarded by `lock` (they may be read from many
+/// threads at once); live results are confined to their Realm's thread and take no lock.
 final class ResultsBase {
     let realm: Realm
     let info: ClassInfo
     let query: ResultsQuery
+    /// The Realm's invalidate() generation these results belong to.
+    let generation: Int
+    private let lock: NSLock?
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
     /// The table reader the locations refer to.
@@ -89,6 +97,15 @@ final class ResultsBase {
         self.realm = realm
         self.info = info
         self.query = query
+        self.generation = realm.generation
+        self.lock = realm.isFrozen ? NSLock() : nil
+    }
+
+    private func synchronized<T>(_ body: () -> T) -> T {
+        guard let lock else { return body() }
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
     }
 
     /// How many times these results were evaluated (a `package` hook for laziness tests).
@@ -97,14 +114,17 @@ final class ResultsBase {
     /// The matching keys, re-resolved only when the Realm changed since the last call.
     var keys: [ObjectKey] {
         realm.checkThread()
-        if cachedStamp != realm.stamp || realm.snapshot == nil { resolve() }
-        return cachedKeys
+        if generation != realm.generation { return [] }
+        return synchronized {
+            if cachedStamp != realm.stamp || realm.snapshot == nil { resolve() }
+            return cachedKeys
+        }
     }
 
     /// Where each key sits, when the Realm reads a snapshot (outside a write transaction).
     var locations: (version: UInt64, [RowLocation])? {
         _ = keys
-        return cachedLocations
+        return synchronized { cachedLocations }
     }
 
     private func resolve() {
@@ -119,7 +139,9 @@ final class ResultsBase {
             cachedStamp = realm.stamp
             return
         }
-        if realm.transaction == nil {
+        if realm.isFrozen {
+            cachedKeys = realm.objectKeys(info.className)
+        } else if realm.transaction == nil {
             let snap = realm.currentSnapshot
             do {
                 if let bound = try realm.reader(info, snap) {
@@ -149,6 +171,11 @@ final class ResultsBase {
 
     var count: Int {
         realm.checkThread()
+        if generation != realm.generation { return 0 }
+        return synchronized { unsynchronizedCount }
+    }
+
+    private var unsynchronizedCount: Int {
         if cachedStamp == realm.stamp && realm.snapshot != nil { return cachedKeys.count }
         if !query.isEmpty {
             if let c = cachedCount, c.stamp == realm.stamp, realm.snapshot != nil { return c.count }
@@ -161,7 +188,8 @@ final class ResultsBase {
             } catch {
                 fatalError("\(error)")
             }
-            return keys.count
+            resolve()
+            return cachedKeys.count
         }
         do { return try realm.objectCount(info.className) } catch { fatalError("Realm could not count '\(info.className)': \(error)") }
     }

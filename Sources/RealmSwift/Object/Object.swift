@@ -23,6 +23,8 @@ open class ObjectBase: CustomStringConvertible {
     /// When set, accessors report which property they read (key path → name).
     @usableFromInline package var _rlmRecorder: IndexRecorder?
     private var _rlmClassStorage: ClassInfo?
+    /// The Realm's ``Realm/invalidate()`` generation when this object was bound to it.
+    var _rlmGeneration = 0
 
     /// Creates an unmanaged object.
     public required init() {}
@@ -36,6 +38,7 @@ open class ObjectBase: CustomStringConvertible {
 
     func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
         _rlmRealm = realm
+        _rlmGeneration = realm.generation
         _rlmKey = key
         _rlmClassStorage = info
         _rlmValues = []
@@ -60,7 +63,7 @@ open class ObjectBase: CustomStringConvertible {
     /// Whether the object was deleted, or its Realm invalidated; such an object cannot be used.
     public var isInvalidated: Bool {
         guard let realm = _rlmRealm else { return false }
-        return !realm.containsObject(self)
+        return realm.generation != _rlmGeneration || !realm.containsObject(self)
     }
 
     /// The schema of this object's class.

@@ -88,6 +88,11 @@ extension Realm {
     func readValue(_ object: ObjectBase, _ index: Int) -> StorageValue {
         checkThread()
         let info = object._rlmClass
+        if object._rlmGeneration != generation {
+            fatalError(
+                "Object has been deleted or invalidated (reading \(info.className).\(info.properties[index].name)); realm.invalidate() was called since it was read."
+            )
+        }
         do {
             if let tx = transaction { return try tx.value(info.className, object._rlmKey, info.properties[index].name) }
             // A frozen Realm may be read from many threads: only its immutable snapshot is used.

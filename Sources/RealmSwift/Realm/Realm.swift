@@ -28,6 +28,8 @@ public final class Realm {
     var transaction: WriteTransaction?
     /// Changes with every mutation and every version change; collections cache against it.
     package var stamp = 0
+    /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
+    var generation = 0
     let threadID: UInt
     /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
     let isolation: (any Actor)?
@@ -101,6 +103,9 @@ public final class Realm {
     public func freeze() -> Realm {
         checkThread()
         if isFrozen { return self }
+        if transaction != nil {
+            fatalError("Cannot freeze during a write transaction; commit or cancel it first (frozen data reads committed versions only).")
+        }
         return Realm(frozen: currentSnapshot.retained(kind: "frozen"), of: self)
     }
 
@@ -148,11 +153,16 @@ public final class Realm {
         return true
     }
 
-    /// Releases the version this Realm reads; the next access reads the newest one.
+    /// Releases the version this Realm reads; the next access reads the newest one. Objects and
+    /// results obtained before are invalidated (results read as empty; reading an object's property
+    /// stops with a message), as in RealmSwift.
     public func invalidate() {
         checkThread()
+        if isFrozen { return }
         if transaction != nil { cancelWrite() }
         snapshot = nil
+        readers = [:]
+        generation += 1
         stamp += 1
     }
 
