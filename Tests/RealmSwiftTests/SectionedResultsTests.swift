@@ -161,6 +161,71 @@ import Testing
         #expect(sections[1].map(\.id) == [1, 2, 9, 16])
     }
 
+    @Test func frozenSectionsKeepTheirVersionAndThaw() throws {
+        let (realm, dir) = try seeded()
+        defer { withExtendedLifetime(dir) {} }
+        let sections = realm.objects(Person.self).sectioned(by: \.name)
+        let keys = sections.allKeys
+        #expect(!sections.isFrozen && !sections[0].isFrozen && sections.thaw()?.base === sections.base)
+        let frozen = sections.freeze()
+        #expect(frozen.isFrozen && frozen.realm?.isFrozen == true && frozen.freeze().base === frozen.base)
+        #expect(frozen.allKeys == keys && frozen.base.evaluations == 0)  // the live grouping is handed over
+        let frozenSection = sections[0].freeze()
+        #expect(frozenSection.isFrozen && frozenSection.first?.isFrozen == true)
+        try realm.write {
+            realm.add(Person(value: ["id": 100, "name": "zed"]))
+            realm.add(Person(value: ["id": 101, "name": "name-0"]))
+        }
+        #expect(sections.count == 8 && sections[0].count == 4)
+        #expect(frozen.count == 7 && frozen[0].map(\.id) == [0, 7, 14] && frozenSection.count == 3)
+        #expect(frozen[IndexPath(item: 2, section: 0)].isFrozen && frozen.base.evaluations == 0)
+
+        let thawed = try #require(frozen.thaw())
+        #expect(!thawed.isFrozen && thawed.allKeys.last == "zed" && thawed[0].map(\.id) == [0, 7, 14, 101])
+        let thawedSection = try #require(frozenSection.thaw())
+        #expect(!thawedSection.isFrozen && thawedSection.key == "name-0" && thawedSection.count == 4)
+
+        // Frozen before it was read: grouped once, at the frozen version.
+        let lazy = realm.objects(Person.self).sectioned(by: { $0.age / 10 }).freeze()
+        try realm.write { realm.add(Person(value: ["id": 102, "age": 55])) }
+        #expect(lazy.allKeys == [0, 1, 2] && lazy.base.evaluations == 1)
+        _ = lazy.map(\.count)
+        #expect(lazy.base.evaluations == 1)
+    }
+
+    /// Frozen sections read concurrently from many tasks (the first read groups under contention)
+    /// while the live Realm keeps writing.
+    @Test func frozenSectionsAreReadableFromManyTasks() async throws {
+        let (realm, dir) = try seeded()
+        let frozen = realm.objects(Person.self).sectioned(by: { $0.age % 4 }).freeze()
+        let box = UncheckedBox(frozen)
+        let config = realm.configuration
+        let writer = Task.detached {
+            let r = try Realm(configuration: config)
+            for i in 200..<240 { try r.write { r.add(Person(value: ["id": i, "age": i])) } }
+        }
+        let seen = try await withThrowingTaskGroup(of: [[Int]].self) { group in
+            for _ in 0..<8 { group.addTask { box.value.map { $0.map(\.id) } } }
+            return try await group.reduce(into: [[[Int]]]()) { $0.append($1) }
+        }
+        try await writer.value
+        let expected = [0, 1, 2, 3].map { r in (0..<20).filter { ($0 * 7) % 30 % 4 == r } }
+        #expect(seen == [[[Int]]](repeating: expected, count: 8))
+        #expect(frozen.base.evaluations >= 1 && frozen.base.evaluations <= 8)
+        withExtendedLifetime(dir) {}
+    }
+
+    @Test func invalidatedSectionsReadAsEmpty() throws {
+        let (realm, _) = try seeded()
+        let sections = realm.objects(Person.self).sectioned(by: \.name)
+        let section = sections[0]
+        #expect(sections.count == 7 && !sections.isInvalidated)
+        realm.invalidate()
+        #expect(sections.isInvalidated && section.isInvalidated)
+        #expect(sections.isEmpty && sections.allKeys.isEmpty && section.isEmpty)
+        #expect(realm.objects(Person.self).sectioned(by: \.name).count == 7)
+    }
+
     @Test func changesBetweenTwoVersionsOfARealmApply() throws {
         let (realm, _) = try seeded()
         let sections = realm.objects(Person.self).sectioned(by: { $0.age / 10 })

@@ -37,6 +37,18 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollect
     /// Whether the Realm was invalidated.
     public var isInvalidated: Bool { base.results.isInvalidated }
 
+    /// Whether this section reads one fixed version (immutable, usable from any thread).
+    public var isFrozen: Bool { base.results.isFrozen }
+
+    /// A frozen copy of this section: its objects at the current version, forever, from any
+    /// thread. Cannot be called in a write transaction.
+    public func freeze() -> ResultsSection { ResultsSection(base.frozen(), key: key) }
+
+    /// The live section of a frozen copy, in a new live Realm on the calling thread (nil when the
+    /// Realm cannot be opened); it reads as empty while no object has its key. Live sections
+    /// return themselves.
+    public func thaw() -> ResultsSection? { base.thawed().map { ResultsSection($0, key: key) } }
+
     /// The number of objects in the section.
     public var count: Int { base.layout.rows(of: key).count }
     public var startIndex: Int { 0 }

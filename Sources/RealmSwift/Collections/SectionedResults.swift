@@ -51,6 +51,18 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     /// Whether the Realm was invalidated.
     public var isInvalidated: Bool { base.results.isInvalidated }
 
+    /// Whether these sections read one fixed version (immutable, usable from any thread).
+    public var isFrozen: Bool { base.results.isFrozen }
+
+    /// A frozen copy: the same sections, read at the current version forever, from any thread.
+    /// Cannot be called in a write transaction. Like all frozen values it pins its version (see
+    /// ``Realm/Configuration/maximumNumberOfActiveVersions``) until it is gone.
+    public func freeze() -> SectionedResults { SectionedResults(base.frozen()) }
+
+    /// The live sections of a frozen copy, in a new live Realm on the calling thread (nil when the
+    /// Realm cannot be opened). Live sections return themselves.
+    public func thaw() -> SectionedResults? { base.thawed().map { SectionedResults($0) } }
+
     /// The key of each section, in section order.
     public var allKeys: [Key] { base.layout.keys }
 
@@ -105,6 +117,11 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 
 /// The state behind a ``SectionedResults`` and its sections: the sorted results, how to key an
 /// element, and the sections resolved at the Realm's current stamp.
+///
+/// Over a frozen Realm the cache is guarded by `lock` (frozen sections may be read from many
+/// threads at once); live ones are confined to their Realm's thread and take no lock. The lock is
+/// never held while the section key block runs: two threads may both group a frozen version,
+/// with the same outcome, and the last stores it.
 final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCollectionValue> {
     /// The sections, in order: each key with the object keys of its rows.
     struct Layout {
@@ -122,6 +139,7 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
     let sectionKey: (Element) -> Key
     /// When set, elements are sorted by their section key in this order (stably) before grouping.
     let keyOrder: ((Key, Key) -> Bool)?
+    private let lock: NSLock?
     private var cachedLayout = Layout()
     private var cachedStamp = -1
 
@@ -129,17 +147,36 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
         self.results = results
         self.sectionKey = sectionKey
         self.keyOrder = keyOrder
+        self.lock = results.isFrozen ? NSLock() : nil
+    }
+
+    private func synchronized<T>(_ body: () -> T) -> T {
+        guard let lock else { return body() }
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
     }
 
     /// How many times the sections were computed (a `package` hook for laziness tests).
     package private(set) var evaluations = 0
 
-    /// The sections, computed again only when the Realm changed since the last call.
+    /// The sections, computed again only when the Realm changed since the last call (none once
+    /// the Realm was invalidated).
     var layout: Layout {
         let realm = results.base.realm
         realm.checkThread()
-        if cachedStamp != realm.stamp || realm.snapshot == nil { resolve() }
-        return cachedLayout
+        if results.isInvalidated { return Layout() }
+        let cached = synchronized { cachedStamp == realm.stamp && realm.snapshot != nil ? cachedLayout : nil }
+        if let cached { return cached }
+        let layout = resolve()
+        // Read after evaluating: reading the results may have re-read the snapshot (a new stamp).
+        let stamp = realm.stamp
+        synchronized {
+            evaluations += 1
+            cachedLayout = layout
+            cachedStamp = stamp
+        }
+        return layout
     }
 
     /// The sections as the change computation takes them (``SectionedDiff/changes(oldSections:newSections:modified:)``).
@@ -148,8 +185,7 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
         return zip(layout.keys, layout.rows).map { (AnyHashable($0.0), $0.1) }
     }
 
-    private func resolve() {
-        evaluations += 1
+    private func resolve() -> Layout {
         // One pass over the results: their iterator reads through the rows' locations.
         var iterator = results.makeIterator()
         let objectKeys = iterator.keys
@@ -177,11 +213,33 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
                 layout.rows.append([object])
             }
         }
-        cachedLayout = layout
-        // Read after evaluating: reading the results may have re-read the snapshot (a new stamp).
-        cachedStamp = results.base.realm.stamp
+        return layout
     }
 
     /// The element of the object `key`.
     func element(_ key: ObjectKey) -> Element { results.base.object(key) as! Element }
+
+    // MARK: Freezing
+
+    /// The same sections over frozen results. When this live cache is current it is handed over
+    /// (it was computed at the version the frozen results read), so freezing does not group again.
+    func frozen() -> SectionedResultsBase {
+        if results.isFrozen { return self }
+        let realm = results.base.realm
+        realm.checkThread()
+        let current = cachedStamp == realm.stamp && realm.snapshot != nil && realm.transaction == nil && !results.isInvalidated
+        let frozen = SectionedResultsBase(results.freeze(), sectionKey: sectionKey, keyOrder: keyOrder)
+        if current {
+            frozen.cachedLayout = cachedLayout
+            frozen.cachedStamp = frozen.results.base.realm.stamp
+        }
+        return frozen
+    }
+
+    /// The same sections over the live results of frozen ones (nil when the Realm cannot be
+    /// opened); live sections return themselves.
+    func thawed() -> SectionedResultsBase? {
+        guard results.isFrozen else { return self }
+        return results.thaw().map { SectionedResultsBase($0, sectionKey: sectionKey, keyOrder: keyOrder) }
+    }
 }
