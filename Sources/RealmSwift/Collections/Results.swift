@@ -194,5 +194,14 @@ final class ResultsBase {
         do { return try realm.objectCount(info.className) } catch { fatalError("Realm could not count '\(info.className)': \(error)") }
     }
 
+    /// Takes `keys` as the evaluation at the Realm's current stamp.
+    func adopt(_ keys: [ObjectKey]) {
+        synchronized {
+            cachedKeys = keys
+            cachedLocations = nil
+            cachedStamp = realm.stamp
+        }
+    }
+
     func object(_ key: ObjectKey) -> ObjectBase { realm.makeObject(info.type, key, info) }
 }

@@ -9,8 +9,8 @@ extension Realm {
 
 /// What a `Results` selects: filters, sorts and distinct steps in the order they were chained,
 /// evaluated together on first access and again only when the Realm changes.
-struct ResultsQuery {
-    enum Step {
+struct ResultsQuery: Sendable {
+    enum Step: Sendable {
         case filter(text: String, arguments: [QueryArgument])
         case sort([SortDescriptor])
         case distinct([String])
@@ -71,7 +71,11 @@ struct ResultsQuery {
 
     /// The keys of the matching objects, in order.
     func evaluate(_ table: String, _ realm: Realm) throws -> [ObjectKey] {
-        let source = realm.querySource
+        try evaluate(table, in: realm.querySource)
+    }
+
+    /// The keys of the matching objects in `source` (a snapshot, for notifiers), in order.
+    func evaluate(_ table: String, in source: any QuerySource) throws -> [ObjectKey] {
         let catalog = source.catalog
         guard let schema = catalog.table(table) else { return [] }
         let evaluator = QueryEvaluator(source)

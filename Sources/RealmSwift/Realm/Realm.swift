@@ -33,6 +33,10 @@ public final class Realm {
     let threadID: UInt
     /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
     let isolation: (any Actor)?
+    /// The serial queue this Realm is confined to (``init(configuration:queue:)``), if any.
+    let queue: DispatchQueue?
+    /// Thread-bound notifiers, Realm observers and the run loop to wake for them.
+    let notifications = RealmNotifications()
     let handle: StoreHandle
     /// Classes checked against the file's schema, by class.
     var verified: Set<ObjectIdentifier> = []
@@ -67,9 +71,18 @@ public final class Realm {
         try self.init(configuration: configuration, isolation: nil)
     }
 
-    init(configuration: Configuration, isolation: (any Actor)?) throws {
+    /// Opens a Realm confined to a serial dispatch queue: use it (and its objects) only from
+    /// blocks running on `queue`, whichever thread runs them. Notifications observed on it are
+    /// delivered on `queue`.
+    /// - Throws: ``Realm/Error`` as ``init(configuration:)``.
+    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+        try self.init(configuration: configuration, isolation: nil, queue: queue)
+    }
+
+    init(configuration: Configuration, isolation: (any Actor)?, queue: DispatchQueue? = nil) throws {
         self.configuration = configuration
         self.isolation = isolation
+        self.queue = queue
         self.threadID = currentThreadIdentity()
         self.handle = try StoreHandle.open(configuration)
         self.store = handle.store
@@ -79,16 +92,41 @@ public final class Realm {
     }
 
     /// A Realm that reads `snapshot` forever.
-    init(frozen snapshot: Snapshot, of realm: Realm) {
-        self.configuration = realm.configuration
+    convenience init(frozen snapshot: Snapshot, of realm: Realm) {
+        self.init(frozen: snapshot, template: realm.template)
+    }
+
+    /// A Realm that reads `snapshot` forever, made from a template taken on a live Realm's thread.
+    init(frozen snapshot: Snapshot, template: Template) {
+        self.configuration = template.configuration
         self.isolation = nil
-        self.threadID = realm.threadID
-        self.handle = realm.handle
-        self.store = realm.store
+        self.queue = nil
+        self.threadID = currentThreadIdentity()
+        self.handle = template.handle
+        self.store = template.handle.store
         self.snapshot = snapshot
         self.isFrozen = true
-        self.verified = realm.verified
-        self.known = realm.known
+        self.verified = template.verified
+        self.known = template.known
+    }
+
+    /// What a frozen Realm needs of the live Realm it comes from; Sendable, so frozen Realms can
+    /// be made on other threads (notifications as async sequences).
+    struct Template: Sendable {
+        let configuration: Configuration
+        let handle: StoreHandle
+        let verified: Set<ObjectIdentifier>
+        let known: [String: ClassInfo]
+    }
+
+    var template: Template { Template(configuration: configuration, handle: handle, verified: verified, known: known) }
+
+    /// Moves to `snapshot` when it is newer than the version this Realm reads (notification
+    /// delivery to a queue's or an actor's Realm).
+    func advance(to s: Snapshot) {
+        guard transaction == nil, !isFrozen, (snapshot?.version ?? 0) < s.version else { return }
+        snapshot = s.retained(kind: "realm")
+        stamp += 1
     }
 
     /// The live Realm this frozen Realm was made from (a new live instance on the calling thread).
@@ -114,6 +152,10 @@ public final class Realm {
     @inline(__always)
     func checkThread() {
         if isFrozen { return }
+        if let queue {
+            dispatchPrecondition(condition: .onQueue(queue))
+            return
+        }
         if let isolation {
             isolation.preconditionIsolated(
                 "Realm accessed from outside the actor it is isolated to; use freeze() or ThreadSafeReference to pass objects on.")
@@ -142,10 +184,19 @@ public final class Realm {
     }
 
     /// Advances to the newest version. Returns whether anything changed.
+    /// Delivers pending notifications of this Realm's thread (see ``observe(_:)``).
     @discardableResult
     public func refresh() -> Bool {
         checkThread()
         guard transaction == nil, !isFrozen else { return false }
+        let advanced = advanceToNewest()
+        if advanced { notifications.post(.didChange, self) }
+        deliverNotifications()
+        return advanced
+    }
+
+    /// Moves to the newest version; returns whether it changed.
+    func advanceToNewest() -> Bool {
         _ = try? store.refresh()
         guard store.currentVersion != snapshot?.version else { return false }
         snapshot = nil
@@ -186,16 +237,16 @@ public final class Realm {
     public var isInWriteTransaction: Bool { transaction != nil }
 
     /// Runs `block` in a write transaction and commits it; when `block` throws, every change is
-    /// rolled back and the error rethrown.
+    /// rolled back and the error rethrown. The blocks of `tokens` are not told about this write.
     /// - Throws: what `block` throws, or ``Realm/Error`` from the commit.
     @discardableResult
-    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         try beginWrite()
-        return try finishWrite(block)
+        return try finishWrite(tokens, block)
     }
 
     /// Runs `block` inside the open transaction and commits it, or rolls back when it throws.
-    func finishWrite<Result>(_ block: () throws -> Result) throws -> Result {
+    func finishWrite<Result>(_ tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
         let result: Result
         do {
             result = try block()
@@ -203,7 +254,7 @@ public final class Realm {
             if isInWriteTransaction { cancelWrite() }
             throw error
         }
-        if isInWriteTransaction { try commitWrite() }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
         return result
     }
 
@@ -218,6 +269,8 @@ public final class Realm {
         }
         if isFrozen { fatalError("Can't perform transactions on a frozen Realm; use thaw() or the live Realm.") }
         if configuration.readOnly { throw Realm.Error(.readOnly, "the Realm was opened read-only", path: store.path) }
+        // Observers on this thread see every earlier version before the write begins.
+        if notifications.hasObservers { refresh() }
         let tx = try realmErrors { try store.beginWrite() }
         transaction = tx
         layouts = [:]
@@ -229,13 +282,26 @@ public final class Realm {
     /// - Throws: ``Realm/Error`` — `.maximumNumberOfActiveVersionsExceeded` (checked before anything
     ///   is written), I/O errors; either way the transaction is rolled back.
     public func commitWrite() throws {
+        try commitWrite(withoutNotifying: [])
+    }
+
+    /// Commits the open write transaction; the blocks of `tokens` are not told about its changes
+    /// (their later changes are).
+    /// - Throws: as ``commitWrite()``.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
         checkThread()
         guard let tx = transaction else { fatalError("Cannot commit a write transaction: none is open. Call beginWrite() first.") }
         do {
+            let parent = snapshot
             let s = try tx.commit()
             transaction = nil
             snapshot = s
             stamp += 1
+            if let parent {
+                for t in tokens { t.notifier?.skip(parent: parent, committed: s) }
+            }
+            handle.coordinator.versionAdvanced()
+            notifications.post(.didChange, self)
         } catch let e as StorageError {
             transaction = nil
             tx.cancel()
@@ -310,6 +376,8 @@ final class StoreHandle: Sendable {
     let store: Store
     let path: String
     let inMemory: Bool
+    /// Computes and dispatches the change notifications of every Realm on this file.
+    let coordinator: ChangeCoordinator
 
     private static let open = Mutex<[String: (handle: Weak, count: Int)]>([:])
 
@@ -322,6 +390,7 @@ final class StoreHandle: Sendable {
         self.store = store
         self.path = path
         self.inMemory = inMemory
+        self.coordinator = ChangeCoordinator(store: store)
     }
 
     deinit {

@@ -29,7 +29,7 @@ extension Realm {
         // The write lock (threads and processes) is awaited off the actor.
         let tx = try await Task.detached { try realmErrors { try WriteTransactionBox(store.beginWrite()) } }.value.transaction
         adopt(tx)
-        return try finishWrite(block)
+        return try finishWrite([], block)
     }
 
     /// Runs `block` in a write transaction, then calls `onComplete` with the commit's error (or

@@ -1,0 +1,95 @@
+import Foundation
+import RealmStorage
+
+extension Results {
+    /// Registers a block called with these results' changes: first `.initial`, then `.update`
+    /// after each write that changed them (several commits between deliveries coalesce into one).
+    ///
+    /// - Parameters:
+    ///   - keyPaths: only changes to these properties count as modifications (`"name"`,
+    ///     `"toys"`, `"toys.brand"`); nil: any property of the objects or of objects they link to.
+    ///     Insertions and deletions are always reported.
+    ///   - queue: a serial queue to deliver on (the block gets results in a Realm confined to that
+    ///     queue); nil: this Realm's thread, delivered on its run loop, on `refresh()`, and before
+    ///     each write begins.
+    ///
+    /// ```swift
+    /// let token = realm.objects(Dog.self).observe(keyPaths: ["name"], on: queue) { change in
+    ///     if case .update(let dogs, let deletions, let insertions, let modifications) = change { … }
+    /// }
+    /// ```
+    /// Observing inside a write transaction, or observing frozen results, stops with a message.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<Results>) -> Void
+    ) -> NotificationToken {
+        let o = observation(keyPaths)
+        if let queue { return o.onQueue(base.realm, queue, block) }
+        return o.onThread(base.realm, value: self, block)
+    }
+
+    /// Registers a block called on `actor` with these results' changes (in a Realm isolated to the
+    /// actor); see ``observe(keyPaths:on:_:)``.
+    public func observe<A: Actor>(
+        keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Results>) -> Void
+    ) async -> NotificationToken {
+        observation(keyPaths).onActor(base.realm, actor, block)
+    }
+
+    /// These results' changes as an async sequence of frozen results (each frozen at the version
+    /// it describes), starting with `.initial`. Ending the iteration stops the observation.
+    ///
+    /// ```swift
+    /// for await change in realm.objects(Dog.self).changes() { … }
+    /// ```
+    public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<Results>> {
+        observation(keyPaths).stream(base.realm)
+    }
+
+    func observation(_ keyPaths: [String]?) -> Observation<[ObjectKey], CollectionDiff, Results, RealmCollectionChange<Results>> {
+        let realm = base.realm
+        realm.checkThread()
+        if realm.isFrozen { fatalError("Frozen results do not change and cannot be observed; observe the live results (thaw()).") }
+        let info = base.info
+        let query = base.query
+        let table = info.className
+        let catalog = realm.catalog
+        let paths = ChangeContext.resolve(keyPaths, table: table, catalog: catalog)
+        let logic = NotifierLogic<[ObjectKey], CollectionDiff>(
+            tables: ChangeContext.reachableTables(from: table, catalog: catalog),
+            initial: { try query.evaluate(table, in: $0) },
+            compute: { old, oldKeys, new, changes in
+                let newKeys = try query.evaluate(table, in: new)
+                let context = ChangeContext(old: old, new: new, changes: changes)
+                let modified = context.modifiedKeys(table, among: newKeys, paths)
+                let t = changes.tables[table]
+                var changed = modified
+                for set in [t?.inserted, t?.deleted, t?.modified] { changed.formUnion(set ?? []) }
+                let diff =
+                    CollectionDiff.compute(old: oldKeys, new: newKeys, changed: changed, modified: modified.contains)
+                    ?? CollectionDiff.compute(old: oldKeys, new: newKeys, modified: modified.contains)
+                return NotifierOutcome(state: newKeys, change: diff.isEmpty ? nil : diff)
+            })
+        return Observation(
+            logic: logic,
+            make: { realm, _ in Results(realm: realm, info: info, query: query) },
+            seed: { results, keys, snap in results.base.seed(keys, version: snap.version) },
+            report: { event, results in
+                switch event {
+                case .initial: .initial(results)
+                case .update(_, _, let d):
+                    .update(results, deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
+                case .error(let e): .error(e)
+                }
+            })
+    }
+}
+
+extension ResultsBase {
+    /// Adopts keys a notifier computed for `version`, when the Realm reads exactly that version
+    /// (so delivering a change does not evaluate the query again).
+    func seed(_ keys: [ObjectKey], version: UInt64) {
+        guard realm.transaction == nil, realm.snapshot?.version == version, generation == realm.generation else { return }
+        adopt(keys)
+    }
+}
