@@ -30,6 +30,9 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
     var make: (Realm, State) -> Value
     var seed: (Value, State, Snapshot) -> Void = { _, _, _ in }
     var report: (NotifierEvent<State, Change>, Value) -> Report
+    /// Whether an event is reported at all (objects have no initial call; sectioned changes no
+    /// error case).
+    var delivers: (NotifierEvent<State, Change>) -> Bool = { _ in true }
 
     /// The event's snapshot and state (nil for errors).
     static func parts(_ e: NotifierEvent<State, Change>) -> (Snapshot, State)? {
@@ -43,7 +46,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
     func onThread(_ realm: Realm, value: Value, _ block: @escaping (Report) -> Void) -> NotificationToken {
         realm.registerThreadNotifier(logic) { event in
             if let (snap, state) = Self.parts(event) { seed(value, state, snap) }
-            block(report(event, value))
+            if delivers(event) { block(report(event, value)) }
         }
     }
 
@@ -90,6 +93,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
     private func deliver(
         _ event: NotifierEvent<State, Change>, in target: TargetRealm, open: () throws -> Realm, to block: (Report) -> Void
     ) {
+        guard delivers(event) else { return }
         let realm: Realm
         do {
             if target.realm == nil { target.realm = try open() }
@@ -118,6 +122,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
         let me = Unchecked(self)
         let (stream, continuation) = AsyncStream<Report>.makeStream()
         let token = realm.registerImmediateNotifier(logic, onStop: { continuation.finish() }) { event in
+            guard me.value.delivers(event) else { return }
             guard let (snap, state) = Self.parts(event) else {
                 continuation.finish()
                 return
