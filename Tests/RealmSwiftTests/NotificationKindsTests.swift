@@ -69,8 +69,11 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
             }
         }
         try await Task.sleep(for: .milliseconds(50))
-        try realm.write { p.dog!.age = 9 }
-        try realm.write { p.dog!.name = "max" }
+        // After an await the test may run on another thread: write through a Realm opened here.
+        let writer = try self.realm(dir)
+        let dog = writer.objects(Person.self)[0].dog!
+        try writer.write { dog.age = 9 }
+        try writer.write { dog.name = "max" }
         let got = try await seen.wait(for: 1)
         #expect(got == ["dog=max"])
         #expect(try await seen.settle() == ["dog=max"])

@@ -50,6 +50,13 @@ final class Recorder<T: Sendable>: Sendable {
         try realm.write { for i in ids { realm.add(Person(value: ["id": i, "name": "p\(i)", "age": age])) } }
     }
 
+    /// Writes through a Realm opened on the current thread (async tests resume on any thread, and
+    /// live Realms are thread-confined).
+    func write(_ dir: TempDir, _ body: (Realm) -> Void) throws {
+        let r = try realm(dir)
+        try r.write { body(r) }
+    }
+
     @Test func deliveredOnAQueue() async throws {
         let dir = TempDir()
         let realm = try realm(dir)
@@ -61,11 +68,11 @@ final class Recorder<T: Sendable>: Sendable {
             seen.append(Seen(change))
         }
         try await seen.wait(for: 1)
-        try add(realm, [4])
+        try write(dir) { r in r.add(Person(value: ["id": 4, "name": "p4", "age": 1])) }
         try await seen.wait(for: 2)
-        try realm.write { realm.objects(Person.self).filter("id == 2").first!.name = "two" }
+        try write(dir) { r in r.objects(Person.self).filter("id == 2").first!.name = "two" }
         try await seen.wait(for: 3)
-        try realm.write { realm.delete(realm.objects(Person.self).filter("id == 1")) }
+        try write(dir) { r in r.delete(r.objects(Person.self).filter("id == 1")) }
         let all = try await seen.wait(for: 4)
         #expect(
             all == [
@@ -75,7 +82,7 @@ final class Recorder<T: Sendable>: Sendable {
                 .update([2, 3, 4], deletions: [0], insertions: [], modifications: []),
             ])
         token.invalidate()
-        try add(realm, [5])
+        try write(dir) { r in r.add(Person(value: ["id": 5])) }
         #expect(try await seen.settle().count == 4)
     }
 
@@ -278,7 +285,7 @@ final class Recorder<T: Sendable>: Sendable {
             }
         }
         try await seen.wait(for: 1)
-        try add(realm, [2])
+        try write(dir) { r in r.add(Person(value: ["id": 2, "name": "p2"])) }
         await consumer.value
         #expect(seen.all == [.initial([1]), .update([1, 2], deletions: [], insertions: [1], modifications: [])])
     }

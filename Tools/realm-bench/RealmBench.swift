@@ -1,5 +1,6 @@
 import Foundation
 import RealmSwift
+import Synchronization
 
 final class Person: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -9,8 +10,8 @@ final class Person: Object {
     @Persisted var active = false
 }
 
-/// The object-API workloads of DESIGN.md §6 that exist so far (W1–W6, W10), through the public
-/// RealmSwift API. `realm-bench [N]` (default 1,000,000). The SQLite comparison is issue 7's
+/// The object-API workloads of DESIGN.md §6 that exist so far (W1–W6, W10), and issue 5's
+/// notification workloads (N1, N2), through the public RealmSwift API. `realm-bench [N]` (default 1,000,000). The SQLite comparison is issue 7's
 /// benchmark package.
 @main
 struct RealmBench {
@@ -83,6 +84,63 @@ struct RealmBench {
             String(
                 format: "W10 iterate reading name and age: %.3f s = %.2f M objects/s (checksum %d/%d)", w10, Double(n) / w10 / 1e6, ages,
                 bytes))
+        try notificationWorkloads(realm, n)
         _ = try? Realm.deleteFiles(for: config)
+    }
+
+    /// Issue 5's notification workloads: N1, commit-to-delivery latency on another thread for all
+    /// N objects with one changed; N2, the change set of a sorted N-object Results after 1% of
+    /// it changed (commit to delivery).
+    static func notificationWorkloads(_ realm: Realm, _ n: Int) throws {
+        let queue = DispatchQueue(label: "bench-observer")
+        let delivered = DispatchSemaphore(value: 0)
+        let deliveredAt = Mutex<Date>(Date())
+        let sizes = Mutex<[Int]>([])
+        func observe(_ results: Results<Person>) -> NotificationToken {
+            results.observe(on: queue) { change in
+                deliveredAt.withLock { $0 = Date() }
+                if case .update(_, let d, let i, let m) = change { sizes.withLock { $0.append(d.count + i.count + m.count) } }
+                delivered.signal()
+            }
+        }
+        var token = observe(realm.objects(Person.self))
+        delivered.wait()
+        var latencies: [Double] = []
+        for i in 0..<21 {
+            try realm.write { realm.object(ofType: Person.self, forPrimaryKey: i * 17 % n)!.age += 1 }
+            let t0 = Date()
+            delivered.wait()
+            latencies.append(deliveredAt.withLock { $0 }.timeIntervalSince(t0) * 1000)
+        }
+        latencies.sort()
+        print(
+            String(
+                format: "N1  commit-to-delivery, %d objects, one changed: median %.2f ms (min %.2f, max %.2f)", n, latencies[10],
+                latencies[0], latencies[20]))
+        token.invalidate()
+
+        token = observe(realm.objects(Person.self).sorted(byKeyPath: "score"))
+        delivered.wait()
+        var times: [Double] = []
+        var rng = UInt64(7)
+        for round in 0..<5 {
+            try realm.write {
+                for _ in 0..<(n / 100) {
+                    rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n)!.score =
+                        Double(round * 1000 + Int(rng >> 40) % 1000) / 10
+                }
+            }
+            let t0 = Date()
+            delivered.wait()
+            times.append(deliveredAt.withLock { $0 }.timeIntervalSince(t0) * 1000)
+        }
+        times.sort()
+        print(
+            String(
+                format:
+                    "N2  sorted %d objects, 1%% changed, commit to delivery: median %.1f ms (min %.1f, max %.1f; last change %d indices)",
+                n, times[2], times[0], times[4], sizes.withLock { $0.last ?? 0 }))
+        token.invalidate()
     }
 }

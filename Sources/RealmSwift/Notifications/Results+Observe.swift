@@ -59,7 +59,7 @@ extension Results {
             tables: ChangeContext.reachableTables(from: table, catalog: catalog),
             initial: { try query.evaluate(table, in: $0) },
             compute: { old, oldKeys, new, changes in
-                let newKeys = try query.evaluate(table, in: new)
+                let newKeys = try query.incremental(table, previous: oldKeys, changes: changes, in: new) ?? query.evaluate(table, in: new)
                 let context = ChangeContext(old: old, new: new, changes: changes)
                 let modified = context.modifiedKeys(table, among: newKeys, paths)
                 let t = changes.tables[table]

@@ -74,6 +74,41 @@ struct ResultsQuery: Sendable {
         try evaluate(table, in: realm.querySource)
     }
 
+    /// The keys of the matching objects in `snapshot`, computed from `previous` (the keys at an
+    /// older version) when that is exact and pays: only `table` changed, by few objects, and the
+    /// query reads only the objects' own columns (filters, then sorts; no distinct). Nil: evaluate
+    /// it in full instead.
+    func incremental(_ table: String, previous: [ObjectKey], changes: Changeset, in snapshot: Snapshot) throws -> [ObjectKey]? {
+        guard !changes.schemaChanged, changes.tables.keys.allSatisfy({ $0 == table }), let t = changes.tables[table] else { return nil }
+        var changed = t.modified
+        changed.formUnion(t.inserted)
+        changed.formUnion(t.deleted)
+        guard changed.count * 8 <= previous.count else { return nil }
+        let catalog = snapshot.catalog
+        guard let schema = catalog.table(table) else { return nil }
+        var filters: [BoundPredicate] = []
+        var sortKeys: [SortKey] = []
+        for step in steps {
+            switch step {
+            case .filter(let text, let arguments): filters.append(try Self.compile(text, arguments, schema, catalog))
+            case .sort(let descriptors):
+                // A later sort decides first; earlier ones break its ties (sorts are stable).
+                sortKeys.insert(
+                    contentsOf: try descriptors.map {
+                        SortKey(path: try Self.bindPath($0.keyPath, schema, catalog), ascending: $0.ascending)
+                    },
+                    at: 0)
+            case .distinct: return nil
+            }
+        }
+        let predicate: BoundPredicate? = filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters)
+        guard predicate?.readsOnlyOwnColumns ?? true, sortKeys.allSatisfy({ $0.path.readsOnlyOwnColumns && $0.path.valueType != .link })
+        else { return nil }
+        let filter = KeyFilter(changed)
+        return try QueryEvaluator(snapshot).update(
+            table, previous: previous, changed: changed.sorted(), isChanged: filter.contains, predicate: predicate, sortKeys: sortKeys)
+    }
+
     /// The keys of the matching objects in `source` (a snapshot, for notifiers), in order.
     func evaluate(_ table: String, in source: any QuerySource) throws -> [ObjectKey] {
         let catalog = source.catalog
