@@ -100,4 +100,20 @@ func applyDiff<K>(_ d: CollectionDiff, old: [K], new: [K]) -> [K] {
         let keys = (0..<5).map { ObjectKey(Int64($0)) }
         #expect(CollectionDiff.compute(old: keys, new: keys.reversed(), changed: [], modified: { _ in false }) == nil)
     }
+
+    @Test func ascendingUpdateReplays() {
+        var rng = SplitMix(seed: 77)
+        for _ in 0..<300 {
+            let old = (0..<Int(rng.next() % 60)).filter { _ in rng.next() % 2 == 0 }.map { ObjectKey(Int64($0)) }
+            let changed = (0..<70).filter { _ in rng.next() % 6 == 0 }.map { ObjectKey(Int64($0)) }
+            let matching = Set(changed.filter { _ in rng.next() % 2 == 0 })
+            let modified = Set(changed.filter { _ in rng.next() % 2 == 0 })
+            var expected = Set(old).subtracting(changed).union(matching).sorted()
+            let (new, d) = CollectionDiff.ascendingUpdate(old: old, changed: changed, matching: matching, modified: modified)
+            #expect(new == expected)
+            #expect(applyDiff(d, old: old, new: new) == new)
+            for (i, j) in zip(d.modifications, d.modificationsNew) { #expect(old[i] == new[j] && modified.contains(old[i])) }
+            expected = []
+        }
+    }
 }

@@ -33,6 +33,24 @@ extension BoundKeyPath {
 }
 
 extension QueryEvaluator {
+    /// The keys among `keys` (ascending) of objects that exist in `table` and match `predicate`
+    /// (all existing ones when nil), ascending.
+    ///
+    /// - Throws: ``QueryError`` when the predicate names columns the source lacks; `StorageError`
+    ///   for a damaged file.
+    public func matching(_ table: String, _ keys: [ObjectKey], _ predicate: BoundPredicate?) throws -> [ObjectKey] {
+        let evaluation = Evaluation(source)
+        let slot = evaluation.slot(table)
+        let compiled = try predicate.map { try evaluation.compile($0) }
+        var present: [ObjectKey] = []
+        for k in keys where try source.contains(table, k) { present.append(k) }
+        var out: [ObjectKey] = []
+        for o in try evaluation.objects(slot, present) where try compiled.map({ try evaluation.matches($0, .object(o)) }) ?? true {
+            out.append(o.key)
+        }
+        return out
+    }
+
     /// The keys of `table` matching `predicate`, sorted by `sortKeys` (stably over ascending keys,
     /// as ``filter(_:_:)`` then ``sort(_:_:by:limit:)`` give them), computed from `previous` —
     /// the same query's result at an older version — when only the objects `changed` (ascending)

@@ -125,6 +125,49 @@ struct CollectionDiff: Equatable, Sendable {
         return d
     }
 
+    /// The new contents and the diff of a list of keys kept in ascending order (results without a
+    /// sort) when only the keys `changed` (ascending) can have come or gone: `matching` are those
+    /// of them in the new version, `modified` those that count as modified. Binary searches and
+    /// block copies only: O(changed · log n) plus copying the list.
+    static func ascendingUpdate(old: [ObjectKey], changed: [ObjectKey], matching: Set<ObjectKey>, modified: Set<ObjectKey>) -> (
+        [ObjectKey], CollectionDiff
+    ) {
+        var d = CollectionDiff()
+        var new: [ObjectKey] = []
+        new.reserveCapacity(old.count + matching.count)
+        var copied = 0  // old keys before this index are handled
+        for c in changed {
+            var lo = copied
+            var hi = old.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if old[mid] < c { lo = mid + 1 } else { hi = mid }
+            }
+            new.append(contentsOf: old[copied..<lo])
+            copied = lo
+            let wasIn = lo < old.count && old[lo] == c
+            let isIn = matching.contains(c)
+            switch (wasIn, isIn) {
+            case (true, false):
+                d.deletions.append(lo)
+                copied = lo + 1
+            case (false, true):
+                d.insertions.append(new.count)
+                new.append(c)
+            case (true, true):
+                if modified.contains(c) {
+                    d.modifications.append(lo)
+                    d.modificationsNew.append(new.count)
+                }
+                new.append(c)
+                copied = lo + 1
+            case (false, false): break
+            }
+        }
+        new.append(contentsOf: old[copied...])
+        return (new, d)
+    }
+
     /// Matches of the middle parts when neither holds duplicates: common elements, minus those
     /// that moved (outside a longest increasing run of new positions). Nil on duplicates.
     private static func uniqueMatches<K: Hashable>(_ old: [K], _ o: Range<Int>, _ new: [K], _ n: Range<Int>) -> [(Int, Int)]? {

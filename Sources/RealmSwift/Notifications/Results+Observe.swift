@@ -1,4 +1,5 @@
 import Foundation
+import RealmQuery
 import RealmStorage
 
 extension Results {
@@ -59,8 +60,24 @@ extension Results {
             tables: ChangeContext.reachableTables(from: table, catalog: catalog),
             initial: { try query.evaluate(table, in: $0) },
             compute: { old, oldKeys, new, changes in
-                let newKeys = try query.incremental(table, previous: oldKeys, changes: changes, in: new) ?? query.evaluate(table, in: new)
                 let context = ChangeContext(old: old, new: new, changes: changes)
+                let plan = try query.incrementalPlan(table, previousCount: oldKeys.count, changes: changes, in: new)
+                if let plan, plan.sortKeys.isEmpty {
+                    // Ascending keys: binary searches for the few changed objects, no full pass.
+                    let changed = plan.changed.sorted()
+                    let matching = Set(try QueryEvaluator(new).matching(table, changed, plan.predicate))
+                    let modified = context.modifiedKeys(table, among: [], paths)
+                    let (newKeys, diff) = CollectionDiff.ascendingUpdate(
+                        old: oldKeys, changed: changed, matching: matching, modified: modified)
+                    return NotifierOutcome(state: newKeys, change: diff.isEmpty ? nil : diff)
+                }
+                let newKeys =
+                    try plan.map { plan in
+                        let filter = KeyFilter(plan.changed)
+                        return try QueryEvaluator(new).update(
+                            table, previous: oldKeys, changed: plan.changed.sorted(), isChanged: filter.contains, predicate: plan.predicate,
+                            sortKeys: plan.sortKeys)
+                    } ?? query.evaluate(table, in: new)
                 let modified = context.modifiedKeys(table, among: newKeys, paths)
                 let t = changes.tables[table]
                 var changed = modified

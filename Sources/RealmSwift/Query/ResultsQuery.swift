@@ -74,16 +74,21 @@ struct ResultsQuery: Sendable {
         try evaluate(table, in: realm.querySource)
     }
 
-    /// The keys of the matching objects in `snapshot`, computed from `previous` (the keys at an
-    /// older version) when that is exact and pays: only `table` changed, by few objects, and the
-    /// query reads only the objects' own columns (filters, then sorts; no distinct). Nil: evaluate
-    /// it in full instead.
-    func incremental(_ table: String, previous: [ObjectKey], changes: Changeset, in snapshot: Snapshot) throws -> [ObjectKey]? {
+    /// What an incremental update needs: the query as one predicate and its effective sort keys,
+    /// and the objects that changed. Nil when updating is not exact or does not pay: another
+    /// table changed, many objects changed, a distinct step, or a query reading through links.
+    struct IncrementalPlan {
+        var predicate: BoundPredicate?
+        var sortKeys: [SortKey]
+        var changed: Set<ObjectKey>
+    }
+
+    func incrementalPlan(_ table: String, previousCount: Int, changes: Changeset, in snapshot: Snapshot) throws -> IncrementalPlan? {
         guard !changes.schemaChanged, changes.tables.keys.allSatisfy({ $0 == table }), let t = changes.tables[table] else { return nil }
         var changed = t.modified
         changed.formUnion(t.inserted)
         changed.formUnion(t.deleted)
-        guard changed.count * 8 <= previous.count else { return nil }
+        guard changed.count * 8 <= previousCount else { return nil }
         let catalog = snapshot.catalog
         guard let schema = catalog.table(table) else { return nil }
         var filters: [BoundPredicate] = []
@@ -104,9 +109,18 @@ struct ResultsQuery: Sendable {
         let predicate: BoundPredicate? = filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters)
         guard predicate?.readsOnlyOwnColumns ?? true, sortKeys.allSatisfy({ $0.path.readsOnlyOwnColumns && $0.path.valueType != .link })
         else { return nil }
-        let filter = KeyFilter(changed)
+        return IncrementalPlan(predicate: predicate, sortKeys: sortKeys, changed: changed)
+    }
+
+    /// The keys of the matching objects in `snapshot`, computed from `previous` (the keys at an
+    /// older version) when ``incrementalPlan(_:previousCount:changes:in:)`` allows; nil: evaluate
+    /// in full instead.
+    func incremental(_ table: String, previous: [ObjectKey], changes: Changeset, in snapshot: Snapshot) throws -> [ObjectKey]? {
+        guard let plan = try incrementalPlan(table, previousCount: previous.count, changes: changes, in: snapshot) else { return nil }
+        let filter = KeyFilter(plan.changed)
         return try QueryEvaluator(snapshot).update(
-            table, previous: previous, changed: changed.sorted(), isChanged: filter.contains, predicate: predicate, sortKeys: sortKeys)
+            table, previous: previous, changed: plan.changed.sorted(), isChanged: filter.contains, predicate: plan.predicate,
+            sortKeys: plan.sortKeys)
     }
 
     /// The keys of the matching objects in `source` (a snapshot, for notifiers), in order.
