@@ -339,6 +339,7 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
             do {
                 let realm = try Realm(configuration: config)
                 let t1 = realm.objects(Person.self).observe { change in
+                    if case .initial = change { seen.append("initial") }
                     if case .update(let r, _, let i, _) = change { seen.append("update \(r.count) \(i)") }
                 }
                 let t2 = realm.observe { n, _ in seen.append("\(n)") }
@@ -351,12 +352,75 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
             }
         }
         thread.start()
+        // The initial evaluation is delivered by the run loop too; write after it.
+        try await seen.wait(for: 2)
+        let writer = try Realm(configuration: config)
+        try writer.write { writer.add(Person(value: ["id": 1])) }
+        let got = try await seen.wait(for: 4)
+        stop.withLock { $0 = true }
+        #expect(got.contains("initial"))
+        #expect(got.contains("update 1 [0]"))
+        #expect(got.contains("didChange"))
+    }
+
+    /// With autorefresh off, the run loop only says a refresh is required; refresh() then
+    /// delivers.
+    @Test func refreshRequiredWithoutAutorefresh() async throws {
+        let dir = TempDir()
+        let config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
+        let seen = Recorder<String>()
+        let stop = Mutex(false)
+        let thread = Thread {
+            do {
+                let realm = try Realm(configuration: config)
+                realm.autorefresh = false
+                let t = realm.observe { n, r in
+                    seen.append("\(n) \(r.objects(Person.self).count)")
+                    if n == .refreshRequired { r.refresh() }
+                }
+                seen.append("ready")
+                while !stop.withLock({ $0 }) { RunLoop.current.run(until: Date().addingTimeInterval(0.01)) }
+                t.invalidate()
+            } catch {
+                seen.append("error \(error)")
+            }
+        }
+        thread.start()
         try await seen.wait(for: 1)
         let writer = try Realm(configuration: config)
         try writer.write { writer.add(Person(value: ["id": 1])) }
         let got = try await seen.wait(for: 3)
         stop.withLock { $0 = true }
-        #expect(got.contains("update 1 [0]"))
-        #expect(got.contains("didChange"))
+        #expect(got == ["ready", "refreshRequired 0", "didChange 1"])
+    }
+
+    @Test func sequencesOfSectionsAndRealmVersions() async throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        try realm.write { realm.add(Person(value: ["id": 1, "age": 1])) }
+        let sections = UncheckedBox(realm.objects(Person.self).sectioned(by: \.age).changes())
+        let versions = UncheckedBox(realm.changes())
+        let seen = Recorder<String>()
+        let consumer = Task {
+            for await change in sections.value {
+                switch change {
+                case .initial(let s): seen.append("initial \(s.allKeys) frozen \(s.isFrozen)")
+                case .update(let s, _, _, _, let inserted, _): seen.append("update \(s.allKeys) \(Array(inserted))")
+                }
+                if seen.all.count >= 2 { break }
+            }
+        }
+        try await seen.wait(for: 1)
+        let versionConsumer = Task {
+            for await n in versions.value {
+                seen.append("version \(n)")
+                break
+            }
+        }
+        let writer = try self.realm(dir)
+        try writer.write { writer.add(Person(value: ["id": 2, "age": 2])) }
+        await consumer.value
+        await versionConsumer.value
+        #expect(Set(seen.all) == ["initial [1] frozen true", "update [1, 2] [1]", "version didChange"])
     }
 }

@@ -49,6 +49,9 @@ enum Tour {
         #expect(people.where { $0.dogs.count > 0 && $0.tags.contains("math") }.count == 1)
         #expect(people.sorted(byKeyPath: "age", ascending: false).first?.name == "Grace")
         #expect(people.average(ofProperty: "age") as Double? == 40.5)
+        let byAge = people.sectioned(by: \.age, ascending: false)
+        #expect(byAge.allKeys == [45, 36])
+        #expect(byAge[IndexPath(item: 0, section: 1)].name == "Ada")
         let ada = realm.object(ofType: Person.self, forPrimaryKey: 1)!
         #expect(ada.dogs.first?.owners.first?.name == "Ada")
         #expect(ada.scores["chess"] == 1200 && ada.tags.count == 2 && ada.extra == .string("first programmer"))
@@ -57,6 +60,16 @@ enum Tour {
         try realm.write { ada.age += 1 }
         #expect(frozen.object(ofType: Person.self, forPrimaryKey: 1)!.age == 36)
         #expect(ada.age == 37)
+
+        var changes: [[Int]] = []
+        let token = people.observe(keyPaths: ["age"]) { change in
+            if case .update(_, _, _, let modifications) = change { changes.append(modifications) }
+        }
+        realm.refresh()
+        try realm.write { ada.age += 1 }
+        realm.refresh()
+        #expect(changes == [[0]])
+        token.invalidate()
 
         var caught = false
         do { try realm.write { try realm.checkedAdd(Person(value: ["id": 1])) } } catch Realm.Error.primaryKeyExists { caught = true }

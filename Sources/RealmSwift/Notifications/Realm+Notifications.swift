@@ -83,6 +83,19 @@ extension Realm {
         }
     }
 
+    /// The versions committed to this file from now on (by any Realm of any process), as an async
+    /// sequence of `.didChange`: the Linux stand-in for RealmSwift's Combine publisher of a Realm.
+    /// Read the new data through a Realm of the consuming thread or actor (``refresh()`` it).
+    public func changes() -> AsyncStream<Notification> {
+        checkThread()
+        let (stream, continuation) = AsyncStream<Notification>.makeStream()
+        let watcher = VersionWatcher(version: store.currentVersion) { continuation.yield(.didChange) }
+        let coordinator = handle.coordinator
+        coordinator.add(watcher)
+        continuation.onTermination = { _ in coordinator.remove(watcher) }
+        return stream
+    }
+
     /// Delivers the changes of this thread's notifiers up to the version this Realm reads.
     func deliverNotifications() {
         guard transaction == nil, !isFrozen else { return }

@@ -102,6 +102,11 @@ extension SectionedResults {
         observation(keyPaths).onActor(base.results.base.realm, actor, block)
     }
 
+    /// These sections' changes as an async sequence of frozen sections.
+    public func changes(keyPaths: [String]? = nil) -> AsyncStream<SectionedResultsChange<SectionedResults>> {
+        observation(keyPaths).stream(base.results.base.realm)
+    }
+
     func observation(_ keyPaths: [String]?) -> Observation<
         SectionList, SectionsDelta, SectionedResults, SectionedResultsChange<SectionedResults>
     > {
@@ -136,6 +141,11 @@ extension ResultsSection {
         _ block: @escaping @Sendable (isolated A, SectionedResultsChange<ResultsSection>) -> Void
     ) async -> NotificationToken {
         observation(keyPaths).onActor(base.results.base.realm, actor, block)
+    }
+
+    /// This section's changes as an async sequence of frozen sections.
+    public func changes(keyPaths: [String]? = nil) -> AsyncStream<SectionedResultsChange<ResultsSection>> {
+        observation(keyPaths).stream(base.results.base.realm)
     }
 
     func observation(_ keyPaths: [String]?) -> Observation<
