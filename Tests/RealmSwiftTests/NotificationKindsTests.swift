@@ -423,4 +423,30 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
         await versionConsumer.value
         #expect(Set(seen.all) == ["initial [1] frozen true", "update [1, 2] [1]", "version didChange"])
     }
+
+    @Test func swiftKeyPaths() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        let p = Person(value: ["id": 1, "dog": ["name": "rex"]])
+        try realm.write { realm.add(p) }
+        var results: [[Int]] = []
+        var object: [String] = []
+        let t1 = realm.objects(Person.self).observe(keyPaths: [\Person.dog?.name]) { change in
+            if case .update(_, _, _, let m) = change { results.append(m) }
+        }
+        let t2 = p.observe(keyPaths: [\Person.name]) { change in
+            if case .change(_, let props) = change { object += props.map(\.name) }
+        }
+        realm.refresh()
+        try realm.write { p.age = 3 }
+        realm.refresh()
+        try realm.write { p.dog!.name = "max" }
+        realm.refresh()
+        try realm.write { p.name = "x" }
+        realm.refresh()
+        #expect(results == [[0]])
+        #expect(object == ["name"])
+        t1.invalidate()
+        t2.invalidate()
+    }
 }

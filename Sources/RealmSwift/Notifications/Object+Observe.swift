@@ -38,6 +38,13 @@ extension ObjectObservable where Self: ObjectBase {
         return o.onThread(_rlmRealm!, value: self, block)
     }
 
+    /// ``observe(keyPaths:on:_:)`` with Swift key paths: `dog.observe(keyPaths: [\Dog.name])`.
+    public func observe(
+        keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: KeyPathNames.dotted(keyPaths), on: queue, block)
+    }
+
     /// Registers a block called on `actor` when this object changes (read in a Realm isolated to
     /// the actor); see ``observe(keyPaths:on:_:)``.
     public func observe<A: Actor>(

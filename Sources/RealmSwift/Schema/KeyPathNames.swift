@@ -4,6 +4,11 @@ enum KeyPathNames {
     /// The property names `keyPath` walks through, e.g. `["dog", "name"]` for `\Person.dog?.name`.
     /// - Throws: ``Realm/Error`` `.invalidProperty` when the key path reads no persisted property.
     static func names<Root: ObjectBase, Value>(_ keyPath: KeyPath<Root, Value>) throws -> [String] {
+        try names(keyPath as PartialKeyPath<Root>)
+    }
+
+    /// ``names(_:)`` of a key path whose value type is erased.
+    static func names<Root: ObjectBase>(_ keyPath: PartialKeyPath<Root>) throws -> [String] {
         let proto = ClassInfo.of(Root.self).makePrototype()
         let recorder = IndexRecorder()
         proto._rlmRecorder = recorder
@@ -18,5 +23,13 @@ enum KeyPathNames {
     /// The dotted form of ``names(_:)``: `"dog.name"`.
     static func path<Root: ObjectBase, Value>(_ keyPath: KeyPath<Root, Value>) throws -> String {
         try names(keyPath).joined(separator: ".")
+    }
+
+    /// The dotted names of key paths given to `observe(keyPaths:)`; traps on one that reads no
+    /// persisted property (as RealmSwift does).
+    static func dotted<Root: ObjectBase>(_ keyPaths: [PartialKeyPath<Root>]) -> [String] {
+        keyPaths.map { kp in
+            do { return try names(kp).joined(separator: ".") } catch { fatalError("\(error)") }
+        }
     }
 }
