@@ -1,0 +1,43 @@
+import Foundation
+
+/// Wall-clock timing and peak resident memory of one workload.
+enum Measure {
+    /// Runs `body`, returning its result, seconds, and the peak resident set size (bytes) reached
+    /// while it ran (the kernel's high-water mark, reset before).
+    static func run<T>(_ body: () throws -> T) rethrows -> (T, Double, Int) {
+        resetPeak()
+        let start = DispatchTime.now().uptimeNanoseconds
+        let r = try body()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return (r, seconds, peakResident())
+    }
+
+    /// Resets the peak-RSS counter (`VmHWM`) of this process (Linux ≥ 4.0).
+    static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    /// `VmHWM` of this process, in bytes (0 when unknown).
+    static func peakResident() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kb = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            return kb * 1024
+        }
+        return 0
+    }
+}
+
+/// The samples of one workload for one system across repetitions.
+struct Samples: Codable {
+    var values: [Double] = []
+    var peakBytes: Int = 0
+
+    var median: Double {
+        let s = values.sorted()
+        guard !s.isEmpty else { return .nan }
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+    var min: Double { values.min() ?? .nan }
+    var max: Double { values.max() ?? .nan }
+}

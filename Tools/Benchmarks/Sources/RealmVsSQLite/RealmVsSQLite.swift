@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+
+/// `realm-vs-sqlite`: the workloads of DESIGN.md §6 for this library (public RealmSwift API) and
+/// for SQLite (GRDB, WAL; `synchronous` FULL, and NORMAL too for W7), alternating the systems in
+/// each repetition; W9 in fresh processes. Prints each median (min–max), the ratio, the target,
+/// peak memory and file sizes, and checks that both systems computed the same answers.
+///
+/// Options: `--quick` (N = 100,000, 3 repetitions), `--n N`, `--repetitions R`, `--json FILE`,
+/// `--svg FILE` (a chart of the ratios), `--dir DIR` (where the database files go).
+@main
+struct RealmVsSQLite {
+    static func main() throws {
+        var args = Array(CommandLine.arguments.dropFirst())
+        if args.first == "--w9" {
+            try childW9(system: args[1], path: args[2])
+            return
+        }
+        var options = Options()
+        while !args.isEmpty {
+            let a = args.removeFirst()
+            func value() -> String {
+                guard !args.isEmpty else { fail("\(a) needs a value") }
+                return args.removeFirst()
+            }
+            switch a {
+            case "--quick":
+                options.n = 100_000
+                options.repetitions = 3
+            case "--n": options.n = Int(value()) ?? options.n
+            case "--repetitions": options.repetitions = max(1, Int(value()) ?? options.repetitions)
+            case "--json": options.json = value()
+            case "--svg": options.svg = value()
+            case "--dir": options.dir = value()
+            case "--systems":
+                let v = value()
+                options.systems = v == "this" ? [Runner.this] : v == "sqlite" ? [Runner.full] : [Runner.this, Runner.full]
+            case "--only": options.only = Set(value().split(separator: ",").map(String.init))
+            case "-h", "--help":
+                print(
+                    "usage: realm-vs-sqlite [--quick] [--n N] [--repetitions R] [--json FILE] [--svg FILE] [--dir DIR] [--systems this|sqlite|both] [--only W2,W7,...]"
+                )
+                return
+            default: fail("unknown option \(a)")
+            }
+        }
+        let runner = Runner(options)
+        try runner.run()
+        let report = runner.report()
+        print(report.text())
+        if let json = options.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(report).write(to: URL(fileURLWithPath: json))
+        }
+        if let svg = options.svg { try report.svg().write(toFile: svg, atomically: true, encoding: .utf8) }
+        if !report.answersAgree { fail("the systems computed different answers (see above)") }
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("realm-vs-sqlite: \(message)\n".utf8))
+        exit(1)
+    }
+
+    /// The child side of W9: open the file, count, print the count and the seconds it took.
+    static func childW9(system: String, path: String) throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let count = system == "realm" ? try RealmSystem.openAndCount(path) : try SQLiteSystem.openAndCount(path)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        print("\(count) \(seconds)")
+    }
+}
+
+struct Options {
+    var n = 1_000_000
+    var repetitions = 5
+    var json: String?
+    var svg: String?
+    var dir = NSTemporaryDirectory()
+    /// The systems to run (both by default; one for profiling).
+    var systems = [Runner.this, Runner.full]
+    /// The workloads to run besides W1 (all when nil; for profiling).
+    var only: Set<String>?
+}
+
+/// One workload of the report.
+struct Workload: Codable {
+    var id: String
+    var title: String
+    /// "s", "ms", "commits/s" or "M objects/s".
+    var unit: String
+    var higherIsBetter: Bool
+    var target: String
+    /// Samples by system name.
+    var samples: [String: Samples] = [:]
+    /// Answers by system name (checked equal across systems).
+    var answers: [String: String] = [:]
+}
+
+/// Runs every repetition and keeps the samples.
+final class Runner {
+    let options: Options
+    var workloads: [Workload]
+    var sizes: [String: [String: [Int]]] = [:]  // system → what → bytes per repetition
+    var sqliteVersion = ""
+    static let this = "this library"
+    static let full = "SQLite WAL FULL"
+    static let normal = "SQLite WAL NORMAL"
+
+    init(_ options: Options) {
+        self.options = options
+        workloads = [
+            Workload(id: "W1", title: "insert N objects, one durable write", unit: "s", higherIsBetter: false, target: "≤ 0.40 s"),
+            Workload(id: "W2", title: "count age > 50", unit: "ms", higherIsBetter: false, target: "≤ 0.5 ms"),
+            Workload(
+                id: "W3", title: "count age BETWEEN {20, 30} AND name BEGINSWITH 'name-1'", unit: "ms", higherIsBetter: false,
+                target: "≤ 3 ms"),
+            Workload(id: "W4", title: "sum(score), avg(age), min(age), max(score)", unit: "ms", higherIsBetter: false, target: "≤ 3 ms"),
+            Workload(id: "W5", title: "sorted by score descending, first 100 ids", unit: "ms", higherIsBetter: false, target: "≤ 10 ms"),
+            Workload(id: "W6", title: "100,000 primary-key lookups reading name", unit: "ms", higherIsBetter: false, target: "≤ 40 ms"),
+            Workload(
+                id: "W7", title: "10,000 durable one-insert transactions", unit: "commits/s", higherIsBetter: true, target: "≥ SQLite FULL"),
+            Workload(
+                id: "W8", title: "one transaction: age += 1 on every 10th object", unit: "ms", higherIsBetter: false, target: "≤ 40 ms"),
+            Workload(id: "W9", title: "fresh process: open the file and count", unit: "ms", higherIsBetter: false, target: "≤ 0.5 ms"),
+            Workload(
+                id: "W10", title: "iterate all objects reading name and age", unit: "M objects/s", higherIsBetter: true, target: "≥ 40"),
+        ]
+    }
+
+    func record(_ id: String, _ system: String, _ value: Double, peak: Int, answer: String? = nil) {
+        guard let i = workloads.firstIndex(where: { $0.id == id }) else { return }
+        workloads[i].samples[system, default: Samples()].values.append(value)
+        workloads[i].samples[system, default: Samples()].peakBytes = max(workloads[i].samples[system]?.peakBytes ?? 0, peak)
+        if let answer {
+            if let old = workloads[i].answers[system], old != answer {
+                workloads[i].answers[system] = "\(old) ≠ \(answer)"
+            } else {
+                workloads[i].answers[system] = answer
+            }
+        }
+    }
+
+    func size(_ system: String, _ what: String, _ bytes: Int) { sizes[system, default: [:]][what, default: []].append(bytes) }
+
+    func run() throws {
+        let n = options.n
+        let keys = Data6.lookupKeys(100_000, n: n)
+        for rep in 0..<options.repetitions {
+            let order = rep % 2 == 0 ? [Self.this, Self.full] : [Self.full, Self.this]
+            for system in order where options.systems.contains(system) {
+                let path =
+                    options.dir
+                    + "/realm-vs-sqlite-\(ProcessInfo.processInfo.processIdentifier)-\(system == Self.this ? "realm" : "sqlite")"
+                if system == Self.this { RealmSystem.remove(path) } else { SQLiteSystem.remove(path) }
+                FileHandle.standardError.write(Data("repetition \(rep + 1)/\(options.repetitions): \(system)\n".utf8))
+                do {
+                    let s: BenchSystem = system == Self.this ? try RealmSystem(path: path) : try SQLiteSystem(path: path)
+                    try runWorkloads(s, system, n: n, keys: keys, path: path)
+                }
+                if options.only?.contains("W9") ?? true { try runW9(system, path) }
+                if system == Self.this { RealmSystem.remove(path) } else { SQLiteSystem.remove(path) }
+            }
+        }
+        if let q = try? DatabaseQueue() {
+            sqliteVersion = (try? q.read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") }) ?? ""
+        }
+    }
+
+    func runWorkloads(_ s: BenchSystem, _ system: String, n: Int, keys: [Int], path: String) throws {
+        func wanted(_ id: String) -> Bool { options.only?.contains(id) ?? true }
+        var (_, t, peak) = try Measure.run { try s.w1Insert(n) }
+        record("W1", system, t, peak: peak)
+        size(system, "after W1", try s.fileSize())
+        if wanted("W2") {
+            let (c2, t2, p2) = try Measure.run { try s.w2Count() }
+            record("W2", system, t2 * 1000, peak: p2, answer: "\(c2)")
+        }
+        if wanted("W3") {
+            let (c3, t3, p3) = try Measure.run { try s.w3Count() }
+            record("W3", system, t3 * 1000, peak: p3, answer: "\(c3)")
+        }
+        if wanted("W4") {
+            let (a4, t4, p4) = try Measure.run { try s.w4Aggregates() }
+            record("W4", system, t4 * 1000, peak: p4, answer: "\(a4)")
+        }
+        if wanted("W5") {
+            let (s5, t5, p5) = try Measure.run { try s.w5Top100() }
+            record("W5", system, t5 * 1000, peak: p5, answer: "\(s5)")
+        }
+        if wanted("W6") {
+            let (b6, t6, p6) = try Measure.run { try s.w6Lookups(keys) }
+            record("W6", system, t6 * 1000, peak: p6, answer: "\(b6) bytes")
+        }
+        if wanted("W10") {
+            let (r10, t10, p10) = try Measure.run { try s.w10Iterate() }
+            record("W10", system, Double(r10.0) / t10 / 1e6, peak: p10, answer: "\(r10.0) objects, ages \(r10.1)")
+        }
+        let commits = 10_000
+        guard wanted("W7") || wanted("W8") else { return }
+        (_, t, peak) = try Measure.run { try s.w7Commits(start: n, count: commits) }
+        record("W7", system, Double(commits) / t, peak: peak)
+        if system == Self.full {
+            let normal = try SQLiteSystem(path: path, synchronous: "NORMAL")
+            (_, t, peak) = try Measure.run { try normal.w7Commits(start: n + commits, count: commits) }
+            record("W7", Self.normal, Double(commits) / t, peak: peak)
+        }
+        let before = try s.fileSize()
+        (_, t, peak) = try Measure.run { try s.w8Update(n) }
+        record("W8", system, t * 1000, peak: peak)
+        size(system, "after W8", try s.fileSize())
+        size(system, "W8 growth", try s.fileSize() - before)
+        size(system, "compacted", try s.compactedSize())
+    }
+
+    func runW9(_ system: String, _ path: String) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        if !FileManager.default.fileExists(atPath: p.executableURL!.path) {
+            p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        }
+        p.arguments = ["--w9", system == Self.this ? "realm" : "sqlite", path]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let parts = String(decoding: data, as: UTF8.self).split(separator: " ")
+        guard parts.count == 2, let seconds = Double(parts[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            RealmVsSQLite.fail("W9 child failed: \(String(decoding: data, as: UTF8.self))")
+        }
+        record("W9", system, seconds * 1000, peak: 0, answer: String(parts[0]))
+    }
+
+    func report() -> Report {
+        Report(
+            n: options.n, repetitions: options.repetitions, machine: Report.machine(sqlite: sqliteVersion), workloads: workloads,
+            sizes: sizes.mapValues { $0.mapValues { Samples(values: $0.map(Double.init)) } })
+    }
+}
