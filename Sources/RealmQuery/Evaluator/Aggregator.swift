@@ -55,6 +55,44 @@ struct Aggregator {
         }
     }
 
+    /// Adds non-null ints in bulk (the same result as adding each).
+    mutating func add(ints: [Int64]) {
+        guard !ints.isEmpty else { return }
+        switch function {
+        case .count: count += ints.count
+        case .min, .max:
+            var best = ints[0]
+            if function == .min { for x in ints where x < best { best = x } } else { for x in ints where x > best { best = x } }
+            count += ints.count - 1
+            add(.int(best))
+        default:
+            var sum: Int128 = 0
+            for x in ints { sum += Int128(x) }
+            intSum += sum
+            count += ints.count
+        }
+    }
+
+    /// Adds non-null doubles (or floats, widened) in bulk (the same result as adding each in order).
+    mutating func add(doubles: [Double], float: Bool) {
+        guard !doubles.isEmpty else { return }
+        switch function {
+        case .count: count += doubles.count
+        case .min, .max:
+            // NaN loses to any number; all NaN gives NaN.
+            var best = Double.nan
+            for x in doubles where !x.isNaN && (best.isNaN || (function == .min ? x < best : x > best)) { best = x }
+            count += doubles.count - 1
+            add(float ? .float(Float(best)) : .double(best))
+        default:
+            var sum = doubleSum
+            for x in doubles { sum += x }
+            doubleSum = sum
+            sawFloating = true
+            count += doubles.count
+        }
+    }
+
     /// The result: `@count` as an int; `@sum` of nothing 0 of `sumType`; `@min`, `@max`, `@avg` of
     /// nothing nil. An int sum beyond `Int64` is returned as an exact decimal128, which compares
     /// exactly with ints (the evaluator's comparisons are numeric across types).

@@ -116,6 +116,43 @@ extension QueryEvaluator {
         return result.isNull ? nil : result
     }
 
+    /// ``aggregate(_:_:_:_:)`` over every object of `table`. Over a snapshot, an own int, float or
+    /// double column is reduced row group by row group from its typed lanes (no objects located,
+    /// no values boxed).
+    ///
+    /// - Throws: as ``aggregate(_:_:_:_:)``.
+    public func aggregate(_ table: String, _ function: AggregateFunction, _ path: BoundKeyPath) throws -> StorageValue? {
+        let type = path.valueType
+        guard let snapshot = source as? Snapshot, path.readsOnlyOwnColumns, [.int, .double, .float].contains(type),
+            case .column(_, let column) = path.steps[0], !column.isList, !column.isMap, !column.isSet
+        else { return try aggregate(table, try source.objectKeys(table), function, path) }
+        let reader = try TableReader(snapshot, table)
+        guard let index = reader.columnIndex(column.name) else { return try aggregate(table, try source.objectKeys(table), function, path) }
+        var aggregator = Aggregator(function)
+        for g in 0..<reader.groupCount {
+            let scan = try reader.scan(group: g, column: index)
+            if let value = scan.defaultValue {
+                for _ in 0..<scan.rowCount { aggregator.add(value) }
+            } else if scan.nullCount > 0 {
+                for row in 0..<scan.rowCount { aggregator.add(try scan.value(row)) }
+            } else if type == .int, let lane = scan.integers {
+                aggregator.add(ints: lane.array)
+            } else if type != .int, scan.isFixedWidth {
+                aggregator.add(doubles: try scan.doubles(), float: type == .float)
+            } else {
+                for row in 0..<scan.rowCount { aggregator.add(try scan.value(row)) }
+            }
+        }
+        if function == .sum, type == .int {
+            guard let sum = Int64(exactly: aggregator.exactIntSum) else {
+                throw QueryError(.overflow, "the sum of '\(path)' is \(aggregator.exactIntSum), beyond the range of a 64-bit int")
+            }
+            return .int(sum)
+        }
+        let result = aggregator.result(sumType: type)
+        return result.isNull ? nil : result
+    }
+
     /// The value of each path for each object, path by path (to-one paths: one value each).
     private func values(_ table: String, _ keys: [ObjectKey], _ paths: [BoundKeyPath]) throws -> [[StorageValue]] {
         let evaluation = Evaluation(source)

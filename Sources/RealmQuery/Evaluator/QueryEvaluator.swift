@@ -53,6 +53,11 @@ public struct QueryEvaluator {
     /// the source is a snapshot.
     public func count(_ table: String, _ predicate: BoundPredicate?) throws -> Int {
         guard let predicate else { return try source.objectKeys(table).count }
+        // One comparison of an int column with constants: counted in place by the engine's typed
+        // loops over the segments (no lanes decoded into arrays, no masks).
+        if let snapshot = source as? Snapshot, case .comparison(let c) = predicate, let (column, comparison) = Self.intComparison(c) {
+            return try snapshot.count(table, whereInt: column, comparison)
+        }
         let evaluation = Evaluation(source)
         let compiled = try evaluation.compile(predicate)
         guard let schema = source.catalog.table(table) else { return 0 }
@@ -110,5 +115,30 @@ public struct QueryEvaluator {
         guard let transaction = source as? WriteTransaction, table.primaryKey == column.name else { return nil }
         for v in values { if let key = try transaction.objectKey(table.name, primaryKey: v) { out.append(key) } }
         return out
+    }
+}
+
+extension QueryEvaluator {
+    /// `c` as the engine's in-place integer comparison, when it is one: a single int column (not
+    /// a collection) compared with int constants, without options or modifiers, and with the same
+    /// meaning for nulls (which match none of these, except `!=` on a nullable column — excluded).
+    static func intComparison(_ c: BoundComparison) -> (String, IntComparison)? {
+        guard c.modifier == nil, c.options.isEmpty, case .keyPath(let path) = c.left, path.readsOnlyOwnColumns,
+            case .column(_, let column) = path.steps[0], column.type == .int, !column.isList, !column.isMap, !column.isSet
+        else { return nil }
+        let comparison: IntComparison
+        switch (c.op, c.right) {
+        case (.equal, .constant(.int(let v))): comparison = .equal(v)
+        case (.notEqual, .constant(.int(let v))) where !column.isNullable: comparison = .notEqual(v)
+        case (.less, .constant(.int(let v))): comparison = .less(v)
+        case (.lessOrEqual, .constant(.int(let v))): comparison = .lessOrEqual(v)
+        case (.greater, .constant(.int(let v))): comparison = .greater(v)
+        case (.greaterOrEqual, .constant(.int(let v))): comparison = .greaterOrEqual(v)
+        case (.between, .list(let values)):
+            guard values.count == 2, case .int(let lo) = values[0], case .int(let hi) = values[1] else { return nil }
+            comparison = .between(lo, hi)
+        default: return nil
+        }
+        return (column.name, comparison)
     }
 }

@@ -85,7 +85,13 @@ extension Results {
         guard let schema = catalog.table(base.info.className) else { return nil }
         let path = try ResultsQuery.bindPath(property, schema, catalog, toMany: false)
         let source = realm.querySource
-        do { return try QueryEvaluator(source).aggregate(base.info.className, base.keys, function, path) } catch {
+        do {
+            // Every object of the class: reduced from the column segments, no keys collected.
+            if base.query.isEmpty && base.generation == realm.generation {
+                return try QueryEvaluator(source).aggregate(base.info.className, function, path)
+            }
+            return try QueryEvaluator(source).aggregate(base.info.className, base.keys, function, path)
+        } catch {
             throw Realm.Error(.invalidQuery, "\(error)")
         }
     }

@@ -194,6 +194,9 @@ final class ResultsBase {
         do { return try realm.objectCount(info.className) } catch { fatalError("Realm could not count '\(info.className)': \(error)") }
     }
 
+    /// Whether the cached keys are those of the Realm's current version.
+    var isCurrent: Bool { synchronized { cachedStamp == realm.stamp && realm.snapshot != nil } }
+
     /// Takes `keys` as the evaluation at the Realm's current stamp.
     func adopt(_ keys: [ObjectKey]) {
         synchronized {

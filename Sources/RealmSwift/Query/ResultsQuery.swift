@@ -124,7 +124,9 @@ struct ResultsQuery: Sendable {
     }
 
     /// The keys of the matching objects in `source` (a snapshot, for notifiers), in order.
-    func evaluate(_ table: String, in source: any QuerySource) throws -> [ObjectKey] {
+    /// With `limit`, only the first `limit` keys are needed: a final sort step then selects them
+    /// with the evaluator's bounded top-k instead of sorting everything.
+    func evaluate(_ table: String, in source: any QuerySource, limit: Int? = nil) throws -> [ObjectKey] {
         let catalog = source.catalog
         guard let schema = catalog.table(table) else { return [] }
         let evaluator = QueryEvaluator(source)
@@ -132,7 +134,13 @@ struct ResultsQuery: Sendable {
         let leading = steps.prefix { if case .filter = $0 { true } else { false } }
         let rest = steps.dropFirst(leading.count)
         var keys = try evaluator.filter(table, try Self.conjunction(leading, schema, catalog))
-        for step in rest {
+        for (i, step) in zip(rest.indices, rest) {
+            if case .sort(let descriptors) = step, i == rest.indices.last, let limit {
+                let sortKeys = try descriptors.map {
+                    SortKey(path: try Self.bindPath($0.keyPath, schema, catalog), ascending: $0.ascending)
+                }
+                return try evaluator.sort(table, keys, by: sortKeys, limit: limit)
+            }
             switch step {
             case .filter(let text, let arguments):
                 let p = try Self.compile(text, arguments, schema, catalog)
@@ -146,7 +154,7 @@ struct ResultsQuery: Sendable {
                 keys = try evaluator.distinct(table, keys, by: try paths.map { try Self.bindPath($0, schema, catalog) })
             }
         }
-        return keys
+        return limit.map { Array(keys.prefix($0)) } ?? keys
     }
 }
 
