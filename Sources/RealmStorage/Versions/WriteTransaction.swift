@@ -464,10 +464,9 @@ public final class WriteTransaction {
         g.columns[c.id]!.set(row, value)
         g.dirty.insert(c.id)
         if key.rawValue < w.firstNewKey {
-            var ch = changes[w.tableId] ?? .init()
-            ch.modified.insert(key)
-            ch.modifiedColumns.insert(c.id)
-            changes[w.tableId] = ch
+            // Mutated in place: a copy out and back would copy the sets on every call.
+            changes[w.tableId, default: .init()].modified.insert(key)
+            changes[w.tableId, default: .init()].modifiedColumns.insert(c.id)
         }
     }
 
@@ -508,10 +507,8 @@ public final class WriteTransaction {
         if key.rawValue >= w.firstNewKey {
             w.deletedNew.insert(key.rawValue)
         } else {
-            var ch = changes[w.tableId] ?? .init()
-            ch.deleted.insert(key)
-            ch.modified.remove(key)
-            changes[w.tableId] = ch
+            changes[w.tableId, default: .init()].deleted.insert(key)
+            changes[w.tableId, default: .init()].modified.remove(key)
         }
     }
 
