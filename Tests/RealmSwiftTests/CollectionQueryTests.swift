@@ -186,6 +186,8 @@ func makeKennelRealm() throws -> (Realm, TempDir) {
         let d4 = realm.objects(Dog.self).filter("name == 'd4'").first!
         func people<C: RealmCollection>(_ c: C) -> [String] where C.Element == Person { c.sorted(by: \.name).map(\.name) }
         #expect(people(d4.owners) == ["Ann", "Bob", "Cid"])
+        func frozenCount<C: RealmCollection>(_ c: C) -> Int { c.freeze().thaw()?.count ?? -1 }
+        #expect(frozenCount(kennel.dogs) == 8 && frozenCount(d4.owners) == 3 && frozenCount(kennel.intSet) == 0)
     }
 
     @Test func resultsOverAListAreLive() throws {

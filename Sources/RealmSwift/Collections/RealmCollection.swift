@@ -26,6 +26,10 @@ public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible
     var isInvalidated: Bool { get }
     /// Whether the collection belongs to a frozen Realm.
     var isFrozen: Bool { get }
+    /// A frozen copy, readable from any thread (Collections+Freezing.swift).
+    func freeze() -> Self
+    /// The live collection of a frozen copy, or nil when its object was deleted since.
+    func thaw() -> Self?
     /// How the shared operations reach the elements. Public only because the protocol names it.
     var _rlmCollection: _RLMCollection<Element> { get }
 }
