@@ -55,6 +55,11 @@ enum Tour {
         let ada = realm.object(ofType: Person.self, forPrimaryKey: 1)!
         #expect(ada.dogs.first?.owners.first?.name == "Ada")
         #expect(ada.scores["chess"] == 1200 && ada.tags.count == 2 && ada.extra == .string("first programmer"))
+        #expect(ada.dogs.filter("name BEGINSWITH 'R'").first?.name == "Rex")
+        #expect(ada.dogs.first?.owners.sorted(byKeyPath: "age").first?.name == "Ada")
+        #expect(ada.scores.max() == 1200)
+        #expect(people.value(forKey: "name") as? [String] == ["Ada", "Grace"])
+        #expect(String(decoding: try JSONEncoder().encode(ada.dogs), as: UTF8.self) == #"[{"name":"Rex"}]"#)
 
         let frozen = realm.freeze()
         try realm.write { ada.age += 1 }

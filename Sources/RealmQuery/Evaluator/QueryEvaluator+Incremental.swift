@@ -33,8 +33,10 @@ extension BoundKeyPath {
 }
 
 extension QueryEvaluator {
-    /// The keys among `keys` (ascending) of objects that exist in `table` and match `predicate`
-    /// (all existing ones when nil), ascending.
+    /// The keys among `keys` of objects that exist in `table` and match `predicate` (all existing
+    /// ones when nil), in the order of `keys`: any order is accepted and kept, and a key given
+    /// twice is returned twice when it matches (so a list's objects filter in list order). Keys
+    /// that ascend are located by one walk over the row groups.
     ///
     /// - Throws: ``QueryError`` when the predicate names columns the source lacks; `StorageError`
     ///   for a damaged file.

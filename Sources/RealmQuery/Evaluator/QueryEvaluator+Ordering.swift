@@ -85,13 +85,7 @@ extension QueryEvaluator {
         -> StorageValue?
     {
         let type = path.valueType
-        let fits: Bool
-        switch function {
-        case .count: fits = true
-        case .min, .max: fits = type.isNumeric || type == .timestamp
-        case .sum, .avg: fits = type.isNumeric
-        }
-        guard fits else { throw QueryError(.typeMismatch, "\(function) cannot aggregate the \(type) values of '\(path)'") }
+        try StoredValues.check(function, type, "values of '\(path)'")
         let evaluation = Evaluation(source)
         let compiled = try evaluation.compile(path)
         var aggregator = Aggregator(function)
@@ -106,14 +100,7 @@ extension QueryEvaluator {
                 }
             }
         }
-        if function == .sum, type == .int {
-            guard let sum = Int64(exactly: aggregator.exactIntSum) else {
-                throw QueryError(.overflow, "the sum of '\(path)' is \(aggregator.exactIntSum), beyond the range of a 64-bit int")
-            }
-            return .int(sum)
-        }
-        let result = aggregator.result(sumType: type)
-        return result.isNull ? nil : result
+        return try StoredValues.finish(aggregator, function, type, "'\(path)'")
     }
 
     /// ``aggregate(_:_:_:_:)`` over every object of `table`. Over a snapshot, an own int, float or

@@ -35,6 +35,8 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
 
     /// The Realm managing the parent object, or nil.
     public var realm: Realm? { parent?._rlmRealm }
+    /// Whether the object linked to was deleted or its Realm invalidated.
+    public var isInvalidated: Bool { parent?.isInvalidated ?? false }
 
     var keys: [ObjectKey] {
         guard let parent, let realm = parent._rlmRealm else { return [] }

@@ -97,7 +97,7 @@ extension Results {
     }
 
     func decodeAggregate<V: _RealmValue>(_ v: StorageValue?) -> V? {
-        guard let v, !v.isNull else { return nil }
+        guard let v = v?.truncatedForIntegers(V._rlmInfo), !v.isNull else { return nil }
         do { return try V._rlmCoerce(DynamicValues.swiftValue(v, target: nil, realm: base.realm) as Any, base.realm) } catch {
             fatalError("The aggregate \(v) cannot be read as \(V.self): \(error)")
         }

@@ -64,7 +64,7 @@ extension Results {
         let catalog = realm.catalog
         let paths = ChangeContext.resolve(keyPaths, table: table, catalog: catalog)
         let logic = NotifierLogic<[ObjectKey], CollectionDiff>(
-            tables: ChangeContext.reachableTables(from: table, catalog: catalog),
+            tables: ChangeContext.reachableTables(from: table, catalog: catalog).union(query.collectionTables),
             initial: { try query.evaluate(table, in: $0) },
             compute: { old, oldKeys, new, changes in
                 let context = ChangeContext(old: old, new: new, changes: changes)

@@ -39,7 +39,7 @@ extension SectionedResultsBase {
             return SectionedResultsBase(r, sectionKey: grouping.value.0, keyOrder: grouping.value.1).sectionsForDiff
         }
         return NotifierLogic(
-            tables: ChangeContext.reachableTables(from: table, catalog: catalog),
+            tables: ChangeContext.reachableTables(from: table, catalog: catalog).union(query.collectionTables),
             initial: sections,
             compute: { old, oldSections, new, changes in
                 let newSections = sections(new)

@@ -6,7 +6,7 @@ import RealmStorage
 /// Objects are thread-confined once managed by a live Realm: use them on the thread (or actor) that
 /// opened the Realm, or pass them on with ``ThreadSafeReference`` or ``freeze()``. Unmanaged objects
 /// are ordinary Swift objects.
-open class ObjectBase: CustomStringConvertible {
+open class ObjectBase: CustomStringConvertible, Encodable {
     /// The Realm managing this object (nil while unmanaged).
     @usableFromInline package var _rlmRealm: Realm?
     /// The object's key in its table, when managed.
@@ -118,6 +118,10 @@ open class ObjectBase: CustomStringConvertible {
         let values = _rlmClass.unmanagedValues(of: self)
         return (index < values.count ? values[index] : nil) ?? p.valueType._rlmDefaultValue()
     }
+
+    /// Encodes the persisted properties by name (ObjectBase+Encodable.swift); override to encode
+    /// differently.
+    open func encode(to encoder: any Encoder) throws { try encodePersistedProperties(to: encoder) }
 
     open var description: String {
         if _rlmRealm != nil && isInvalidated { return "[invalid object]" }

@@ -16,8 +16,11 @@ struct ResultsQuery: Sendable {
         case distinct([String])
     }
     var steps: [Step] = []
+    /// The collection property whose objects the steps start from, in its order; nil: every
+    /// object of the table (ResultsQuery+Collection.swift).
+    var collection: CollectionRef?
 
-    var isEmpty: Bool { steps.isEmpty }
+    var isEmpty: Bool { steps.isEmpty && collection == nil }
 
     func adding(_ step: Step) -> ResultsQuery {
         var q = self
@@ -50,11 +53,12 @@ struct ResultsQuery: Sendable {
         }
     }
 
-    /// The number of matching objects, or nil when a distinct step makes counting need the keys.
+    /// The number of matching objects, or nil when counting needs the keys (a distinct step, or
+    /// results over a collection property).
     func count(_ table: String, _ realm: Realm) throws -> Int? {
         let source = realm.querySource
         guard let schema = source.catalog.table(table) else { return 0 }
-        if steps.contains(where: { if case .distinct = $0 { true } else { false } }) { return nil }
+        if collection != nil || steps.contains(where: { if case .distinct = $0 { true } else { false } }) { return nil }
         let predicate = try Self.conjunction(steps, schema, source.catalog)
         do { return try QueryEvaluator(source).count(table, predicate) } catch let e as QueryError {
             throw Realm.Error(.invalidQuery, "\(e)")
@@ -76,7 +80,8 @@ struct ResultsQuery: Sendable {
 
     /// What an incremental update needs: the query as one predicate and its effective sort keys,
     /// and the objects that changed. Nil when updating is not exact or does not pay: another
-    /// table changed, many objects changed, a distinct step, or a query reading through links.
+    /// table changed, many objects changed, a distinct step, a query reading through links, or
+    /// results over a collection property.
     struct IncrementalPlan {
         var predicate: BoundPredicate?
         var sortKeys: [SortKey]
@@ -84,7 +89,8 @@ struct ResultsQuery: Sendable {
     }
 
     func incrementalPlan(_ table: String, previousCount: Int, changes: Changeset, in snapshot: Snapshot) throws -> IncrementalPlan? {
-        guard !changes.schemaChanged, changes.tables.keys.allSatisfy({ $0 == table }), let t = changes.tables[table] else { return nil }
+        guard collection == nil, !changes.schemaChanged, changes.tables.keys.allSatisfy({ $0 == table }), let t = changes.tables[table]
+        else { return nil }
         var changed = t.modified
         changed.formUnion(t.inserted)
         changed.formUnion(t.deleted)
@@ -133,7 +139,8 @@ struct ResultsQuery: Sendable {
         // Leading filters run as one predicate; later steps apply in chain order.
         let leading = steps.prefix { if case .filter = $0 { true } else { false } }
         let rest = steps.dropFirst(leading.count)
-        var keys = try evaluator.filter(table, try Self.conjunction(leading, schema, catalog))
+        let first = try Self.conjunction(leading, schema, catalog)
+        var keys = try collection.map { try evaluator.matching(table, try $0.keys(in: source), first) } ?? evaluator.filter(table, first)
         for (i, step) in zip(rest.indices, rest) {
             if case .sort(let descriptors) = step, i == rest.indices.last, let limit {
                 let sortKeys = try descriptors.map {

@@ -12,23 +12,8 @@ struct PropertyInfo {
     var column: ColumnSchema? {
         guard isStored else { return nil }
         let p = property
-        let type: ColumnType =
-            switch p.type {
-            case .int: .int
-            case .bool: .bool
-            case .string: .string
-            case .data: .binary
-            case .date: .timestamp
-            case .float: .float
-            case .double: .double
-            case .object, .linkingObjects: .link
-            case .any: .mixed
-            case .objectId: .objectId
-            case .decimal128: .decimal128
-            case .UUID: .uuid
-            }
         return ColumnSchema(
-            p.name, type, nullable: p.isOptional || p.type == .any || (p.type == .object && !p.isCollection), list: p.isArray,
+            p.name, p.type.columnType, nullable: p.isOptional || p.type == .any || (p.type == .object && !p.isCollection), list: p.isArray,
             set: p.isSet, map: p.isMap, linkTarget: p.objectClassName, indexed: p.isIndexed && !p.isPrimaryKey)
     }
 }

@@ -1,0 +1,77 @@
+import RealmStorage
+
+/// Sorting, `distinct` and aggregates of plain stored values — the elements of a list or set of
+/// primitives, or values gathered by the layer above — by the rules the evaluator applies to
+/// objects (Spec/QUERY.md §7.7, §9).
+///
+/// ```swift
+/// let values: [StorageValue] = [.int(3), .null, .int(1)]
+/// StoredValues.sortedIndices(values, ascending: true)    // [1, 2, 0]: nil first
+/// StoredValues.distinctIndices([.int(1), .int(1), .null])  // [0, 2]
+/// try StoredValues.aggregate(values, .sum, type: .int)   // .int(4): nils skipped
+/// ```
+///
+/// Pure functions; `Sendable` by having no state.
+public enum StoredValues {
+    /// The positions of `values` in sorted order, stably (equal values keep their order in both
+    /// directions): nil first ascending, then NaN, then numbers numerically; strings and binary
+    /// data by bytes; `false` before `true`; dates chronologically. Descending reverses the order
+    /// of unequal values only.
+    public static func sortedIndices(_ values: [StorageValue], ascending: Bool) -> [Int] {
+        values.indices.sorted { i, j in
+            let order = ValueOrder.sortOrder(values[i], values[j])
+            if order != 0 { return ascending ? order < 0 : order > 0 }
+            return i < j
+        }
+    }
+
+    /// The positions of the first value of each group of equal values, ascending. Values are equal
+    /// when neither sorts before the other (nil equals nil, NaN equals NaN, `-0.0` equals `0.0`,
+    /// strings are equal byte for byte), as for `distinct` over objects.
+    public static func distinctIndices(_ values: [StorageValue]) -> [Int] {
+        guard values.count > 1 else { return Array(values.indices) }
+        let sorted = sortedIndices(values, ascending: true)
+        var keep = [Bool](repeating: false, count: values.count)
+        keep[sorted[0]] = true
+        for p in 1..<sorted.count where ValueOrder.sortOrder(values[sorted[p - 1]], values[sorted[p]]) != 0 { keep[sorted[p]] = true }
+        return values.indices.filter { keep[$0] }
+    }
+
+    /// `@min`, `@max`, `@sum`, `@avg` or `@count` of `values`, all of column type `type` (or nil),
+    /// with the results of ``QueryEvaluator/aggregate(_:_:_:_:)``: nils are skipped; `@sum` of
+    /// nothing is 0 of `type`'s sum type; `@min`, `@max`, `@avg` of nothing are nil.
+    ///
+    /// - Throws: ``QueryError`` `.typeMismatch` when values of `type` cannot be aggregated so
+    ///   (`@sum` of strings, `@avg` of dates), `.overflow` when a sum of ints leaves `Int64`.
+    public static func aggregate(_ values: [StorageValue], _ function: AggregateFunction, type: ColumnType) throws -> StorageValue? {
+        try check(function, type, "values")
+        var aggregator = Aggregator(function)
+        for v in values { aggregator.add(v) }
+        return try finish(aggregator, function, type, "values")
+    }
+
+    /// Throws unless `function` can aggregate values of `type` (`what` names them in the message).
+    static func check(_ function: AggregateFunction, _ type: ColumnType, _ what: String) throws {
+        let fits: Bool
+        switch function {
+        case .count: fits = true
+        case .min, .max: fits = type.isNumeric || type == .timestamp
+        case .sum, .avg: fits = type.isNumeric
+        }
+        guard fits else { throw QueryError(.typeMismatch, "\(function) cannot aggregate the \(type) \(what)") }
+    }
+
+    /// The aggregate's result: an exact int sum (throwing beyond `Int64`), else the aggregator's.
+    static func finish(_ aggregator: Aggregator, _ function: AggregateFunction, _ type: ColumnType, _ what: String) throws
+        -> StorageValue?
+    {
+        if function == .sum, type == .int {
+            guard let sum = Int64(exactly: aggregator.exactIntSum) else {
+                throw QueryError(.overflow, "the sum of \(what) is \(aggregator.exactIntSum), beyond the range of a 64-bit int")
+            }
+            return .int(sum)
+        }
+        let result = aggregator.result(sumType: type)
+        return result.isNull ? nil : result
+    }
+}

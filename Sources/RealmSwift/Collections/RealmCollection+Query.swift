@@ -1,0 +1,140 @@
+import Foundation
+import RealmQuery
+import RealmStorage
+
+/// Queries over the objects of a list, set or linking objects, returning live ``Results`` that
+/// start from the collection's current objects each time they resolve (so they stay live) and
+/// keep its order: `filter` keeps the list's order (a list holding an object twice keeps both),
+/// `sorted` sorts stably from it, `distinct` keeps the first of each group in it.
+extension RealmCollection where Element: ObjectBase {
+    // MARK: Filtering
+
+    /// The objects matching a query in the NSPredicate dialect (Spec/QUERY.md), in collection
+    /// order. Stops with the error on a malformed query — use ``filter(checking:_:)`` for text from
+    /// users — or on an unmanaged collection.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        _rlmCollection.results("filter(_:_:)").filter(predicateFormat, arguments: args)
+    }
+
+    /// The throwing form of ``filter(_:_:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
+    public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
+        try _rlmCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)
+    }
+
+    /// The objects matching a type-safe query, in collection order: `dogs.where { $0.age > 2 }`.
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+        _rlmCollection.results("where(_:)").where(isIncluded)
+    }
+
+    // MARK: Sorting and distinct
+
+    /// The objects sorted by one property (or dotted path through links), stably.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        _rlmCollection.results("sorted(byKeyPath:ascending:)").sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+
+    /// The objects sorted by several properties, the first deciding first (stable).
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Iterator.Element == SortDescriptor {
+        _rlmCollection.results("sorted(by:)").sorted(by: sortDescriptors)
+    }
+
+    /// The objects sorted by a Swift key path (optional properties too; nil first ascending).
+    public func sorted<V: _HasPersistedType>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element>
+    where V.PersistedType: SortableType {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// One object for each distinct combination of values of `keyPaths` (the first in order).
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String {
+        _rlmCollection.results("distinct(by:)").distinct(by: keyPaths)
+    }
+
+    /// One object for each distinct combination of values of Swift key paths.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == PartialKeyPath<Element> {
+        distinct(by: KeyPathNames.dotted(Array(keyPaths)))
+    }
+
+    // MARK: Finding
+
+    /// The index of the first object matching a query, or nil. Stops on a malformed query.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        let results = _rlmCollection.results("index(matching:_:)")
+        guard let first = results.filter(predicateFormat, arguments: args).base.keys.first else { return nil }
+        return results.base.keys.firstIndex(of: first)
+    }
+
+    /// The index of the first object matching a type-safe query, or nil.
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        _rlmCollection.results("index(matching:)").index(matching: isIncluded)
+    }
+
+    // MARK: Aggregates
+
+    /// The smallest value of a property (nil when there are no values; nils are skipped).
+    public func min<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.min, property) }
+
+    /// The largest value of a property (nil when there are no values; nils are skipped).
+    public func max<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.max, property) }
+
+    /// The sum of a property (0 when there are no values; nils are skipped).
+    public func sum<V: _RealmValue>(ofProperty property: String) -> V {
+        _rlmCollection.aggregate(.sum, property) ?? V._rlmDefaultValue()
+    }
+
+    /// The mean of a property (nil when there are no values; nils are skipped).
+    public func average<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.avg, property) }
+
+    /// The smallest value of a property given as a key path.
+    public func min<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? { min(ofProperty: Results<Element>.path(keyPath)) }
+    /// The largest value of a property given as a key path.
+    public func max<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? { max(ofProperty: Results<Element>.path(keyPath)) }
+    /// The sum of a property given as a key path.
+    public func sum<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V { sum(ofProperty: Results<Element>.path(keyPath)) }
+    /// The mean of a property given as a key path.
+    public func average<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? {
+        average(ofProperty: Results<Element>.path(keyPath))
+    }
+}
+
+extension RealmCollection {
+    /// The index of the first element equal to `object`, or nil.
+    public func index(of object: Element) -> Int? { firstIndex { $0 == object } }
+
+    /// The elements at `indexes` (stops when one is out of bounds).
+    public func objects(at indexes: IndexSet) -> [Element] {
+        indexes.map { i in
+            precondition(i >= 0 && i < count, "Index \(i) is out of bounds (count \(count)).")
+            return self[i]
+        }
+    }
+}
+
+extension _RLMCollection {
+    /// An aggregate of `property` over the objects: through the evaluator when managed, else over
+    /// the unmanaged objects' values by key-value coding. Stops with the error for an unknown
+    /// property or values that cannot be aggregated so.
+    func aggregate<V: _RealmValue>(_ function: AggregateFunction, _ property: String) -> V? {
+        guard Self.holdsObjects else { fatalError("\(function) of a property needs a collection of objects; this \(kind) holds values.") }
+        if let results = makeResults() {
+            do { return results.decodeAggregate(try results.aggregate(function, property)) } catch { fatalError("\(error)") }
+        }
+        do {
+            let values = try elements().flatMap { try KeyValueCoding.leaves($0, property) }.map(KeyValueCoding.stored)
+            let type = values.first { !$0.isNull }.map(KeyValueCoding.columnType) ?? V._rlmInfo.type.columnType
+            guard let v = try StoredValues.aggregate(values, function, type: type)?.truncatedForIntegers(V._rlmInfo) else { return nil }
+            return try V._rlmCoerce(KeyValueCoding.scalar(v) as Any, nil)
+        } catch {
+            fatalError("\(error)")
+        }
+    }
+}
+
+extension StorageValue {
+    /// An aggregate read as an integer type: an average truncates toward zero, as RealmSwift's
+    /// `average(of:)` does for an int property.
+    func truncatedForIntegers(_ info: _RLMTypeInfo) -> StorageValue {
+        guard info.type == .int, case .double(let d) = self, d.isFinite, abs(d) < 9.2e18 else { return self }
+        return .int(Int64(d.rounded(.towardZero)))
+    }
+}

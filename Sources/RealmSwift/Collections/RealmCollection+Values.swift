@@ -1,0 +1,71 @@
+import Foundation
+import RealmQuery
+import RealmStorage
+
+/// Operations on collections of values (`List<Int>`, `MutableSet<Date?>`, …), with the query
+/// engine's rules: nils are skipped by aggregates; the sum of nothing is 0; the minimum, maximum
+/// and average of nothing are nil; strings sort by UTF-8 bytes, nil first ascending.
+extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: MinMaxType {
+    /// The smallest value, or nil when there are no values (nils are skipped). For a collection
+    /// of optionals the result is doubly optional, as in RealmSwift.
+    public func min() -> Element? { _rlmCollection.valueAggregate(.min) }
+
+    /// The largest value, or nil when there are no values (nils are skipped).
+    public func max() -> Element? { _rlmCollection.valueAggregate(.max) }
+}
+
+extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: AddableType {
+    /// The sum of the values: 0 when there are none (nils are skipped). Stops when a sum of ints
+    /// leaves `Int64`.
+    public func sum() -> Element { _rlmCollection.valueSum() }
+
+    /// The mean of the values, or nil when there are none (nils are skipped): `let mean: Double? =
+    /// scores.average()` (a `Decimal128` for decimals).
+    public func average<T: _RealmValue & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        _rlmCollection.valueAggregate(.avg)
+    }
+}
+
+extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: SortableType {
+    /// The values sorted (stably; nil first ascending, strings by UTF-8 bytes). An array: a
+    /// snapshot, where RealmSwift returns live `Results` of values (which do not exist here).
+    public func sorted(ascending: Bool = true) -> [Element] { _rlmCollection.sortedValues(ascending: ascending) }
+
+    /// The distinct values, each at its first occurrence, in collection order. An array, where
+    /// RealmSwift returns live `Results`.
+    public func distinct() -> [Element] { _rlmCollection.distinctValues() }
+}
+
+extension _RLMCollection {
+    /// The column type the elements are stored as.
+    static var columnType: ColumnType { Element._rlmInfo.type.columnType }
+
+    /// An aggregate of the values as `T`; stops with the error when they cannot be aggregated so.
+    func valueAggregate<T: _RealmValue>(_ function: AggregateFunction) -> T? {
+        do {
+            guard let v = try StoredValues.aggregate(stored(), function, type: Self.columnType) else { return nil }
+            if function == .min || function == .max { return T._rlmDecode(_RLMRaw(v), realm) }
+            return try T._rlmCoerce(KeyValueCoding.scalar(v) as Any, realm)
+        } catch {
+            fatalError("\(function) of this \(kind) of \(Element.self): \(error)")
+        }
+    }
+
+    /// The sum of the values (0 of the element type when there are none).
+    func valueSum() -> Element {
+        if let sum: Element = valueAggregate(.sum) { return sum }
+        do { return try Element._rlmCoerce(0, realm) } catch { fatalError("\(error)") }
+    }
+
+    /// The elements in sorted order of their stored values.
+    func sortedValues(ascending: Bool) -> [Element] {
+        let elements = elements()
+        return StoredValues.sortedIndices(stored(), ascending: ascending).map { elements[$0] }
+    }
+
+    /// The first element of each group of equal stored values, in collection order.
+    func distinctValues() -> [Element] {
+        let elements = elements()
+        return StoredValues.distinctIndices(stored()).map { elements[$0] }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import RealmStorage
+
+/// A persisted type, with the type its values are stored as (itself; an optional's is its
+/// wrapped type's). The value operations of collections are constrained on it, as in RealmSwift:
+/// `list.min()` exists where `Element.PersistedType: MinMaxType`.
+public protocol _HasPersistedType {
+    associatedtype PersistedType
+}
+
+/// Types with an order for `min()` and `max()`: integers, `Float`, `Double`, `Date`, `Decimal128`.
+public protocol MinMaxType {}
+
+/// Types that can be summed and averaged: integers, `Float`, `Double`, `Decimal128`.
+public protocol AddableType {}
+
+/// Types collections of values can be sorted by: the ``MinMaxType``s, `String`, `Bool`, `Data`,
+/// `UUID` and `ObjectId`.
+public protocol SortableType {}
+
+extension Bool: _HasPersistedType, SortableType { public typealias PersistedType = Bool }
+extension Int: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Int }
+extension Int8: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Int8 }
+extension Int16: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Int16 }
+extension Int32: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Int32 }
+extension Int64: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Int64 }
+extension Float: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Float }
+extension Double: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Double }
+extension Decimal128: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = Decimal128 }
+extension Date: _HasPersistedType, MinMaxType, SortableType { public typealias PersistedType = Date }
+extension String: _HasPersistedType, SortableType { public typealias PersistedType = String }
+extension Data: _HasPersistedType, SortableType { public typealias PersistedType = Data }
+extension UUID: _HasPersistedType, SortableType { public typealias PersistedType = UUID }
+extension ObjectId: _HasPersistedType, SortableType { public typealias PersistedType = ObjectId }
+
+extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
+    public typealias PersistedType = Wrapped.PersistedType
+}

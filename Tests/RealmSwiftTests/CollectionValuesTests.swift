@@ -1,0 +1,112 @@
+import Foundation
+import RealmStorage
+import RealmTestSupport
+import Testing
+
+@testable import RealmSwift
+
+/// `min()`, `max()`, `sum()`, `average()`, `sorted(ascending:)` and `distinct()` on collections of
+/// values, each body run over an unmanaged kennel, a managed one and a frozen one.
+@Suite struct CollectionValuesTests {
+    static let date0 = Date(timeIntervalSince1970: 1_000)
+    static let date1 = Date(timeIntervalSince1970: -50)
+
+    /// Runs `body` with the same values in an unmanaged, a managed and a frozen kennel.
+    func each(_ body: (Kennel, String) throws -> Void) throws {
+        func fill(_ k: Kennel) {
+            k.ints.append(objectsIn: [4, -2, 9, 4, 0])
+            k.optInts.append(objectsIn: [nil, 3, nil, -1, 3])
+            k.int8s.append(objectsIn: [100, 27])
+            k.doubles.append(objectsIn: [1.5, .nan, -0.5, 2])
+            k.optDoubles.append(objectsIn: [nil, nil])
+            k.floats.append(objectsIn: [0.25, 1.5])
+            k.decimals.append(objectsIn: [Decimal128(1), try! Decimal128(string: "2.5"), try! Decimal128(string: "0.25")])
+            k.dates.append(objectsIn: [Self.date0, Self.date1])
+            k.optDates.append(objectsIn: [nil, Self.date0])
+            k.strings.append(objectsIn: ["b", "é", "B", "a", "b", ""])
+            k.optStrings.append(objectsIn: ["x", nil, "a", nil])
+            k.intSet.insert(objectsIn: [5, 3, 8])
+            k.stringSet.insert(objectsIn: ["q", "p"])
+            k.scores["x"] = 10
+            k.scores["a"] = -4
+            k.scores["m"] = 7
+            k.optScores["k"] = .some(nil)
+            k.optScores["j"] = 2.5
+        }
+        let unmanaged = Kennel(value: ["id": 1])
+        fill(unmanaged)
+        try body(unmanaged, "unmanaged")
+        let (realm, _) = try makeKennelRealm()
+        let managed = Kennel(value: ["id": 1])
+        fill(managed)
+        try realm.write { realm.add(managed) }
+        try body(managed, "managed")
+        try body(managed.freeze(), "frozen")
+    }
+
+    @Test func minMaxSumAverageSkipNils() throws {
+        try each { k, kind in
+            #expect(k.ints.min() == -2 && k.ints.max() == 9 && k.ints.sum() == 15, "\(kind)")
+            #expect(k.ints.average() == 3.0 as Double?, "\(kind)")
+            // Optionals: nils skipped; min/max doubly optional as in RealmSwift.
+            #expect(k.optInts.min() == .some(-1) && k.optInts.max() == .some(3) && k.optInts.sum() == 5, "\(kind)")
+            #expect(k.optInts.average() == 5.0 / 3 as Double?, "\(kind)")
+            #expect(k.optDoubles.min() == nil && k.optDoubles.sum() == 0 && k.optDoubles.average() as Double? == nil, "\(kind)")
+            // NaN never wins min/max over numbers; it makes the sum NaN.
+            #expect(k.doubles.min() == -0.5 && k.doubles.max() == 2 && k.doubles.sum().isNaN, "\(kind)")
+            #expect(k.floats.sum() == Float(1.75) && k.floats.max() == Float(1.5), "\(kind)")
+            #expect(k.int8s.max() == Int8(100), "\(kind)")
+            let (d375, d025, d125) = (try Decimal128(string: "3.75"), try Decimal128(string: "0.25"), try Decimal128(string: "1.25"))
+            #expect(k.decimals.sum() == d375 && k.decimals.min() == d025 && k.decimals.average() == d125, "\(kind)")
+            #expect(k.dates.min() == Self.date1 && k.dates.max() == Self.date0, "\(kind)")
+            #expect(k.optDates.min() == .some(Self.date0), "\(kind)")
+            #expect(k.intSet.max() == 8 && k.intSet.sum() == 16 && k.intSet.average() == 16.0 / 3 as Double?, "\(kind)")
+            #expect(k.scores.min() == -4 && k.scores.max() == 10 && k.scores.sum() == 13, "\(kind)")
+            #expect(k.scores.average() == 13.0 / 3 as Double?, "\(kind)")
+            #expect(k.optScores.max() == .some(2.5) && k.optScores.sum() == 2.5, "\(kind)")
+        }
+        let empty = List<Int>()
+        #expect(empty.min() == nil && empty.max() == nil && empty.sum() == 0 && empty.average() as Double? == nil)
+        #expect(List<Decimal128?>().sum() == Decimal128(0) && Map<String, Float>().sum() == 0)
+    }
+
+    @Test func sortedAndDistinctValues() throws {
+        try each { k, kind in
+            #expect(k.ints.sorted() == [-2, 0, 4, 4, 9] && k.ints.sorted(ascending: false) == [9, 4, 4, 0, -2], "\(kind)")
+            #expect(k.ints.distinct() == [4, -2, 9, 0], "\(kind)")
+            // Strings by UTF-8 bytes: "" < "B" < "a" < "b" < "é".
+            #expect(k.strings.sorted() == ["", "B", "a", "b", "b", "é"], "\(kind)")
+            #expect(k.strings.distinct() == ["b", "é", "B", "a", ""], "\(kind)")
+            #expect(
+                k.optStrings.sorted() == [nil, nil, "a", "x"] && k.optStrings.sorted(ascending: false) == ["x", "a", nil, nil], "\(kind)")
+            #expect(k.optStrings.distinct() == ["x", nil, "a"], "\(kind)")
+            #expect(k.optInts.sorted() == [nil, nil, -1, 3, 3], "\(kind)")
+            #expect(k.dates.sorted() == [Self.date1, Self.date0], "\(kind)")
+            #expect(k.doubles.sorted().first!.isNaN && Array(k.doubles.sorted().dropFirst()) == [-0.5, 1.5, 2], "\(kind)")
+            #expect(k.intSet.sorted() == [3, 5, 8] && k.stringSet.sorted(ascending: false) == ["q", "p"], "\(kind)")
+            #expect(k.scores.sorted() == [-4, 7, 10], "\(kind)")
+            #expect(k.optScores.sorted() == [nil, 2.5], "\(kind)")
+        }
+    }
+
+    @Test func valuesFollowWrites() throws {
+        let (realm, _) = try makeKennelRealm()
+        let k = Kennel(value: ["id": 1, "ints": [1, 2]])
+        try realm.write { realm.add(k) }
+        #expect(k.ints.sum() == 3)
+        try realm.write {
+            k.ints.append(10)
+            #expect(k.ints.max() == 10)  // inside the transaction
+        }
+        #expect(k.ints.sum() == 13 && k.ints.sorted(ascending: false) == [10, 2, 1])
+    }
+
+    @Test func overflowingSumStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let list = List<Int>()
+            list.append(objectsIn: [.max, 1])
+            _ = list.sum()
+        }
+        #expect(ConfinementTests.stderr(result).contains("beyond the range of a 64-bit int"))
+    }
+}
