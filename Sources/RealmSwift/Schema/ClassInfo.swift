@@ -27,6 +27,8 @@ final class ClassInfo: @unchecked Sendable {
     let type: ObjectBase.Type
     let className: String
     let properties: [PropertyInfo]
+    /// Whether each property is stored (not linking objects), for hot loops.
+    let isStored: [Bool]
     let primaryKey: Int?
     let isEmbedded: Bool
     let schema: ObjectSchema
@@ -72,6 +74,7 @@ final class ClassInfo: @unchecked Sendable {
             props.append(PropertyInfo(property: property, valueType: wrapper.valueType))
         }
         self.properties = props
+        self.isStored = props.map(\.isStored)
         self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
         self.schema = ObjectSchema(className: className, properties: props.map(\.property), isEmbedded: isEmbedded)
         var byName: [String: Int] = [:]
@@ -94,6 +97,7 @@ final class ClassInfo: @unchecked Sendable {
             return PropertyInfo(property: p, valueType: DynamicValues.valueType(c))
         }
         self.properties = props
+        self.isStored = props.map(\.isStored)
         self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
         self.schema = ObjectSchema(className: table.name, properties: props.map(\.property), isEmbedded: false)
         var byName: [String: Int] = [:]
@@ -178,8 +182,9 @@ final class ClassInfo: @unchecked Sendable {
     /// The current values of an unmanaged object: those set through accessors, else the wrappers'
     /// initial values (read with `Mirror` only when some property was never set).
     func unmanagedValues(of object: ObjectBase) -> [Any?] {
-        func missing(_ i: Int) -> Bool { properties[i].isStored && (i >= object._rlmValues.count || object._rlmValues[i] == nil) }
-        guard properties.indices.contains(where: missing) else { return object._rlmValues }
+        let values = object._rlmValues
+        func missing(_ i: Int) -> Bool { isStored[i] && (i >= values.count || values[i] == nil) }
+        guard values.count == isStored.count ? isStored.indices.contains(where: missing) : true else { return values }
         let isDynamic = object is DynamicObject
         let paths = storagePaths.withLock { $0 }
         let needMirror = !isDynamic && properties.indices.contains { missing($0) && paths[$0] == nil }
