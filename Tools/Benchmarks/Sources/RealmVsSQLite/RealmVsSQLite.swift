@@ -159,7 +159,10 @@ final class Runner {
                     try runWorkloads(s, system, n: n, keys: keys, path: path)
                 }
                 if options.only?.contains("W9") ?? true { try runW9(system, path) }
-                if system == Self.this { RealmSystem.remove(path) } else { SQLiteSystem.remove(path) }
+                // REALM_BENCH_KEEP=1 keeps the files (to profile W9 by hand).
+                if ProcessInfo.processInfo.environment["REALM_BENCH_KEEP"] == nil {
+                    if system == Self.this { RealmSystem.remove(path) } else { SQLiteSystem.remove(path) }
+                }
             }
         }
         if let q = try? DatabaseQueue() {
