@@ -72,4 +72,44 @@ import Testing
         _ = sorted.count
         #expect(sorted.prefix(5).map(\.id) == Array(sorted)[0..<5].map(\.id))
     }
+
+    /// Sorting by plain number columns (unboxed) orders as the evaluator's rules say: numerically,
+    /// NaN before every number, ties by the earlier order; bools false first.
+    @Test func typedSortsMatchASwiftModel() throws {
+        let (realm, _) = try makeRealm()
+        var rng = SplitMix(seed: 8)
+        var model: [(id: Int, d: Double, b: Bool, i: Int64)] = []
+        try realm.write {
+            for id in 0..<3000 {
+                let d = rng.next() % 10 == 0 ? Double.nan : Double(Int(rng.next() % 200) - 100) / 4
+                let b = rng.next() % 2 == 0
+                let i = Int64(rng.next() % 30)
+                model.append((id, d, b, i))
+                realm.add(AllTypes(value: ["id": id, "double": d, "bool": b, "int64": i]))
+            }
+        }
+        func dOrder(_ a: Double, _ b: Double) -> Int {
+            if a.isNaN { return b.isNaN ? 0 : -1 }
+            if b.isNaN { return 1 }
+            return a < b ? -1 : a > b ? 1 : 0
+        }
+        let all = realm.objects(AllTypes.self)
+        let byDouble = all.sorted(by: [SortDescriptor(keyPath: "double"), SortDescriptor(keyPath: "bool", ascending: false)]).map(\.id)
+        let expected = model.sorted { x, y in
+            let o = dOrder(x.d, y.d)
+            if o != 0 { return o < 0 }
+            if x.b != y.b { return x.b }
+            return x.id < y.id
+        }.map(\.id)
+        #expect(byDouble == expected)
+        let top = all.sorted(by: [SortDescriptor(keyPath: "int64", ascending: false), SortDescriptor(keyPath: "double")]).prefix(50).map(
+            \.id)
+        let expectedTop = model.sorted { x, y in
+            if x.i != y.i { return x.i > y.i }
+            let o = dOrder(x.d, y.d)
+            if o != 0 { return o < 0 }
+            return x.id < y.id
+        }.prefix(50).map(\.id)
+        #expect(top == Array(expectedTop))
+    }
 }

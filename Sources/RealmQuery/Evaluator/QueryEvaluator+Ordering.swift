@@ -23,8 +23,22 @@ extension QueryEvaluator {
         let n = keys.count
         let k = min(max(0, limit ?? n), n)
         guard !sortKeys.isEmpty, k > 0 else { return Array(keys.prefix(k)) }
-        let columns = try values(table, keys, sortKeys.map(\.path))
         let ascending = sortKeys.map(\.ascending)
+        if let typed = try typedSortColumns(table, keys, sortKeys) {
+            // Plain numbers compared unboxed (same order as ValueOrder: NaN before numbers).
+            func precedes(_ i: Int, _ j: Int) -> Bool {
+                for c in 0..<typed.count {
+                    let order = typed[c].order(i, j)
+                    if order != 0 { return ascending[c] ? order < 0 : order > 0 }
+                }
+                return i < j
+            }
+            if k == n { return Array(0..<n).sorted(by: precedes).map { keys[$0] } }
+            var heap = BoundedHeap(capacity: k, precedes: precedes)
+            for i in 0..<n { heap.insert(i) }
+            return heap.sorted().map { keys[$0] }
+        }
+        let columns = try values(table, keys, sortKeys.map(\.path))
         func precedes(_ i: Int, _ j: Int) -> Bool {
             for c in 0..<columns.count {
                 let order = ValueOrder.sortOrder(columns[c][i], columns[c][j])
@@ -140,6 +154,58 @@ extension QueryEvaluator {
         return result.isNull ? nil : result
     }
 
+    /// The sort keys' values as plain numbers, when every key is an own non-nullable int, bool,
+    /// float or double column of a snapshot's table (else nil: the boxed path sorts).
+    private func typedSortColumns(_ table: String, _ keys: [ObjectKey], _ sortKeys: [SortKey]) throws -> [TypedSortColumn]? {
+        guard let snapshot = source as? Snapshot else { return nil }
+        var columns: [ColumnSchema] = []
+        for key in sortKeys {
+            guard key.path.readsOnlyOwnColumns, case .column(_, let c) = key.path.steps[0], !c.isNullable, !c.isList, !c.isMap, !c.isSet,
+                [.int, .bool, .double, .float].contains(c.type)
+            else { return nil }
+            columns.append(c)
+        }
+        let evaluation = Evaluation(source)
+        let objects = try evaluation.objects(evaluation.slot(table), keys)
+        let reader = try TableReader(snapshot, table)
+        var out: [TypedSortColumn] = []
+        for c in columns {
+            guard let index = reader.columnIndex(c.name) else { return nil }
+            let isInt = c.type == .int || c.type == .bool
+            var ints: [Int64] = []
+            var doubles: [Double] = []
+            if isInt { ints.reserveCapacity(objects.count) } else { doubles.reserveCapacity(objects.count) }
+            var group = -1
+            var laneInts: [Int64] = []
+            var laneDoubles: [Double] = []
+            for o in objects {
+                guard let location = o.location else { return nil }
+                if Int(location.group) != group {
+                    group = Int(location.group)
+                    let scan = try reader.scan(group: group, column: index)
+                    if let value = scan.defaultValue {
+                        switch value {
+                        case .int(let v): laneInts = [Int64](repeating: v, count: scan.rowCount)
+                        case .bool(let v): laneInts = [Int64](repeating: v ? 1 : 0, count: scan.rowCount)
+                        case .double(let v): laneDoubles = [Double](repeating: v, count: scan.rowCount)
+                        case .float(let v): laneDoubles = [Double](repeating: Double(v), count: scan.rowCount)
+                        default: return nil
+                        }
+                    } else if isInt {
+                        guard let lane = scan.integers else { return nil }
+                        laneInts = lane.array
+                    } else {
+                        guard scan.isFixedWidth else { return nil }
+                        laneDoubles = try scan.doubles()
+                    }
+                }
+                if isInt { ints.append(laneInts[Int(location.row)]) } else { doubles.append(laneDoubles[Int(location.row)]) }
+            }
+            out.append(isInt ? .ints(ints) : .doubles(doubles))
+        }
+        return out
+    }
+
     /// The value of each path for each object, path by path (to-one paths: one value each).
     private func values(_ table: String, _ keys: [ObjectKey], _ paths: [BoundKeyPath]) throws -> [[StorageValue]] {
         let evaluation = Evaluation(source)
@@ -192,4 +258,23 @@ struct BoundedHeap {
 
     /// The kept elements in order.
     func sorted() -> [Int] { items.sorted(by: precedes) }
+}
+
+/// One sort key's values as plain numbers, for sorting without boxing.
+enum TypedSortColumn {
+    case ints([Int64])
+    case doubles([Double])
+
+    /// The order of rows `i` and `j` (ValueOrder's: numerically, NaN before every number).
+    @inline(__always)
+    func order(_ i: Int, _ j: Int) -> Int {
+        switch self {
+        case .ints(let v): return v[i] < v[j] ? -1 : v[i] > v[j] ? 1 : 0
+        case .doubles(let v):
+            let (a, b) = (v[i], v[j])
+            if a.isNaN { return b.isNaN ? 0 : -1 }
+            if b.isNaN { return 1 }
+            return a < b ? -1 : a > b ? 1 : 0
+        }
+    }
 }
