@@ -334,30 +334,20 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
         let dir = TempDir()
         let config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
         let seen = Recorder<String>()
-        let stop = Mutex(false)
-        let thread = Thread {
-            do {
-                let realm = try Realm(configuration: config)
-                let t1 = realm.objects(Person.self).observe { change in
-                    if case .initial = change { seen.append("initial") }
-                    if case .update(let r, _, let i, _) = change { seen.append("update \(r.count) \(i)") }
-                }
-                let t2 = realm.observe { n, _ in seen.append("\(n)") }
-                seen.append("ready")
-                while !stop.withLock({ $0 }) { RunLoop.current.run(until: Date().addingTimeInterval(0.01)) }
-                t1.invalidate()
-                t2.invalidate()
-            } catch {
-                seen.append("error \(error)")
+        let stop = runLoopThread(config, seen) { realm in
+            let t1 = realm.objects(Person.self).observe { change in
+                if case .initial = change { seen.append("initial") }
+                if case .update(let r, _, let i, _) = change { seen.append("update \(r.count) \(i)") }
             }
+            let t2 = realm.observe { n, _ in seen.append("\(n)") }
+            return [t1, t2]
         }
-        thread.start()
         // The initial evaluation is delivered by the run loop too; write after it.
         try await seen.wait(for: 2)
         let writer = try Realm(configuration: config)
         try writer.write { writer.add(Person(value: ["id": 1])) }
         let got = try await seen.wait(for: 4)
-        stop.withLock { $0 = true }
+        stop.set()
         #expect(got.contains("initial"))
         #expect(got.contains("update 1 [0]"))
         #expect(got.contains("didChange"))
@@ -369,28 +359,20 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
         let dir = TempDir()
         let config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
         let seen = Recorder<String>()
-        let stop = Mutex(false)
-        let thread = Thread {
-            do {
-                let realm = try Realm(configuration: config)
-                realm.autorefresh = false
-                let t = realm.observe { n, r in
+        let stop = runLoopThread(config, seen) { realm in
+            realm.autorefresh = false
+            return [
+                realm.observe { n, r in
                     seen.append("\(n) \(r.objects(Person.self).count)")
                     if n == .refreshRequired { r.refresh() }
                 }
-                seen.append("ready")
-                while !stop.withLock({ $0 }) { RunLoop.current.run(until: Date().addingTimeInterval(0.01)) }
-                t.invalidate()
-            } catch {
-                seen.append("error \(error)")
-            }
+            ]
         }
-        thread.start()
         try await seen.wait(for: 1)
         let writer = try Realm(configuration: config)
         try writer.write { writer.add(Person(value: ["id": 1])) }
         let got = try await seen.wait(for: 3)
-        stop.withLock { $0 = true }
+        stop.set()
         #expect(got == ["ready", "refreshRequired 0", "didChange 1"])
     }
 
@@ -449,4 +431,32 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
         t1.invalidate()
         t2.invalidate()
     }
+}
+
+/// Set once to stop a run-loop thread.
+final class StopFlag: Sendable {
+    private let flag = Mutex(false)
+    var isSet: Bool { flag.withLock { $0 } }
+    func set() { flag.withLock { $0 = true } }
+}
+
+/// Starts a thread that opens a Realm, registers observers with `setUp`, appends "ready" and runs
+/// its run loop until the returned flag is set.
+func runLoopThread(
+    _ config: Realm.Configuration, _ seen: Recorder<String>, _ setUp: @escaping @Sendable (Realm) -> [NotificationToken]
+) -> StopFlag {
+    let stop = StopFlag()
+    let thread = Thread {
+        do {
+            let realm = try Realm(configuration: config)
+            let tokens = setUp(realm)
+            seen.append("ready")
+            while !stop.isSet { RunLoop.current.run(until: Date().addingTimeInterval(0.01)) }
+            for t in tokens { t.invalidate() }
+        } catch {
+            seen.append("error \(error)")
+        }
+    }
+    thread.start()
+    return stop
 }

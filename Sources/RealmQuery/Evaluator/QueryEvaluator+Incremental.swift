@@ -75,13 +75,7 @@ extension QueryEvaluator {
         }
         let evaluation = Evaluation(source)
         let slot = evaluation.slot(table)
-        let compiled = try predicate.map { try evaluation.compile($0) }
-        var present: [ObjectKey] = []
-        for k in changed where try source.contains(table, k) { present.append(k) }
-        var matched: [ObjectRef] = []
-        for o in try evaluation.objects(slot, present) where try compiled.map({ try evaluation.matches($0, .object(o)) }) ?? true {
-            matched.append(o)
-        }
+        let matched = try evaluation.objects(slot, try matching(table, changed, predicate))
         var out: [ObjectKey] = []
         out.reserveCapacity(previous.count + matched.count)
         if sortKeys.isEmpty {

@@ -87,9 +87,7 @@ extension List {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<List>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(realm!, queue, block) }
-        return o.onThread(realm!, value: self, block)
+        return observation(keyPaths).observe(realm!, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with this list's changes.
@@ -119,9 +117,7 @@ extension MutableSet {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<MutableSet>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(realm!, queue, block) }
-        return o.onThread(realm!, value: self, block)
+        return observation(keyPaths).observe(realm!, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with this set's changes.
@@ -159,9 +155,7 @@ extension Map {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmMapChange<Map>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(realm!, queue, block) }
-        return o.onThread(realm!, value: self, block)
+        return observation(keyPaths).observe(realm!, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with this map's changes.
@@ -221,9 +215,7 @@ extension LinkingObjects {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<LinkingObjects>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(realm!, queue, block) }
-        return o.onThread(realm!, value: self, block)
+        return observation(keyPaths).observe(realm!, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with these linking objects' changes.

@@ -33,9 +33,7 @@ extension ObjectObservable where Self: ObjectBase {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
     ) -> NotificationToken {
-        let o = objectObservation(keyPaths)
-        if let queue { return o.onQueue(_rlmRealm!, queue, block) }
-        return o.onThread(_rlmRealm!, value: self, block)
+        return objectObservation(keyPaths).observe(_rlmRealm!, on: queue, value: self, block)
     }
 
     /// ``observe(keyPaths:on:_:)`` with Swift key paths: `dog.observe(keyPaths: [\Dog.name])`.

@@ -42,6 +42,12 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
         }
     }
 
+    /// Delivers on `queue` when given, else on the observing Realm's thread to `value` itself.
+    func observe(_ realm: Realm, on queue: DispatchQueue?, value: Value, _ block: @escaping (Report) -> Void) -> NotificationToken {
+        if let queue { return onQueue(realm, queue, block) }
+        return onThread(realm, value: value, block)
+    }
+
     /// Delivers on the observing Realm's thread to `value` itself (the live value observed).
     func onThread(_ realm: Realm, value: Value, _ block: @escaping (Report) -> Void) -> NotificationToken {
         realm.registerThreadNotifier(logic) { event in

@@ -23,9 +23,7 @@ extension Results {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<Results>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(base.realm, queue, block) }
-        return o.onThread(base.realm, value: self, block)
+        return observation(keyPaths).observe(base.realm, on: queue, value: self, block)
     }
 
     /// ``observe(keyPaths:on:_:)`` with Swift key paths: `observe(keyPaths: [\Dog.name])`.

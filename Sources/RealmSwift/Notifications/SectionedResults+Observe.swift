@@ -89,9 +89,7 @@ extension SectionedResults {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(base.results.base.realm, queue, block) }
-        return o.onThread(base.results.base.realm, value: self, block)
+        return observation(keyPaths).observe(base.results.base.realm, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with these sections' changes.
@@ -130,9 +128,7 @@ extension ResultsSection {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (SectionedResultsChange<ResultsSection>) -> Void
     ) -> NotificationToken {
-        let o = observation(keyPaths)
-        if let queue { return o.onQueue(base.results.base.realm, queue, block) }
-        return o.onThread(base.results.base.realm, value: self, block)
+        return observation(keyPaths).observe(base.results.base.realm, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with this section's changes.

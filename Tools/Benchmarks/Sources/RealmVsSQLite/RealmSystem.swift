@@ -7,6 +7,17 @@ final class Person: Object {
     @Persisted var age = 0
     @Persisted var score = 0.0
     @Persisted var active = false
+
+    /// Person number `i` of DESIGN.md §6, unmanaged.
+    static func make(_ i: Int) -> Person {
+        let p = Person()
+        p.id = i
+        p.name = Data6.name(i)
+        p.age = Data6.age(i)
+        p.score = Data6.score(i)
+        p.active = Data6.active(i)
+        return p
+    }
 }
 
 /// This library, through its public RealmSwift API only.
@@ -25,17 +36,7 @@ final class RealmSystem: BenchSystem {
     }
 
     func w1Insert(_ n: Int) throws {
-        try realm.write {
-            for i in 0..<n {
-                let p = Person()
-                p.id = i
-                p.name = Data6.name(i)
-                p.age = Data6.age(i)
-                p.score = Data6.score(i)
-                p.active = Data6.active(i)
-                realm.add(p)
-            }
-        }
+        try realm.write { for i in 0..<n { realm.add(Person.make(i)) } }
     }
 
     var people: Results<Person> { realm.objects(Person.self) }
@@ -66,17 +67,7 @@ final class RealmSystem: BenchSystem {
     }
 
     func w7Commits(start: Int, count: Int) throws {
-        for i in start..<(start + count) {
-            try realm.write {
-                let p = Person()
-                p.id = i
-                p.name = Data6.name(i)
-                p.age = Data6.age(i)
-                p.score = Data6.score(i)
-                p.active = Data6.active(i)
-                realm.add(p)
-            }
-        }
+        for i in start..<(start + count) { try realm.write { realm.add(Person.make(i)) } }
     }
 
     func w8Update(_ n: Int) throws {
