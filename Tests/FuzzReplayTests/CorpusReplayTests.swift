@@ -4,9 +4,10 @@ import Testing
 
 @testable import RealmFuzzHarness
 
-/// Replays every corpus file of Fuzz/Corpus/<Target>/ through the fuzz harness (no libFuzzer
-/// needed), plus a seeded sweep of byte flips and truncations of the file seeds: the reader must
-/// return — an error is fine, a trap is a bug.
+/// Replays every corpus file of Fuzz/Corpus/<Target>/ (FileOpen, SegmentDecode, Predicate,
+/// Operations) through the fuzz harness (no libFuzzer needed), plus seeded sweeps of flipped and
+/// truncated files, random segments, random query text and random operation programs: the harness
+/// must return — an error is fine, a trap (a crash or a difference from the model) is a bug.
 @Suite struct CorpusReplayTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
@@ -27,6 +28,31 @@ import Testing
         let seeds = Self.files("Predicate")
         #expect(!seeds.isEmpty)
         for url in seeds { FuzzHarness.predicate([UInt8](try Data(contentsOf: url))) }
+    }
+
+    @Test func segmentDecodeCorpusReplays() throws {
+        let seeds = Self.files("SegmentDecode")
+        #expect(!seeds.isEmpty)
+        for url in seeds { FuzzHarness.segmentDecode([UInt8](try Data(contentsOf: url))) }
+    }
+
+    @Test func operationsCorpusReplays() throws {
+        let seeds = Self.files("Operations")
+        #expect(!seeds.isEmpty)
+        for url in seeds { FuzzHarness.operations([UInt8](try Data(contentsOf: url))) }
+    }
+
+    @Test func randomSegmentsNeverCrashTheDecoder() {
+        var rng = SplitMix(seed: 11)
+        for round in 0..<600 {
+            let bytes = [UInt8(round % 3)] + (0..<rng.below(200)).map { _ in UInt8(rng.below(256)) }
+            FuzzHarness.segmentDecode(bytes)
+        }
+    }
+
+    @Test func randomProgramsMatchTheModel() {
+        var rng = SplitMix(seed: 13)
+        for _ in 0..<40 { FuzzHarness.operations((0..<rng.below(160)).map { _ in UInt8(rng.below(256)) }) }
     }
 
     @Test(arguments: ["v1-people.realm", "v2-collections.realm"])
