@@ -73,8 +73,20 @@ final class OperationsRun {
     /// Runs `body` with the fault countdown active.
     func faulty<R>(_ body: () throws -> R) throws -> R { try FaultInjection.run(plan, body) }
 
+    /// `REALM_FUZZ_TRACE=1` prints each step and its outcome (to read a crasher's program).
+    static let tracing = ProcessInfo.processInfo.environment["REALM_FUZZ_TRACE"] != nil
+
+    func trace(_ line: @autoclosure () -> String) { if Self.tracing { print("ops: \(line())") } }
+
+    static let stepNames = [
+        "insert", "insert", "insert", "insert keyed", "set", "set", "delete", "delete all", "commit", "commit", "cancel", "freeze",
+        "release", "compact", "reopen", "arm fault",
+    ]
+
     func step(_ input: inout FuzzInput) {
-        switch input.below(16) {
+        let op = input.below(16)
+        trace("\(Self.stepNames[op]) (tx \(transaction == nil ? "closed" : "open"), v\(store.currentVersion), \(frozen.count) held)")
+        switch op {
         case 0, 1, 2: insertItems(&input, count: input.below(8) == 0 ? 1 + input.below(8) : 1)
         case 3: insertKeyed(&input)
         case 4, 5: set(&input)
@@ -98,7 +110,9 @@ final class OperationsRun {
             // The fault countdown: the n-th next call at a point fails (one armed point at a time).
             let point = FaultPoint.allCases[input.below(FaultPoint.allCases.count)]
             plan = FaultPlan()
-            plan.arm(point, at: 1 + input.below(6))
+            let n = 1 + input.below(6)
+            plan.arm(point, at: n)
+            trace("fault armed: \(point) #\(n)")
         }
     }
 
@@ -121,6 +135,7 @@ final class OperationsRun {
     /// Handles an error a mutation threw: the expected one leaves the transaction as it was; an
     /// injected I/O error abandons the transaction; anything else is a finding.
     func failed(_ error: any Error, expected: StorageError.Code?, _ what: String) {
+        trace("\(what) threw \(error)")
         if let e = error as? StorageError, e.code == expected {
             checkPending(what)
             return
@@ -284,9 +299,11 @@ final class OperationsRun {
         transaction = nil
         do {
             let s = try faulty { try tx.commit() }
+            trace("committed v\(s.version)")
             committed = pending
             committed.check("the snapshot a commit returned", keys: s.objectKeys, value: s.value)
         } catch let e as StorageError where e.code == .io {
+            trace("commit failed: \(e)")
             // The file stays at the previous version, and reads so from a new store too.
             checkCommitted("after a failed commit")
             checkReopened("after a failed commit")
@@ -304,6 +321,7 @@ final class OperationsRun {
         do {
             try faulty { _ = try store.compact() }
         } catch let e as StorageError where e.code == .io || e.code == .inUseByAnotherProcess {
+            trace("compaction failed: \(e)")
             checkReopened("after a failed compaction")
         } catch {
             preconditionFailure("Operations: compact threw \(error)")
