@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FuzzReplayTests",
-            dependencies: ["RealmFuzzHarness", "RealmTestSupport"]
+            dependencies: ["RealmFuzzHarness", "RealmStorage", "RealmTestSupport"]
         ),
         .target(
             name: "RealmTestSupport",

@@ -7,6 +7,8 @@
 #   Fuzz/run.sh build                    only build
 #
 # New inputs go to Fuzz/work/TARGET (not committed), crashers, hangs and leaks to Fuzz/Crashes/TARGET/.
+# FUZZ_KEEP_GOING=1 keeps fuzzing after a crash or timeout (libFuzzer's -fork=1 with -ignore_crashes,
+# still one fuzzing process at a time), for long unattended runs that should collect every finding.
 # Every fuzzer runs under `nice -n 19`. FUZZ_JOBS is not supported on purpose: one process at a time.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -52,6 +54,10 @@ replay)
 *)
     targets=$(select_targets "${1:-all}")
     seconds="${2:-60}"
+    keep_going=()
+    if [[ "${FUZZ_KEEP_GOING:-0}" == 1 ]]; then
+        keep_going=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+    fi
     build
     for t in $targets; do
         mkdir -p "work/$t" "work/bin" "Crashes/$t"
@@ -60,7 +66,7 @@ replay)
         echo "== $t for ${seconds}s" >&2
         # The first directory receives new inputs; the committed corpus is only read.
         nice -n 19 "work/bin/$t" "work/$t" "Corpus/$t" -max_total_time="$seconds" -timeout=10 \
-            -artifact_prefix="Crashes/$t/" -print_final_stats=1
+            -artifact_prefix="Crashes/$t/" -print_final_stats=1 "${keep_going[@]}"
     done
     ;;
 esac

@@ -11,9 +11,18 @@ public enum FuzzHarness {
     /// RealmStorage/Memory).
     public static func input(_ data: OpaquePointer?, _ size: Int) -> [UInt8] { ForeignBytes.copy(data, count: size) }
 
-    /// `FileOpen`: the bytes as a Realm file — open it read-only, verify it, inspect it and read
-    /// every object of every table.
+    /// `FileOpen`: bytes that begin like a Realm file are the file; other bytes are a mutation
+    /// program for a valid file whose checksums are repaired after the damage (``PristineFile``).
+    /// Then: open it read-only, verify it, inspect it and read every object of every table.
     public static func fileOpen(_ data: [UInt8]) {
+        if data.starts(with: FileHeader.magic) || PristineFile.shared == nil {
+            readFile(data)
+        } else {
+            readFile(PristineFile.shared!.mutated(by: data))
+        }
+    }
+
+    static func readFile(_ data: [UInt8]) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("realm-fuzz-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

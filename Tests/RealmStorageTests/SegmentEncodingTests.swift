@@ -109,7 +109,7 @@ import Testing
 
     /// Regression (SegmentDecode fuzzer): an LZ4 array that does not decode to its stated length
     /// threw from inside `OwnedBytes.init`, which then freed its memory twice.
-    @Test func lz4ArrayOfTheWrongLengthThrows() throws {
+    @Test func damagedLZ4ArraysThrow() throws {
         var b = ColumnBuffer(type: .string, nullable: false, isList: false)
         for i in 0..<400 { b.append(.string("value \(i % 7) with some padding to compress")) }
         var bytes = SegmentEncoder.encode(b)
@@ -120,5 +120,8 @@ import Testing
         #expect(throws: StorageError.self) {
             try OwnedBytes(count: 16) { _ in throw StorageError.corrupted("fill failed", at: 0) }
         }
+        // Regression (SegmentDecode fuzzer): a compressed length past Int.max trapped.
+        for k in 32..<40 { bytes[k] = 0xFF }
+        #expect(throws: StorageError.self) { try SegmentReader(block: ByteView(copying: bytes)) }
     }
 }
