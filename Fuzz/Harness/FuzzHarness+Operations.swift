@@ -175,7 +175,7 @@ final class OperationsRun {
 
     /// The error the model expects when `value` goes into column `name` of `table`.
     func expectedError(_ table: String, _ name: String, _ value: StorageValue) -> StorageError.Code? {
-        if case .typedLink(let t, _) = value, !tableIDs.values.contains(t) { return .notFound }
+        if case .typedLink(let t, let key) = value, !tableIDs.values.contains(t) || key.rawValue < 0 { return .notFound }
         return nil
     }
 
@@ -233,7 +233,7 @@ final class OperationsRun {
         }
         var wrongType = false
         if input.below(8) == 0 {
-            value = .bool(true)  // no column here holds a bool
+            value = .list([.bool(true)])  // no column here holds a list of bools
             wrongType = true
         }
         guard let tx = write() else { return }

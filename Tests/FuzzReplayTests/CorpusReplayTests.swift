@@ -72,9 +72,12 @@ import Testing
         }
     }
 
+    /// `FUZZ_SWEEP=N` multiplies the random sweeps (a quick debug-build shake-out before fuzzing).
+    static let sweep = ProcessInfo.processInfo.environment["FUZZ_SWEEP"].flatMap(Int.init) ?? 1
+
     @Test func randomProgramsMatchTheModel() {
-        var rng = SplitMix(seed: 13)
-        for _ in 0..<40 { FuzzHarness.operations((0..<rng.below(160)).map { _ in UInt8(rng.below(256)) }) }
+        var rng = SplitMix(seed: 13 &* UInt64(Self.sweep))
+        for _ in 0..<(40 * Self.sweep) { FuzzHarness.operations((0..<rng.below(160)).map { _ in UInt8(rng.below(256)) }) }
     }
 
     @Test(arguments: ["v1-people.realm", "v2-collections.realm"])
