@@ -40,7 +40,8 @@ struct PristineFile {
                 [
                     "id": .int(Int64(i * 7 - 20)), "name": .string(["Ann", "Bo", "Cy"][i % 3] + "\(i / 3)"),
                     "score": i % 4 == 0 ? .null : .double(Double(i) / 3), "born": .timestamp(seconds: Int64(i) * 86_400, nanoseconds: 5),
-                    "oid": .objectId((0..<12).map { UInt8(truncatingIfNeeded: $0 * i) }), "uuid": .uuid(UUID()),
+                    "oid": .objectId((0..<12).map { UInt8(truncatingIfNeeded: $0 * i) }),
+                    "uuid": .uuid(UUID(uuid: (UInt8(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, UInt8(i)))),
                     "dec": .decimal128(low: UInt64(i), high: 0x3040_0000_0000_0000), "f": .float(Float(i) * 0.5),
                     "data": .binary(Array(repeating: UInt8(i), count: i % 5)), "dog": .link(dogs[i % dogs.count]),
                     "dogs": .list((0..<(i % 4)).map { .link(dogs[$0]) }), "tags": .list((0..<(i % 3)).map { .string("t\($0)") }),
