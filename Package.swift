@@ -12,6 +12,8 @@ let package = Package(
         .executable(name: "realm-bench", targets: ["RealmBench"]),
         .executable(name: "realm-dump", targets: ["RealmDump"]),
         .executable(name: "realm-compact", targets: ["RealmCompact"]),
+        // The fuzz targets' bodies, for the libFuzzer executables of the nested package Fuzz/.
+        .library(name: "RealmFuzzHarness", targets: ["RealmFuzzHarness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -80,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FuzzReplayTests",
-            dependencies: ["RealmFuzzHarness", "RealmTestSupport"]
+            dependencies: ["RealmFuzzHarness", "RealmStorage", "RealmTestSupport"]
         ),
         .target(
             name: "RealmTestSupport",

@@ -4,11 +4,25 @@ import RealmStorage
 
 /// The fuzz targets' bodies, compiled into the root package so that `swift test` replays every
 /// corpus file (Fuzz/Corpus/<Target>/) without libFuzzer: whatever the bytes, these functions must
-/// return (errors are fine; a trap or a hang is a bug).
-package enum FuzzHarness {
-    /// `FileOpen`: the bytes as a Realm file — open it read-only, verify it, inspect it and read
-    /// every object of every table.
-    package static func fileOpen(_ data: [UInt8]) {
+/// return (errors are fine; a trap or a hang is a bug). Public because the libFuzzer executables of
+/// the nested package Fuzz/Package.swift are another package.
+public enum FuzzHarness {
+    /// The bytes libFuzzer hands to `LLVMFuzzerTestOneInput`, copied (the pointer code stays in
+    /// RealmStorage/Memory).
+    public static func input(_ data: OpaquePointer?, _ size: Int) -> [UInt8] { ForeignBytes.copy(data, count: size) }
+
+    /// `FileOpen`: bytes that begin like a Realm file are the file; other bytes are a mutation
+    /// program for a valid file whose checksums are repaired after the damage (``PristineFile``).
+    /// Then: open it read-only, verify it, inspect it and read every object of every table.
+    public static func fileOpen(_ data: [UInt8]) {
+        if data.starts(with: FileHeader.magic) || PristineFile.shared == nil {
+            readFile(data)
+        } else {
+            readFile(PristineFile.shared!.mutated(by: data))
+        }
+    }
+
+    static func readFile(_ data: [UInt8]) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("realm-fuzz-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -27,7 +41,7 @@ package enum FuzzHarness {
     }
 
     /// `Predicate`: the bytes as query text — parse it and bind it against a fixed schema.
-    package static func predicate(_ data: [UInt8]) {
+    public static func predicate(_ data: [UInt8]) {
         guard let text = String(validating: data, as: UTF8.self), let (catalog, table) = fixedSchema else { return }
         _ = try? BoundPredicate.compile(text, arguments: [.value(.int(1)), .value(.string("a"))], table: table, catalog: catalog)
     }

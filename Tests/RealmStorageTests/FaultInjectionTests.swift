@@ -115,4 +115,29 @@ import Testing
             }
         }
     }
+
+    /// Whatever fails during an in-place compaction, the same store's later commits reach the file
+    /// at its path: a failure after the copy was renamed over the original (syncing the directory,
+    /// opening the copy) used to leave the store writing to the unlinked original.
+    @Test func commitsAfterAFailedCompactionReachTheFile() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 100)
+        let probe = FaultPlan()
+        try FaultInjection.run(probe) { _ = try store.compact() }
+        var attempt = 0
+        for point in FaultPoint.allCases {
+            for k in stride(from: 1, through: probe.calls(point), by: 1) {
+                let plan = FaultPlan()
+                plan.arm(point, at: k)
+                _ = try? FaultInjection.run(plan) { try store.compact() }
+                try commitSomething(store, attempt)
+                attempt += 1
+                let expected = try store.snapshot()
+                let reopened = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
+                #expect(reopened.version == expected.version, "\(point) #\(k)")
+                #expect(try reopened.objectKeys("Person") == expected.objectKeys("Person"), "\(point) #\(k)")
+            }
+        }
+        #expect(attempt >= 4)
+    }
 }

@@ -110,6 +110,28 @@ import Testing
         return store
     }
 
+    /// Regression (Operations fuzzer): links and typed links with a negative key were written, and
+    /// the Verifier then reported the committed file as corrupted.
+    @Test func negativeLinkKeysAreRefused() throws {
+        let dir = TempDir()
+        let store = try Self.makeStore(dir)
+        let target = try store.snapshot().catalog.table("Target")!.id
+        try store.write { tx in
+            try tx.addColumn("M", ColumnSchema("link", .link, nullable: true, linkTarget: "Target"))
+            try tx.addColumn("M", ColumnSchema("links", .link, list: true, linkTarget: "Target"))
+            expectCode(.notFound) { try tx.insert("M", ["id": .int(1), "any": .typedLink(table: target, key: ObjectKey(-12))]) }
+            expectCode(.notFound) {
+                try tx.insert("M", ["id": .int(2), "anys": .list([.int(1), .typedLink(table: target, key: ObjectKey(-1))])])
+            }
+            expectCode(.notFound) { try tx.insert("M", ["id": .int(3), "link": .link(ObjectKey(-3))]) }
+            expectCode(.notFound) { try tx.insert("M", ["id": .int(4), "links": .list([.link(ObjectKey(-4))])]) }
+            let key = try tx.insert("M", ["id": .int(5), "any": .typedLink(table: target, key: ObjectKey(0))])
+            expectCode(.notFound) { try tx.set("M", key, "any", .typedLink(table: target, key: ObjectKey(-5))) }
+            #expect(try tx.objectCount("M") == 1)
+        }
+        #expect(Verifier().verify(try store.snapshot()).isClean)
+    }
+
     @Test func mixedColumnsRoundTripThroughCommitReopenAndCompaction() throws {
         let dir = TempDir()
         var store = try Self.makeStore(dir)

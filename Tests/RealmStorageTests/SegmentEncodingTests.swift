@@ -106,4 +106,22 @@ import Testing
         #expect(throws: StorageError.self) { try l.validate(.list([.null]), column: "c") }
         #expect(throws: StorageError.self) { try l.validate(.int(1), column: "c") }
     }
+
+    /// Regression (SegmentDecode fuzzer): an LZ4 array that does not decode to its stated length
+    /// threw from inside `OwnedBytes.init`, which then freed its memory twice.
+    @Test func damagedLZ4ArraysThrow() throws {
+        var b = ColumnBuffer(type: .string, nullable: false, isList: false)
+        for i in 0..<400 { b.append(.string("value \(i % 7) with some padding to compress")) }
+        var bytes = SegmentEncoder.encode(b)
+        #expect(bytes[16] == ArrayEncoding.lz4.rawValue)
+        let stated = UInt32(bytes[28]) | UInt32(bytes[29]) << 8 | UInt32(bytes[30]) << 16 | UInt32(bytes[31]) << 24
+        for k in 0..<4 { bytes[28 + k] = UInt8(truncatingIfNeeded: (stated + 8) >> UInt32(8 * k)) }
+        #expect(throws: StorageError.self) { try SegmentReader(block: ByteView(copying: bytes)) }
+        #expect(throws: StorageError.self) {
+            try OwnedBytes(count: 16) { _ in throw StorageError.corrupted("fill failed", at: 0) }
+        }
+        // Regression (SegmentDecode fuzzer): a compressed length past Int.max trapped.
+        for k in 32..<40 { bytes[k] = 0xFF }
+        #expect(throws: StorageError.self) { try SegmentReader(block: ByteView(copying: bytes)) }
+    }
 }

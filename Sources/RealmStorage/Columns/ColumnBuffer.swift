@@ -97,8 +97,14 @@ package struct ColumnBuffer: Sendable {
         }
     }
 
-    /// Checks that `value` can be stored here; throws ``StorageError/Code/typeMismatch`` otherwise.
+    /// Checks that `value` can be stored here; throws ``StorageError/Code/typeMismatch`` otherwise,
+    /// and ``StorageError/Code/notFound`` for a link or typed link with a negative object key (keys
+    /// are never negative, Spec/FORMAT.md §5.5; such a link used to be written and then reported by
+    /// the Verifier — found by the Operations fuzzer).
     package func validate(_ value: StorageValue, column: String) throws {
+        if type == .link || type == .mixed, let key = Self.negativeLinkKey(value) {
+            throw StorageError(.notFound, "column '\(column)' holds a link to object key \(key); object keys are never negative")
+        }
         if isList {
             guard case .list(let elems) = value else {
                 throw StorageError(.typeMismatch, "column '\(column)' is a list of \(type); got \(value)")
@@ -126,6 +132,17 @@ package struct ColumnBuffer: Sendable {
         }
         guard value.fits(type) else {
             throw StorageError(.typeMismatch, "column '\(column)' holds \(type); got \(value)")
+        }
+    }
+
+    /// The first negative object key a link or typed link in `value` names, if any.
+    static func negativeLinkKey(_ value: StorageValue) -> Int64? {
+        switch value {
+        case .link(let k) where k.rawValue < 0: k.rawValue
+        case .typedLink(_, let k) where k.rawValue < 0: k.rawValue
+        case .list(let items): items.lazy.compactMap(negativeLinkKey).first
+        case .map(let entries): entries.values.lazy.compactMap(negativeLinkKey).first
+        default: nil
         }
     }
 

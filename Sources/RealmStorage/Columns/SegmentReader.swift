@@ -144,7 +144,10 @@ package final class SegmentReader: Sendable {
             offset += used
             encs.append(a.encoding)
             if a.encoding == .lz4 {
-                let clen = Int(try a.body.u64(0))
+                // A stated length past Int.max trapped in Int(_:) (found by the SegmentDecode fuzzer).
+                guard let clen = Int(exactly: try a.body.u64(0)) else {
+                    throw StorageError.corrupted("implausible LZ4 compressed length", at: a.body.origin)
+                }
                 let owned = try LZ4.decompress(a.body, offset: 8, compressedLength: clen, decodedLength: a.param2)
                 let inner = owned.view(origin: a.body.origin)
                 let (ia, iused) = try Self.parse(inner, at: 0)

@@ -35,6 +35,8 @@ package struct TableState: Sendable, Equatable {
         let id = try r.u32()
         let ni = try r.count(max: 1 << 16, "index count")
         var s = TableState(tableId: id, nextObjectKey: try r.i64(), objectCount: try r.u64(), rowGroups: try r.ref(), indexes: [:])
+        // Counts are used as Int (a larger one trapped; found by the FileOpen fuzzer), Spec/FORMAT.md §5.3.
+        guard s.objectCount <= UInt64(Int64.max) else { throw r.corrupted("object count \(s.objectCount) is implausible") }
         for _ in 0..<ni {
             let col = try r.u32()
             _ = try r.u32()

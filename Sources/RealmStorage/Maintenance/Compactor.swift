@@ -139,12 +139,17 @@ public struct Compactor: Sendable {
     /// every block checksum, the object count of every table against the source, a full
     /// ``Verifier`` pass), then renamed over `destination` and the directory synced. Nothing is at
     /// `destination` until the copy has passed; a failure (or a crash) leaves it as it was.
-    /// - Parameter replacing: whether `destination` may exist (in-place compaction replaces the
-    ///   original); otherwise an existing `destination` is `.fileExists`.
+    /// - Parameters:
+    ///   - replacing: whether `destination` may exist (in-place compaction replaces the original);
+    ///     otherwise an existing `destination` is `.fileExists`.
+    ///   - syncingDirectory: whether to sync the directory after the rename (in-place compaction
+    ///     does it itself, after switching the store to the copy).
+    ///   - renamed: called right after the copy was renamed over `destination`.
     /// - Throws: `.fileExists`, `.io`, `.corrupted` (the source, or the copy failing verification).
     @discardableResult
     package func writeVerifiedCopy(
-        of store: Store, to destination: String, replacing: Bool, progress: ((Progress) -> Void)? = nil
+        of store: Store, to destination: String, replacing: Bool, syncingDirectory: Bool = true, progress: ((Progress) -> Void)? = nil,
+        renamed: () -> Void = {}
     ) throws -> Result {
         if !replacing && SystemFile.exists(destination) {
             throw StorageError(.fileExists, "file already exists", path: destination)
@@ -166,8 +171,8 @@ public struct Compactor: Sendable {
             throw StorageError(.fileExists, "file already exists", path: destination)
         }
         try SystemFile.rename(tmp, destination)
-        let dir = (destination as NSString).deletingLastPathComponent
-        try SystemFile.syncDirectory(dir.isEmpty ? "." : dir)
+        renamed()
+        if syncingDirectory { try SystemFile.syncDirectory(Self.directory(of: destination)) }
         return result
     }
 
@@ -194,7 +199,10 @@ public struct Compactor: Sendable {
     /// processes' pids) while any other store (in this or another process) has the file open; the
     /// store then continues on the new file. The copy is verified before it replaces anything (see
     /// ``writeCopy(of:to:progress:)``); `progress` hears about each step.
-    /// - Throws: `.inUseByAnotherProcess`, `.readOnly`, `.io`, `.corrupted`; the original file is then unchanged.
+    /// - Throws: `.inUseByAnotherProcess`, `.readOnly`, `.io`, `.corrupted`; the original file is then
+    ///   unchanged — unless the copy had already replaced it (an `.io` error syncing the directory or
+    ///   opening the copy), in which case the store continues on the copy, at the latest before its
+    ///   next write or ``Store/refresh()``.
     @discardableResult
     public func compact(_ store: Store, progress: ((Progress) -> Void)? = nil) throws -> Result {
         guard !store.isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: store.path) }
@@ -209,19 +217,19 @@ public struct Compactor: Sendable {
                 path: store.path)
         }
         defer { store.lockFile?.releaseExclusiveOpen() }
-        let result = try writeVerifiedCopy(of: store, to: store.path, replacing: true, progress: progress)
-        let file = try SystemFile.open(store.path, .readWrite)
-        // The copy was made durable before the rename: record it as the durable commit.
-        let compacted = try Store.readNewestSlot(file)?.1
-        if let compacted { store.lockFile?.markDurable(version: compacted.version, recordChecksum: compacted.recordChecksum) }
-        let current = try Store.recover(file, durable: compacted.map { ($0.version, $0.recordChecksum) })
-        let size = try file.size()
-        store.state.withLock {
-            $0.current = current
-            $0.allocatedLength = size
-            $0.failedCommit = nil
-        }
+        let result = try writeVerifiedCopy(
+            of: store, to: store.path, replacing: true, syncingDirectory: false, progress: progress,
+            // From the rename on, the store must continue on the copy even if what follows fails
+            // (found by the Operations fuzzer: its later commits went to the unlinked original).
+            renamed: { store.state.withLock { $0.fileReplaced = true } })
+        try store.adoptReplacedFile()
+        try SystemFile.syncDirectory(Self.directory(of: store.path))
         return result
+    }
+
+    static func directory(of path: String) -> String {
+        let dir = (path as NSString).deletingLastPathComponent
+        return dir.isEmpty ? "." : dir
     }
 }
 

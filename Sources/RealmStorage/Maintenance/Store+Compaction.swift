@@ -10,7 +10,8 @@ extension Store {
     /// Rewrites this store's file to its live data in place (temporary file, fsync, rename, fsync of
     /// the directory); snapshots taken before keep reading the old bytes until they are released.
     /// - Throws: `.inUseByAnotherProcess` while another store (in any process) has the file open;
-    ///   `.readOnly`; `.io` (the original file is then unchanged).
+    ///   `.readOnly`; `.io` (the original file is then unchanged, or, when only syncing the directory
+    ///   or opening the copy failed after the rename, replaced by the copy, on which the store continues).
     @discardableResult
     public func compact() throws -> Compactor.Result {
         try Compactor().compact(self)

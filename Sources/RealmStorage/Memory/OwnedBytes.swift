@@ -11,10 +11,9 @@ package final class OwnedBytes: @unchecked Sendable {
         self.count = count
         self.base = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         var filler = ByteFiller(base: base, count: count)
-        do { try fill(&filler) } catch {
-            base.deallocate()
-            throw error
-        }
+        // `self` is fully initialized here, so a throw releases it and `deinit` frees `base`:
+        // freeing it here as well was a double free (found by the SegmentDecode fuzzer).
+        try fill(&filler)
     }
 
     /// Copies `bytes`.

@@ -2,7 +2,8 @@ import Synchronization
 
 /// Named failure points in the system-call wrapper, so tests can fail the n-th `pwrite`, `fsync`,
 /// `ftruncate`, `mmap`, `rename` or `open` and then check that the file is still at its previous
-/// version. Compiled into debug builds only; in release builds `shouldFail` is a constant false.
+/// version. Compiled into debug builds, and into release builds given `-DREALM_FAULT_INJECTION` (the
+/// fuzz build, Fuzz/run.sh); otherwise `shouldFail` is a constant false.
 package enum FaultPoint: String, CaseIterable, Sendable {
     case pwrite, fsync, ftruncate, mmap, rename, open
 }
@@ -44,7 +45,7 @@ package enum FaultInjection {
 
     /// Whether fault injection is compiled in.
     package static var isAvailable: Bool {
-        #if DEBUG
+        #if DEBUG || REALM_FAULT_INJECTION
             true
         #else
             false
@@ -53,7 +54,7 @@ package enum FaultInjection {
 
     @inline(__always)
     static func shouldFail(_ point: FaultPoint) -> Bool {
-        #if DEBUG
+        #if DEBUG || REALM_FAULT_INJECTION
             return plan?.hit(point) ?? false
         #else
             return false

@@ -79,6 +79,10 @@ public final class Store: Sendable {
         var allocatedLength = 0
         /// Extent of the last commit that failed after writing its slot (see the commit protocol).
         var failedCommit: (fileLength: UInt64, version: UInt64)?
+        /// An in-place compaction renamed its copy over the file but this store has not switched
+        /// to it yet (something failed in between): it must before it reads slots or writes again,
+        /// or its commits would go to the unlinked original (see ``adoptReplacedFile()``).
+        var fileReplaced = false
     }
 
     let state: Mutex<State>
@@ -287,6 +291,10 @@ public final class Store: Sendable {
     public func refresh() throws -> Bool {
         // A store fixed on one header slot (forensics) never advances.
         if options.slot != nil { return false }
+        if state.withLock({ $0.fileReplaced }) {
+            try adoptReplacedFile()
+            return true
+        }
         let (file, formatVersion, known) = state.withLock { ($0.current.file, $0.current.formatVersion, $0.current.slot) }
         guard let newest = try Self.readNewestSlot(file), newest.1.version > known.version else { return false }
         let (index, slot) = newest
@@ -312,6 +320,23 @@ public final class Store: Sendable {
             }
         }
         return true
+    }
+
+    /// Continues on the file now at ``path`` after an in-place compaction replaced the one this
+    /// store had open. The copy was made durable before the rename, so its commit is recorded as
+    /// durable. Snapshots taken before keep reading the old bytes.
+    func adoptReplacedFile() throws {
+        let file = try SystemFile.open(path, .readWrite)
+        let compacted = try Self.readNewestSlot(file)?.1
+        if let compacted { lockFile?.markDurable(version: compacted.version, recordChecksum: compacted.recordChecksum) }
+        let current = try Self.recover(file, durable: compacted.map { ($0.version, $0.recordChecksum) })
+        let size = try file.size()
+        state.withLock {
+            $0.current = current
+            $0.allocatedLength = size
+            $0.failedCommit = nil
+            $0.fileReplaced = false
+        }
     }
 
     /// The newest slot with a valid checksum (the record is validated by the caller).

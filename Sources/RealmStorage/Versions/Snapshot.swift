@@ -222,7 +222,9 @@ public final class Snapshot: Sendable {
     public func objectKeys(_ table: String) throws -> [ObjectKey] {
         let st = try self.table(table).1
         var out: [ObjectKey] = []
-        out.reserveCapacity(Int(st.objectCount))
+        // The stored count is checked against the row groups only by the Verifier: reserve no more
+        // than one row group's worth up front (a damaged count asked for petabytes; FileOpen fuzzer).
+        out.reserveCapacity(Int(min(st.objectCount, UInt64(SegmentReader.maximumRows))))
         for e in try rowGroups(st) {
             let keys = try keySegment(try rowGroup(e.block))
             for i in 0..<keys.rowCount { out.append(ObjectKey(try keyAt(keys, i))) }
