@@ -217,21 +217,29 @@ import Testing
     @Test func threadSafeReferencesResolveElsewhere() throws {
         let dir = TempDir()
         let (realm, _) = try makeRealm(dir)
-        let p = Person(value: ["id": 1, "name": "Ada"])
-        try realm.write { realm.add(p) }
+        let p = Person(value: ["id": 1, "name": "Ada", "dogs": [["name": "b"], ["name": "a"], ["name": "c"]]])
+        try realm.write {
+            realm.add(p)
+            realm.add(Person(value: ["id": 2, "name": "Bob"]))
+        }
         let ref = ThreadSafeReference(to: p)
         let all = ThreadSafeReference(to: realm.objects(Person.self))
+        // Filters, sorts and the collection a Results starts from travel with it.
+        let filtered = ThreadSafeReference(to: realm.objects(Person.self).filter("name BEGINSWITH 'B'"))
+        let sortedDogs = ThreadSafeReference(to: p.dogs.sorted(byKeyPath: "name", ascending: false))
         let url = dir.url()
         let result = Mutex<String>("")
         let t = Thread {
             let other = try! Realm(configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self, AllTypes.self]))
             let name = other.resolve(ref)?.name ?? "-"
             let count = other.resolve(all)?.count ?? -1
-            result.withLock { $0 = "\(name) \(count)" }
+            let names = other.resolve(filtered)?.map(\.name) ?? []
+            let dogs = other.resolve(sortedDogs)?.map(\.name) ?? []
+            result.withLock { $0 = "\(name) \(count) \(names) \(dogs)" }
         }
         t.start()
         while result.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(result.withLock { $0 } == "Ada 1")
+        #expect(result.withLock { $0 } == #"Ada 2 ["Bob"] ["c", "b", "a"]"#)
     }
 
     actor Worker {

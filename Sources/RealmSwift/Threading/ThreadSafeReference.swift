@@ -29,6 +29,8 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     let className: String?
     let key: ObjectKey?
     let version: UInt64
+    /// The filters, sorts and collection a `Results` carries.
+    let query: ResultsQuery?
 
     /// A reference to `value`, which must be managed by a Realm and not in a write transaction.
     public init(to value: Confined) {
@@ -43,12 +45,15 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
         case let o as ObjectBase:
             className = o._rlmClass.className
             key = o._rlmKey
+            query = nil
         case let r as any ResultsType:
             className = r.className
             key = nil
+            query = r.query
         default:
             className = nil
             key = nil
+            query = nil
         }
     }
 }
@@ -56,10 +61,12 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
 /// The class name behind a `Results`, for thread-safe references.
 protocol ResultsType {
     var className: String { get }
+    var query: ResultsQuery { get }
 }
 
 extension Results: ResultsType {
     var className: String { base.info.className }
+    var query: ResultsQuery { base.query }
 }
 
 extension Realm {
@@ -79,18 +86,26 @@ extension Realm {
             return containsObject(o) ? o as? Confined : nil
         }
         guard let results = Confined.self as? any ResultsFactory.Type else { return nil }
-        return results.make(self) as? Confined
+        return results.make(self, className, reference.query ?? ResultsQuery()) as? Confined
     }
 }
 
 /// Makes `Results` of a static element type for ``Realm/resolve(_:)``.
 protocol ResultsFactory {
-    static func make(_ realm: Realm) -> Any
+    static func make(_ realm: Realm, _ className: String, _ query: ResultsQuery) -> Any?
 }
 
 extension Results: ResultsFactory {
-    static func make(_ realm: Realm) -> Any {
+    /// The same query (filters, sorts, collection) over `realm`.
+    static func make(_ realm: Realm, _ className: String, _ query: ResultsQuery) -> Any? {
         guard let type = Element.self as? ObjectBase.Type else { fatalError("Results of \(Element.self) cannot be resolved.") }
-        return Results(realm: realm, info: ClassInfo.of(type))
+        let info: ClassInfo
+        if type is DynamicObject.Type {
+            guard let dynamic = try? realm.dynamicInfo(className) else { return nil }
+            info = dynamic
+        } else {
+            info = ClassInfo.of(type)
+        }
+        return Results(realm: realm, info: info, query: query)
     }
 }
