@@ -110,4 +110,21 @@ import Testing
         }
         #expect(chain.count == n + 1)
     }
+
+    /// LinkingObjects properties can be named in query text and sorted through.
+    @Test func linkingObjectsInQueryText() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            let rex = Dog(value: ["name": "rex"])
+            let max = Dog(value: ["name": "max"])
+            realm.add(Person(value: ["id": 1, "name": "Ada", "dogs": [rex, max]]))
+            realm.add(Person(value: ["id": 2, "name": "Bob", "dogs": [rex]]))
+            realm.add(Dog(value: ["name": "stray"]))
+        }
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.filter("ANY owners.name == 'Bob'").map(\.name) == ["rex"])
+        #expect(dogs.filter("owners.@count == 0").map(\.name) == ["stray"])
+        #expect(dogs.filter("owners.@count > 1").map(\.name) == ["rex"])
+        #expect(throws: Realm.Error.self) { try dogs.filter(checking: "ANY owners.nope == 1") }
+    }
 }

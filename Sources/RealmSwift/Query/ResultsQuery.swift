@@ -42,13 +42,19 @@ struct ResultsQuery: Sendable {
     }
 
     static func compile(_ text: String, _ arguments: [QueryArgument], _ schema: TableSchema, _ catalog: Catalog) throws -> BoundPredicate {
-        do { return try BoundPredicate.compile(text, arguments: arguments, table: schema, catalog: catalog) } catch {
+        do {
+            return try BoundPredicate.compile(
+                text, arguments: arguments, table: schema, catalog: catalog, linkingObjects: ClassInfo.linkingObjectsProperties)
+        } catch {
             throw Realm.Error(.invalidQuery, "\(error)")
         }
     }
 
     static func bindPath(_ path: String, _ schema: TableSchema, _ catalog: Catalog, toMany: Bool = false) throws -> BoundKeyPath {
-        do { return try BoundKeyPath.bind(path, table: schema, catalog: catalog, allowToMany: toMany) } catch {
+        do {
+            return try BoundKeyPath.bind(
+                path, table: schema, catalog: catalog, allowToMany: toMany, linkingObjects: ClassInfo.linkingObjectsProperties)
+        } catch {
             throw Realm.Error(.invalidQuery, "\(error)")
         }
     }

@@ -1,3 +1,4 @@
+import RealmQuery
 import RealmStorage
 import Synchronization
 
@@ -56,6 +57,19 @@ final class ClassInfo: @unchecked Sendable {
 
     /// Every class discovered so far in this process.
     static var discovered: [ClassInfo] { registry.withLock { Array($0.values) } }
+
+    /// The `LinkingObjects` properties of every discovered model class, for the query binder
+    /// (`ANY owners.name == 'Ada'`; the file's catalog does not store them).
+    static var linkingObjectsProperties: [LinkingObjectsProperty] {
+        discovered.flatMap { info in
+            info.properties.compactMap { p -> LinkingObjectsProperty? in
+                guard p.property.type == .linkingObjects, let origin = p.property.objectClassName,
+                    let column = p.property.linkOriginPropertyName
+                else { return nil }
+                return LinkingObjectsProperty(table: info.className, name: p.name, originTable: origin, originColumn: column)
+            }
+        }
+    }
 
     private init(_ type: ObjectBase.Type) {
         self.type = type
