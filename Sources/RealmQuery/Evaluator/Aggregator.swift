@@ -55,21 +55,17 @@ struct Aggregator {
         }
     }
 
-    /// Adds non-null ints in bulk (the same result as adding each).
-    mutating func add(ints: [Int64]) {
-        guard !ints.isEmpty else { return }
+    /// Adds `count` non-null ints given by their sum, smallest and largest value (the same result
+    /// as adding each).
+    mutating func add(intSummary s: (sum: Int128, min: Int64, max: Int64), count n: Int) {
         switch function {
-        case .count: count += ints.count
+        case .count: count += n
         case .min, .max:
-            var best = ints[0]
-            if function == .min { for x in ints where x < best { best = x } } else { for x in ints where x > best { best = x } }
-            count += ints.count - 1
-            add(.int(best))
+            count += n - 1
+            add(.int(function == .min ? s.min : s.max))
         default:
-            var sum: Int128 = 0
-            for x in ints { sum += Int128(x) }
-            intSum += sum
-            count += ints.count
+            intSum += s.sum
+            count += n
         }
     }
 

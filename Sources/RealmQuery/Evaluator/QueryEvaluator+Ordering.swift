@@ -137,7 +137,7 @@ extension QueryEvaluator {
             } else if scan.nullCount > 0 {
                 for row in 0..<scan.rowCount { aggregator.add(try scan.value(row)) }
             } else if type == .int, let lane = scan.integers {
-                aggregator.add(ints: lane.array)
+                if let summary = lane.summary() { aggregator.add(intSummary: summary, count: lane.count) }
             } else if type != .int, scan.isFixedWidth {
                 aggregator.add(doubles: try scan.doubles(), float: type == .float)
             } else {

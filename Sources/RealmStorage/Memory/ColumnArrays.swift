@@ -167,4 +167,29 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
         case .packed(let p): p.countInRange(lo, hi)
         }
     }
+
+    /// The exact sum, the smallest and the largest value (nil when empty), read in place without
+    /// copying the lane.
+    package func summary() -> (sum: Int128, min: Int64, max: Int64)? {
+        switch self {
+        case .plain(let p): Self.summarize(p)
+        case .packed(let p): Self.summarize(p)
+        }
+    }
+
+    @inline(__always)
+    private static func summarize<C: RandomAccessCollection>(_ c: C) -> (sum: Int128, min: Int64, max: Int64)?
+    where C.Element == Int64, C.Index == Int {
+        guard !c.isEmpty else { return nil }
+        var lo = c[0]
+        var hi = c[0]
+        var sum: Int128 = 0
+        for i in 0..<c.count {
+            let x = c[i]
+            sum &+= Int128(x)
+            lo = Swift.min(lo, x)
+            hi = Swift.max(hi, x)
+        }
+        return (sum, lo, hi)
+    }
 }
