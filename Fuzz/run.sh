@@ -2,7 +2,7 @@
 # Builds the libFuzzer executables (the recipe of TOOLCHAIN.md) and runs one target or all of them.
 #
 #   Fuzz/run.sh [TARGET|all] [SECONDS]   fuzz TARGET (default: all, one after another) for SECONDS each (default 60)
-#   Fuzz/run.sh merge [TARGET|all]       add the inputs of Fuzz/work/TARGET that bring new coverage to Fuzz/Corpus/TARGET
+#   Fuzz/run.sh merge [TARGET|all]       add the small inputs of Fuzz/work/TARGET that bring new coverage to Fuzz/Corpus/TARGET
 #   Fuzz/run.sh replay [TARGET|all]      run every file of Fuzz/Corpus/TARGET once (no fuzzing)
 #   Fuzz/run.sh build                    only build
 #
@@ -42,9 +42,14 @@ case "${1:-all}" in
 build) build ;;
 merge)
     build
+    # Only inputs up to FUZZ_MERGE_MAX_BYTES (default 2048) are candidates: the committed corpus
+    # stays small (mutated copies of the 20 KB seed files would add up fast).
+    max_bytes="${FUZZ_MERGE_MAX_BYTES:-2048}"
     for t in $(select_targets "${2:-all}"); do
         mkdir -p "work/$t" "Corpus/$t"
-        nice -n 19 "$(binary "$t")" -merge=1 -timeout=10 "Corpus/$t" "work/$t"
+        rm -rf "work/merge-$t" && mkdir -p "work/merge-$t"
+        find "work/$t" -type f -size -"$((max_bytes + 1))"c -exec cp {} "work/merge-$t/" \;
+        nice -n 19 "$(binary "$t")" -merge=1 -timeout=10 "Corpus/$t" "work/merge-$t"
     done
     ;;
 replay)

@@ -83,7 +83,10 @@ package struct RowGroupEntry: Sendable, Equatable {
             let count = Int(try r.u32())
             _ = try r.u32()
             let ref = try r.ref()
-            guard first <= last, i == 0 || first > previousLast, count >= 1, UInt64(count) <= UInt64(last &- first) &+ 1 else {
+            // `last &- first` wraps for keys far apart; as a bit pattern it is the exact span (first ≤ last).
+            // (UInt64(_:) of the wrapped value trapped: found by the FileOpen fuzzer.)
+            guard first <= last, i == 0 || first > previousLast, count >= 1, UInt64(count - 1) <= UInt64(bitPattern: last &- first)
+            else {
                 throw r.corrupted("row group \(i) has inconsistent keys \(first)...\(last) for \(count) rows")
             }
             previousLast = last

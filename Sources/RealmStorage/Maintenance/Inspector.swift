@@ -181,21 +181,21 @@ public struct Inspector: Sendable {
                 let st = try s.tableState(t.name)
                 info.objects = Int(st.objectCount)
                 if !st.rowGroups.isNone { live.append(Block(kind: "row-group list", ref: st.rowGroups)) }
-                info.bytes += st.rowGroups.length
+                info.bytes.addSaturating(st.rowGroups.length)
                 let groups = try s.rowGroups(st)
                 info.rowGroups = groups.count
                 for (gi, e) in groups.enumerated() {
                     do {
                         let g = try s.rowGroup(e.block)
                         if gi % 64 == 63 { s.releaseResidentPages() }
-                        info.bytes += e.block.length
+                        info.bytes.addSaturating(e.block.length)
                         live.append(Block(kind: "row group", ref: e.block))
                         let named = Dictionary(t.columns.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
                         let cols =
                             [("(keys)", g.keys)]
                             + g.columns.sorted { $0.key < $1.key }.map { (named[$0.key] ?? "(removed \($0.key))", $0.value) }
                         for (name, ref) in cols {
-                            info.bytes += ref.length
+                            info.bytes.addSaturating(ref.length)
                             live.append(Block(kind: "segment", ref: ref))
                             guard segments, segmentTable == nil || segmentTable == t.name else { continue }
                             segs.append(segmentInfo(s, t.name, name, gi, ref))
@@ -205,11 +205,11 @@ public struct Inspector: Sendable {
                     } catch { problem(error) }
                 }
                 for (_, ref) in st.indexes.sorted(by: { $0.key < $1.key }) {
-                    info.bytes += ref.length
+                    info.bytes.addSaturating(ref.length)
                     live.append(Block(kind: "index directory", ref: ref))
                     do {
                         for chunk in try s.indexDirectory(ref).chunks {
-                            info.bytes += chunk.block.length
+                            info.bytes.addSaturating(chunk.block.length)
                             live.append(Block(kind: "index chunk", ref: chunk.block))
                         }
                     } catch { problem(error) }
@@ -303,7 +303,8 @@ public struct Inspector: Sendable {
         }
         var seen = Set<UInt64>()
         for b in live.sorted(by: { $0.offset < $1.offset }) where seen.insert(b.offset).inserted {
-            guard b.offset >= cursor, b.offset + b.length <= committedLength else { continue }
+            // A damaged reference may name any offset and length: compare without overflowing.
+            guard b.offset >= cursor, b.length <= committedLength, b.offset <= committedLength - b.length else { continue }
             gap(to: b.offset)
             var block = b
             block.version = version(at: b.offset)
@@ -321,5 +322,14 @@ extension Inspector.Block {
     }
     init(kind: String, offset: UInt64, length: UInt64, isLive: Bool) {
         self.init(kind: kind, offset: offset, length: length, version: nil, isLive: isLive)
+    }
+}
+
+extension UInt64 {
+    /// Adds `other`, stopping at `UInt64.max`: the lengths of damaged references are summed before
+    /// they are checked, and a huge one trapped (found by the FileOpen fuzzer).
+    fileprivate mutating func addSaturating(_ other: UInt64) {
+        let (sum, overflow) = addingReportingOverflow(other)
+        self = overflow ? .max : sum
     }
 }
