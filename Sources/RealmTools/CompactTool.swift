@@ -22,8 +22,10 @@ package struct CompactTool {
     package func run(_ console: Console, progress: ProgressDisplay?) -> ToolExitCode {
         do {
             if dryRun {
+                // Passive, like realm-dump: nothing is written, not even the lock file.
                 let r = try Inspector().inspect(path: path)
-                console.out(json ? Self.dryRunJSON(r).pretty + "\n" : Self.dryRunText(r))
+                let expected = try Compactor().compactedSize(of: Store.open(at: path, options: .passive))
+                console.out(json ? Self.dryRunJSON(r, expected).pretty + "\n" : Self.dryRunText(r, expected))
                 return .ok
             }
             let result: Compactor.Result
@@ -70,7 +72,7 @@ package struct CompactTool {
         return name.isEmpty ? nil : name
     }
 
-    static func dryRunText(_ r: Inspector.Report) -> String {
+    static func dryRunText(_ r: Inspector.Report, _ expected: Int) -> String {
         var out = ""
         func row(_ label: String, _ value: String) { out += label.padding(toLength: 16, withPad: " ", startingAt: 0) + value + "\n" }
         row("file", r.path)
@@ -79,16 +81,16 @@ package struct CompactTool {
         row("committed", ByteCount.describe(r.committedLength))
         row("live bytes", ByteCount.describe(r.liveBytes))
         row("dead bytes", "\(ByteCount.describe(r.deadBytes)), \(ByteCount.percent(r.deadBytes, of: UInt64(r.committedLength)))")
-        row("expected size", "at most about \(ByteCount.describe(r.liveBytes)) (the live bytes; the copy drops the history)")
-        row("would save", "about \(ByteCount.describe(max(0, r.fileSize - Int(r.liveBytes))))")
+        row("expected size", "\(ByteCount.describe(expected)) (the live data and one version record)")
+        row("would save", ByteCount.describe(max(0, r.fileSize - expected)))
         return out + "dry run: nothing was written\n"
     }
 
-    static func dryRunJSON(_ r: Inspector.Report) -> JSONValue {
+    static func dryRunJSON(_ r: Inspector.Report, _ expected: Int) -> JSONValue {
         .object([
             ("path", .string(r.path)), ("version", .int(r.currentVersion)), ("fileSize", .int(r.fileSize)),
             ("committedLength", .int(r.committedLength)), ("liveBytes", .int(r.liveBytes)), ("deadBytes", .int(r.deadBytes)),
-            ("expectedSize", .int(r.liveBytes)), ("dryRun", .bool(true)),
+            ("expectedSize", .int(expected)), ("dryRun", .bool(true)),
         ])
     }
 

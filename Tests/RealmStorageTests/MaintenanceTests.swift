@@ -81,13 +81,20 @@ import Testing
             expectCode(.inUseByAnotherProcess) { try Compactor().compact(store) }
             withExtendedLifetime(other) {}
         }
-        // A copy first: same content, the store untouched.
+        // The size a compaction will write is known exactly beforehand, without writing anything.
+        let expectedSize = try Compactor().compactedSize(of: store)
+        #expect(fileBytes(dir.file()).count == beforeSize)
+        // A copy first: same content, the store untouched, verified before it is renamed into place.
         let copy = try store.compact(to: dir.file("copy.realm"))
         #expect(copy.bytesAfter < beforeSize)
+        #expect(copy.bytesAfter == expectedSize && fileBytes(dir.file("copy.realm")).count == expectedSize)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("copy.realm") + ".compacting"))
+        #expect(try Verifier().verify(path: dir.file("copy.realm")).isClean)
         let copied = try Store.open(at: dir.file("copy.realm"), options: .init(readOnly: true)).snapshot()
         #expect(try copied.objectKeys("Person") == (try before.objectKeys("Person")))
         expectCode(.fileExists) { try store.compact(to: dir.file("copy.realm")) }
         let result = try store.compact()
+        #expect(result.bytesAfter == expectedSize)
         #expect(result.bytesAfter < beforeSize * 2 / 3)
         #expect(fileBytes(dir.file()).count == result.bytesAfter)
         let after = try store.snapshot()

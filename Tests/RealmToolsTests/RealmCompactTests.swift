@@ -27,6 +27,9 @@ import Testing
             #expect(after < size)
             #expect(run.stdout.contains("before          \(ByteCount.describe(size))"))
             #expect(run.stdout.contains("after           \(ByteCount.describe(after))"))
+            // The dry run's expected size is exact.
+            #expect(dry.stdout.contains("expected size   \(ByteCount.describe(after)) "), "\(dry.stdout)")
+            #expect(dryJSON.stdout.contains("\"expectedSize\": \(after),"), "\(dryJSON.stdout)")
             if name == "people.realm" {
                 Golden.check("compact-dry-run.txt", dry.stdout)
                 Golden.check("compact-dry-run.json", dryJSON.stdout)

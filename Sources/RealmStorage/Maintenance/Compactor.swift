@@ -56,79 +56,100 @@ public struct Compactor: Sendable {
     public init() {}
 
     /// Writes the newest version of `store` to a new file at `destination` (which must not exist).
-    /// The copy is made durable but not verified; a failure removes it.
+    /// The copy is made durable but not verified (``Store/compact(to:)`` and
+    /// ``writeVerifiedCopy(of:to:replacing:syncingDirectory:progress:renamed:)`` verify it); a failure
+    /// removes it.
     /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read.
     @discardableResult
     public func writeCopy(of store: Store, to destination: String, progress: ((Progress) -> Void)? = nil) throws -> Result {
         let s = try store.snapshot(kind: "other")
         let out = try SystemFile.open(destination, .createNew)
         do {
-            let expected = Int(s.liveBytes)
             var w = StreamingWriter(file: out, offset: FileHeader.size)
-            var states: [UInt32: TableState] = [:]
-            var counts: [String: Int] = [:]
-            var released = 0
-            for t in s.catalog.tables {
-                var st = try s.tableState(t.name)
-                var entries: [RowGroupEntry] = []
-                var rows = 0
-                for e in try s.rowGroups(st) {
-                    let g = try s.rowGroup(e.block)
-                    var ng = RowGroupBlock(rowCount: g.rowCount, keys: try w.copy(s.block(g.keys, BlockMagic.segment)), columns: [:])
-                    for c in t.columns {
-                        if let ref = g.columns[c.id] { ng.columns[c.id] = try w.copy(s.block(ref, BlockMagic.segment)) }
-                    }
-                    entries.append(
-                        RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: try w.append(ng.encode())))
-                    rows += g.rowCount
-                    if w.offset - released >= Self.releaseInterval {
-                        // Pages of the source already copied need not stay resident: memory stays bounded.
-                        s.releaseResidentPages()
-                        released = w.offset
-                    }
-                    progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
-                }
-                guard rows == Int(st.objectCount) else {
-                    throw StorageError.corrupted(
-                        "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(rows)",
-                        at: Int(st.rowGroups.offset))
-                }
-                counts[t.name] = rows
-                st.rowGroups = entries.isEmpty ? .none : try w.append(RowGroupEntry.encodeList(entries))
-                for (col, ref) in st.indexes {
-                    var dir = try s.indexDirectory(ref)
-                    for i in dir.chunks.indices { dir.chunks[i].block = try w.copy(s.block(dir.chunks[i].block, BlockMagic.indexChunk)) }
-                    st.indexes[col] = try w.append(dir.encode())
-                }
-                states[t.id] = st
-            }
-            s.releaseResidentPages()
-            let region = w.hasher
-            var record = VersionRecord(
-                version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
-                commitChecksum: region.finalize(), commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog,
-                tables: states, changeset: Changeset())
-            let recordLength = UInt64(record.encode().count)
-            record.liveBytes = UInt64(w.offset) + recordLength
-            let recordRef = try w.append(record.encode())
+            let laidOut = try Self.layOut(s, into: &w, progress: progress)
             try w.flush()
             var header = FileHeader.encodeStatic()
             header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
             let slot = CommitSlot(
-                version: s.version, record: recordRef, fileLength: UInt64(w.offset), commitTime: record.commitTime,
-                recordChecksum: ByteView(copying: record.encode()).lastWord)
+                version: s.version, record: laidOut.recordRef, fileLength: UInt64(w.offset), commitTime: s.record.commitTime,
+                recordChecksum: ByteView(copying: laidOut.recordBytes).lastWord)
             let sb = slot.encode()
             header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + sb.count, with: sb)
             try out.write(header, at: 0)
             try out.syncAll()
-            progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
+            progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: Int(s.liveBytes)))
             return Result(
                 version: s.version, bytesBefore: try store.state.withLock { try $0.current.file.size() }, bytesAfter: w.offset,
-                objectCounts: counts)
+                objectCounts: laidOut.counts)
         } catch {
             SystemFile.unlink(destination)
             throw error
         }
+    }
+
+    /// The exact size, in bytes, of the file that compacting `store`'s newest version writes (its
+    /// live data and one version record). Reads only the row-group and index structure, never a
+    /// segment's payload, and writes nothing.
+    /// - Throws: `.corrupted` if the structure cannot be read.
+    public func compactedSize(of store: Store) throws -> Int {
+        let s = try store.snapshot(kind: "other")
+        var w = StreamingWriter(file: nil, offset: FileHeader.size)
+        _ = try Self.layOut(s, into: &w, progress: nil)
+        return w.offset
+    }
+
+    /// Appends every live block of `s` to `w` (row groups, their segments, row-group lists and
+    /// indexes, then one version record without history); a counting writer only adds lengths.
+    private static func layOut(
+        _ s: Snapshot, into w: inout StreamingWriter, progress: ((Progress) -> Void)?
+    ) throws -> (recordRef: BlockRef, recordBytes: [UInt8], counts: [String: Int]) {
+        let expected = Int(s.liveBytes)
+        var states: [UInt32: TableState] = [:]
+        var counts: [String: Int] = [:]
+        var released = 0
+        for t in s.catalog.tables {
+            var st = try s.tableState(t.name)
+            var entries: [RowGroupEntry] = []
+            var rows = 0
+            for e in try s.rowGroups(st) {
+                let g = try s.rowGroup(e.block)
+                var ng = RowGroupBlock(rowCount: g.rowCount, keys: try w.copy(g.keys, BlockMagic.segment, from: s), columns: [:])
+                for c in t.columns {
+                    if let ref = g.columns[c.id] { ng.columns[c.id] = try w.copy(ref, BlockMagic.segment, from: s) }
+                }
+                entries.append(
+                    RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: try w.append(ng.encode())))
+                rows += g.rowCount
+                if w.offset - released >= Self.releaseInterval {
+                    // Pages of the source already copied need not stay resident: memory stays bounded.
+                    s.releaseResidentPages()
+                    released = w.offset
+                }
+                progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
+            }
+            guard rows == Int(st.objectCount) else {
+                throw StorageError.corrupted(
+                    "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(rows)",
+                    at: Int(st.rowGroups.offset))
+            }
+            counts[t.name] = rows
+            st.rowGroups = entries.isEmpty ? .none : try w.append(RowGroupEntry.encodeList(entries))
+            for (col, ref) in st.indexes {
+                var dir = try s.indexDirectory(ref)
+                for i in dir.chunks.indices { dir.chunks[i].block = try w.copy(dir.chunks[i].block, BlockMagic.indexChunk, from: s) }
+                st.indexes[col] = try w.append(dir.encode())
+            }
+            states[t.id] = st
+        }
+        s.releaseResidentPages()
+        var record = VersionRecord(
+            version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
+            commitChecksum: w.hasher.finalize(), commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog,
+            tables: states, changeset: Changeset())
+        let recordLength = UInt64(record.encode().count)
+        record.liveBytes = UInt64(w.offset) + recordLength
+        let bytes = record.encode()
+        return (try w.append(bytes), bytes, counts)
     }
 
     /// How many bytes the copy writes between releases of the source's resident pages.
@@ -233,34 +254,49 @@ public struct Compactor: Sendable {
     }
 }
 
-/// Appends blocks to a file through a bounded buffer (4 MiB), tracking the next offset.
+/// Appends blocks to a file through a bounded buffer (4 MiB), tracking the next offset. Without a
+/// file it only counts: ``Compactor/compactedSize(of:)`` lays out a copy that way.
 struct StreamingWriter {
-    let file: SystemFile
+    let file: SystemFile?
     var offset: Int
-    var buffer = ByteWriter(capacity: 1 << 22)
+    var buffer = ByteWriter(capacity: 0)
     var bufferStart: Int
-    /// XXH64 of everything appended so far.
+    /// XXH64 of everything appended so far (not kept while only counting).
     var hasher = XXH64.Streaming()
 
-    init(file: SystemFile, offset: Int) {
+    init(file: SystemFile?, offset: Int) {
         self.file = file
         self.offset = offset
         self.bufferStart = offset
+        if file != nil { buffer = ByteWriter(capacity: 1 << 22) }
     }
 
     mutating func append(_ bytes: [UInt8]) throws -> BlockRef {
         let ref = BlockRef(offset: UInt64(offset), length: UInt64(bytes.count))
+        offset += bytes.count
+        guard file != nil else { return ref }
         hasher.update(bytes)
         buffer.append(bytes)
-        offset += bytes.count
         if buffer.count >= 1 << 22 { try flush() }
         return ref
     }
 
-    mutating func copy(_ block: ByteView) throws -> BlockRef { try append(block.allBytes()) }
+    /// Copies the block at `ref` of `s` (checked against `magic` and its checksum); a counting
+    /// writer takes only its length and reads nothing.
+    mutating func copy(_ ref: BlockRef, _ magic: UInt32, from s: Snapshot) throws -> BlockRef {
+        guard file != nil else {
+            // Not read, but still bounded: a damaged length must not overflow the count.
+            guard ref.offset <= UInt64(s.fileLength), ref.length <= UInt64(s.fileLength) - ref.offset else {
+                throw StorageError.corrupted("block \(ref) lies outside the committed file", at: Int(clamping: ref.offset))
+            }
+            defer { offset += Int(ref.length) }
+            return BlockRef(offset: UInt64(offset), length: ref.length)
+        }
+        return try append(s.block(ref, magic).allBytes())
+    }
 
     mutating func flush() throws {
-        guard buffer.count > 0 else { return }
+        guard let file, buffer.count > 0 else { return }
         try file.write(buffer.bytes, at: bufferStart)
         bufferStart = offset
         buffer = ByteWriter(capacity: 1 << 22)

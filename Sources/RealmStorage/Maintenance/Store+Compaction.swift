@@ -1,10 +1,13 @@
 extension Store {
     /// Writes the newest version, with only its live data, to a new file at `path` (which must not
-    /// exist). The store itself is unchanged.
-    /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read.
+    /// exist). The copy is written to `path.compacting`, made durable, read back and verified (its
+    /// commit checksum, every block, the object count of every table, a full ``Verifier`` pass),
+    /// and only then renamed to `path`. The store itself is unchanged.
+    /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read or the copy fails
+    ///   verification (nothing is left at `path` then).
     @discardableResult
     public func compact(to path: String) throws -> Compactor.Result {
-        try Compactor().writeCopy(of: self, to: path)
+        try Compactor().writeVerifiedCopy(of: self, to: path, replacing: false)
     }
 
     /// Rewrites this store's file to its live data in place (temporary file, fsync, rename, fsync of
