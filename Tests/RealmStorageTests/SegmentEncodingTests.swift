@@ -23,7 +23,36 @@ import Testing
         }
         let decoded = try r.decodeAll()
         #expect(decoded.count == values.count)
+        if !list { try checkTypedReads(r, type, values) }
         return r
+    }
+
+    /// The typed reads of the accessors' fast path agree with ``SegmentReader/value(_:)`` row by
+    /// row, and refuse a lane of another type.
+    static func checkTypedReads(_ r: SegmentReader, _ type: ColumnType, _ values: [StorageValue]) throws {
+        for (i, v) in values.enumerated() {
+            switch (type, v) {
+            case (.int, .int(let x)): #expect(try r.int(i) == x)
+            case (.bool, .bool(let x)): #expect(try r.int(i) == (x ? 1 : 0))
+            case (.double, .double(let x)): #expect(try r.double(i)?.bitPattern == x.bitPattern)
+            case (.float, .float(let x)): #expect(try r.float(i)?.bitPattern == x.bitPattern)
+            case (.string, .string(let x)): #expect(try r.string(i) == x)
+            case (.int, .null), (.bool, .null): #expect(try r.int(i) == nil)
+            case (.double, .null): #expect(try r.double(i) == nil)
+            case (.float, .null): #expect(try r.float(i) == nil)
+            case (.string, .null): #expect(try r.string(i) == nil)
+            default: break
+            }
+        }
+        guard !values.isEmpty else { return }
+        if type != .string { expectCode(.typeMismatch) { _ = try r.string(0) } }
+        if type != .double { expectCode(.typeMismatch) { _ = try r.double(0) } }
+        if type != .float { expectCode(.typeMismatch) { _ = try r.float(0) } }
+        if [.string, .binary, .double, .float, .decimal128, .uuid, .objectId, .timestamp].contains(type) {
+            expectCode(.typeMismatch) { _ = try r.int(0) }
+        }
+        expectCode(.notFound) { _ = try r.int(values.count) }
+        expectCode(.notFound) { _ = try r.string(-1) }
     }
 
     @Test func integersAtTheEdges() throws {

@@ -22,7 +22,7 @@ struct RealmBench {
         _ = try? Realm.deleteFiles(for: config)
         let realm = try Realm(configuration: config)
 
-        var t = Date()
+        let t = Date()
         try realm.write {
             for i in 0..<n {
                 let p = Person()
@@ -39,51 +39,71 @@ struct RealmBench {
         print(String(format: "W1  insert %d objects, one durable write: %.3f s, file %.1f MB", n, w1, Double(size) / 1e6))
 
         let people = realm.objects(Person.self)
-        func time<T>(_ body: () -> T) -> (T, Double) {
-            let s = Date()
-            let r = body()
-            return (r, Date().timeIntervalSince(s) * 1000)
+        // REALM_BENCH_ONLY=W2,W10 runs only those (after W1, which builds the file); each read
+        // workload runs REALM_BENCH_REPEAT times (default 5) and prints the median and the range.
+        let only = ProcessInfo.processInfo.environment["REALM_BENCH_ONLY"].map { Set($0.split(separator: ",").map(String.init)) }
+        let repeats = max(1, Int(ProcessInfo.processInfo.environment["REALM_BENCH_REPEAT"] ?? "") ?? 5)
+        func run<T>(_ id: String, _ body: () -> T, _ report: (T, String) -> String) {
+            guard only?.contains(id) ?? true else { return }
+            var times: [Double] = []
+            var result: T?
+            for _ in 0..<repeats {
+                let s = Date()
+                result = body()
+                times.append(Date().timeIntervalSince(s) * 1000)
+            }
+            times.sort()
+            let median = times[times.count / 2]
+            print(
+                report(result!, String(format: "%.2f ms (%.2f–%.2f)", median, times.first!, times.last!))
+                    + (id == "W10" ? String(format: " = %.2f M objects/s", Double(n) / median / 1000) : ""))
         }
-        let (w2, w2ms) = time { people.filter("age > 50").count }
-        print(String(format: "W2  count age > 50: %d in %.1f ms", w2, w2ms))
-        let (w3, w3ms) = time { people.filter("age BETWEEN {20, 30} AND name BEGINSWITH 'name-1'").count }
-        print(String(format: "W3  count age BETWEEN {20, 30} AND name BEGINSWITH 'name-1': %d in %.1f ms", w3, w3ms))
-        let (w4, w4ms) = time { () -> String in
-            let sum: Double = people.sum(ofProperty: "score")
-            let avg: Double? = people.average(ofProperty: "age")
-            let minAge: Int? = people.min(ofProperty: "age")
-            let maxScore: Double? = people.max(ofProperty: "score")
-            return "\(sum) / \(avg ?? -1) / \(minAge ?? -1) / \(maxScore ?? -1)"
+        run("W2", { people.filter("age > 50").count }) { "W2  count age > 50: \($0) in \($1)" }
+        run("W3", { people.filter("age BETWEEN {20, 30} AND name BEGINSWITH 'name-1'").count }) {
+            "W3  count age BETWEEN {20, 30} AND name BEGINSWITH 'name-1': \($0) in \($1)"
         }
-        print(String(format: "W4  sum(score), avg(age), min(age), max(score) = %@ in %.1f ms", w4, w4ms))
-        let (w5, w5ms) = time { people.sorted(byKeyPath: "score", ascending: false).prefix(100).reduce(0) { $0 + $1.id } }
-        print(String(format: "W5  sorted by score descending, first 100 ids sum to %d in %.1f ms", w5, w5ms))
-
-        t = Date()
-        var found = 0
+        run(
+            "W4",
+            { () -> String in
+                let sum: Double = people.sum(ofProperty: "score")
+                let avg: Double? = people.average(ofProperty: "age")
+                let minAge: Int? = people.min(ofProperty: "age")
+                let maxScore: Double? = people.max(ofProperty: "score")
+                return "\(sum) / \(avg ?? -1) / \(minAge ?? -1) / \(maxScore ?? -1)"
+            }
+        ) { "W4  sum(score), avg(age), min(age), max(score) = \($0) in \($1)" }
+        run("W5", { people.sorted(byKeyPath: "score", ascending: false).prefix(100).reduce(0) { $0 + $1.id } }) {
+            "W5  sorted by score descending, first 100 ids sum to \($0) in \($1)"
+        }
         let lookups = min(100_000, n)
-        var rng = UInt64(42)
-        for _ in 0..<lookups {
-            rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            if let p = realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n) { found += p.name.utf8.count }
+        run(
+            "W6",
+            { () -> Int in
+                var found = 0
+                var rng = UInt64(42)
+                for _ in 0..<lookups {
+                    rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    if let p = realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n) { found += p.name.utf8.count }
+                }
+                return found
+            }
+        ) { "W6  \(lookups) primary-key lookups reading name (\($0) bytes read): \($1)" }
+        run(
+            "W10",
+            { () -> String in
+                var ages = 0
+                var bytes = 0
+                for p in realm.objects(Person.self) {
+                    ages += p.age
+                    bytes += p.name.utf8.count
+                }
+                return "\(ages)/\(bytes)"
+            }
+        ) { "W10 iterate reading name and age (checksum \($0)): \($1)" }
+        guard only == nil || only!.contains("N1") || only!.contains("N2") else {
+            _ = try? Realm.deleteFiles(for: config)
+            return
         }
-        print(
-            String(
-                format: "W6  %d primary-key lookups reading name: %.1f ms (%d bytes read)", lookups, Date().timeIntervalSince(t) * 1000,
-                found))
-
-        t = Date()
-        var ages = 0
-        var bytes = 0
-        for p in realm.objects(Person.self) {
-            ages += p.age
-            bytes += p.name.utf8.count
-        }
-        let w10 = Date().timeIntervalSince(t)
-        print(
-            String(
-                format: "W10 iterate reading name and age: %.3f s = %.2f M objects/s (checksum %d/%d)", w10, Double(n) / w10 / 1e6, ages,
-                bytes))
         try notificationWorkloads(realm, n)
         _ = try? Realm.deleteFiles(for: config)
     }

@@ -319,6 +319,58 @@ package final class SegmentReader: Sendable {
         }
     }
 
+    /// Typed reads of one row of a single-value segment, for the object accessors' fast path (no
+    /// ``StorageValue`` in between): nil when the row is null. Each throws, as ``value(_:)`` does,
+    /// for a row out of range or a segment whose lane holds another type.
+    package func int(_ row: Int) throws -> Int64? {
+        try checkSingle(row)
+        guard case .integers(let lane) = values else { throw wrongLane("an integer") }
+        if let validity, !(try validity.isSet(row)) { return nil }
+        return lane[row]
+    }
+
+    /// Row `row` of a `double` segment (see ``int(_:)``).
+    package func double(_ row: Int) throws -> Double? {
+        try checkSingle(row)
+        guard type == .double, case .fixed(let v, _, _) = values else { throw wrongLane("a double") }
+        if let validity, !(try validity.isSet(row)) { return nil }
+        return Double(bitPattern: try v.u64(row &* 8))
+    }
+
+    /// Row `row` of a `float` segment (see ``int(_:)``).
+    package func float(_ row: Int) throws -> Float? {
+        try checkSingle(row)
+        guard type == .float, case .fixed(let v, _, _) = values else { throw wrongLane("a float") }
+        if let validity, !(try validity.isSet(row)) { return nil }
+        return Float(bitPattern: try v.u32(row &* 4))
+    }
+
+    /// Row `row` of a `string` segment (see ``int(_:)``).
+    package func string(_ row: Int) throws -> String? {
+        try checkSingle(row)
+        guard type == .string else { throw wrongLane("a string") }
+        if let validity, !(try validity.isSet(row)) { return nil }
+        switch values {
+        case .offsets(let o):
+            let (s, n) = try o.item(row)
+            return try o.blob.string(s, n)
+        case .dictionary(let d, let indices):
+            let (s, n) = try d.item(Int(indices[row]))
+            return try d.blob.string(s, n)
+        case .integers, .fixed: throw wrongLane("a string")
+        }
+    }
+
+    @inline(__always)
+    private func checkSingle(_ row: Int) throws {
+        guard row >= 0, row < rowCount else { throw StorageError(.notFound, "row \(row) out of \(rowCount)") }
+        guard !isList, !isMap else { throw wrongLane("a single value") }
+    }
+
+    private func wrongLane(_ what: String) -> StorageError {
+        StorageError(.typeMismatch, "a \(type) segment does not hold \(what)")
+    }
+
     /// Zero-copy integer access for scans: the raw lane values of a single-value int/bool/link
     /// segment, or nil when the segment is not an integer lane or holds collections.
     package var integers: IntegerLane? {

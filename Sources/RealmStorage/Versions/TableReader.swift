@@ -17,9 +17,11 @@ package final class TableReader {
     package let schema: TableSchema
     let state: TableState
     let entries: [RowGroupEntry]
-    private var keySegments: [SegmentReader?]
+    // Exempt from dynamic exclusivity checks (they dominated a property read): a reader is
+    // confined to one thread and each access is a plain load or a store of one element.
+    @exclusivity(unchecked) private var keySegments: [SegmentReader?]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
-    private var columns: [ColumnSegments?]
+    @exclusivity(unchecked) private var columns: [ColumnSegments?]
 
     /// One column's segments, held by reference so reads borrow them instead of copying.
     final class ColumnSegments {
@@ -63,18 +65,21 @@ package final class TableReader {
     /// The catalog position of the column named `name`.
     package func columnIndex(_ name: String) -> Int? { schema.columns.firstIndex { $0.name == name } }
 
-    /// The value at `location` of the column at catalog position `column`.
-    package func value(_ location: RowLocation, column: Int) throws -> StorageValue {
+    /// The segment holding the column at catalog position `column` for the row group of
+    /// `location`; nil when that group predates the column (its rows hold the column's default).
+    package func segment(_ location: RowLocation, column: Int) throws -> SegmentReader? {
         let g = Int(location.group)
         guard g >= 0, g < entries.count else { throw StorageError(.notFound, "row group \(g) out of \(entries.count)") }
-        let segments: ColumnSegments
-        if let s = columns[column] {
-            segments = s
-        } else {
-            segments = ColumnSegments(try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment))
-            columns[column] = segments
-        }
-        if let reader = segments.segments[g] { return try reader.value(Int(location.row)) }
+        guard column >= 0, column < columns.count else { throw StorageError(.notFound, "column \(column) out of \(columns.count)") }
+        if let s = columns[column] { return s.segments[g] }
+        let segments = ColumnSegments(try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment))
+        columns[column] = segments
+        return segments.segments[g]
+    }
+
+    /// The value at `location` of the column at catalog position `column`.
+    package func value(_ location: RowLocation, column: Int) throws -> StorageValue {
+        if let reader = try segment(location, column: column) { return try reader.value(Int(location.row)) }
         return schema.columns[column].defaultValue
     }
 }

@@ -7,24 +7,27 @@ import RealmStorage
 /// opened the Realm, or pass them on with ``ThreadSafeReference`` or ``freeze()``. Unmanaged objects
 /// are ordinary Swift objects.
 open class ObjectBase: CustomStringConvertible, Encodable {
+    // The per-object state below is exempt from dynamic exclusivity checks, which cost more than
+    // the accesses themselves on the property-read path: a managed object is confined to its
+    // Realm's thread (frozen ones are only read), and no access to these overlaps another.
     /// The Realm managing this object (nil while unmanaged).
-    @usableFromInline package var _rlmRealm: Realm?
+    @exclusivity(unchecked) @usableFromInline package var _rlmRealm: Realm?
     /// The object's key in its table, when managed.
-    package var _rlmKey = ObjectKey(-1)
+    @exclusivity(unchecked) package var _rlmKey = ObjectKey(-1)
     /// Where the object sits in the snapshot of version `_rlmLocationVersion` (a read-path cache).
-    package var _rlmLocation = RowLocation(group: -1, row: -1)
-    package var _rlmLocationVersion: UInt64 = 0
+    @exclusivity(unchecked) package var _rlmLocation = RowLocation(group: -1, row: -1)
+    @exclusivity(unchecked) package var _rlmLocationVersion: UInt64 = 0
     /// The table reader of that version, once resolved.
-    var _rlmReader: BoundReader?
+    @exclusivity(unchecked) var _rlmReader: BoundReader?
     /// Values set on an unmanaged object through its accessors (nil: not set yet).
-    @usableFromInline package var _rlmValues: [Any?] = []
+    @exclusivity(unchecked) @usableFromInline package var _rlmValues: [Any?] = []
     /// The stored form of each value in `_rlmValues`, when it needs no Realm (set by accessors).
-    var _rlmStored: [StorageValue?] = []
+    @exclusivity(unchecked) var _rlmStored: [StorageValue?] = []
     /// When set, accessors report which property they read (key path → name).
-    @usableFromInline package var _rlmRecorder: IndexRecorder?
-    private var _rlmClassStorage: ClassInfo?
+    @exclusivity(unchecked) @usableFromInline package var _rlmRecorder: IndexRecorder?
+    @exclusivity(unchecked) private var _rlmClassStorage: ClassInfo?
     /// The Realm's ``Realm/invalidate()`` generation when this object was bound to it.
-    var _rlmGeneration = 0
+    @exclusivity(unchecked) var _rlmGeneration = 0
 
     /// Creates an unmanaged object.
     public required init() {}

@@ -84,6 +84,20 @@ extension Realm {
         return bound
     }
 
+    /// The segment and row holding property `index` of `object` when the read may skip the general
+    /// path: a live Realm outside a write transaction, the object already located in the current
+    /// version. nil sends the read through ``readValue(_:_:)``, which checks and resolves the rest
+    /// (and stops with its message for an invalidated or deleted object).
+    func directSegment(_ object: ObjectBase, _ index: Int) -> (segment: SegmentReader, row: Int)? {
+        checkThread()
+        guard transaction == nil, !isFrozen, let snap = snapshot, object._rlmGeneration == generation,
+            object._rlmLocationVersion == snap.version, let bound = object._rlmReader, bound.version == snap.version
+        else { return nil }
+        let c = bound.columns[index]
+        guard c >= 0, let segment = try? bound.reader.segment(object._rlmLocation, column: c) else { return nil }
+        return (segment, Int(object._rlmLocation.row))
+    }
+
     /// The stored value of property `index` of a managed object.
     func readValue(_ object: ObjectBase, _ index: Int) -> StorageValue {
         checkThread()

@@ -22,14 +22,17 @@ public final class Realm {
     /// How this Realm was opened.
     public let configuration: Configuration
     package let store: Store
+    // The state read on every property access is exempt from dynamic exclusivity checks (they cost
+    // more than the read itself): a live Realm is confined to one thread, and no access to these
+    // properties overlaps another (each is a plain load or store).
     /// The version this Realm reads (outside a write transaction).
-    var snapshot: Snapshot?
+    @exclusivity(unchecked) var snapshot: Snapshot?
     /// The open write transaction, if any.
-    var transaction: WriteTransaction?
+    @exclusivity(unchecked) var transaction: WriteTransaction?
     /// Changes with every mutation and every version change; collections cache against it.
-    package var stamp = 0
+    @exclusivity(unchecked) package var stamp = 0
     /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
-    var generation = 0
+    @exclusivity(unchecked) var generation = 0
     let threadID: UInt
     /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
     let isolation: (any Actor)?

@@ -94,6 +94,11 @@ extension _Persistable where Self: _RealmValue {
 
 extension Bool: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.bool) }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool {
+        let realm = object._rlmRealm!
+        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.int(row) { return v != 0 }
+        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+    }
     public static func _rlmDefaultValue() -> Bool { false }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Bool {
         if case .bool(let v) = raw.value { return v }
@@ -107,6 +112,11 @@ public protocol _RealmInteger: FixedWidthInteger, RealmCollectionValue, _Persist
 
 extension _RealmInteger {
     public static var _rlmInfo: _RLMTypeInfo { .init(.int) }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
+        let realm = object._rlmRealm!
+        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.int(row) { return Self(truncatingIfNeeded: v) }
+        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+    }
     public static func _rlmDefaultValue() -> Self { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
         if case .int(let v) = raw.value { return Self(truncatingIfNeeded: v) }
@@ -123,6 +133,11 @@ extension Int64: _RealmInteger {}
 
 extension Float: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.float) }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float {
+        let realm = object._rlmRealm!
+        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.float(row) { return v }
+        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+    }
     public static func _rlmDefaultValue() -> Float { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Float {
         if case .float(let v) = raw.value { return v }
@@ -133,6 +148,11 @@ extension Float: RealmCollectionValue, _Persistable {
 
 extension Double: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.double) }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double {
+        let realm = object._rlmRealm!
+        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.double(row) { return v }
+        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+    }
     public static func _rlmDefaultValue() -> Double { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Double {
         if case .double(let v) = raw.value { return v }
@@ -143,6 +163,11 @@ extension Double: RealmCollectionValue, _Persistable {
 
 extension String: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.string) }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String {
+        let realm = object._rlmRealm!
+        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.string(row) { return v }
+        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+    }
     public static func _rlmDefaultValue() -> String { "" }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> String {
         if case .string(let v) = raw.value { return v }
