@@ -44,6 +44,101 @@ import Testing
         }
     }
 
+    /// Each row group's lane summary (sum, min, max) equals the plain computation, for every
+    /// packed width, negative references and sequences (linear encoding).
+    @Test(arguments: [0, 1, 3, 8, 13, 16, 32, 40, 64])
+    func laneSummariesMatchTheModel(bits: Int) throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 700))
+        let tx = try store.beginWrite()
+        try tx.createTable("T")
+        try tx.addColumn("T", ColumnSchema("v", .int))
+        try tx.addColumn("T", ColumnSchema("seq", .int))
+        var rng = SplitMix(seed: UInt64(bits) + 99)
+        var values: [Int64] = []
+        let base: Int64 = bits == 64 ? 0 : -123_456_789
+        for i in 0..<2_000 {
+            let r = rng.next()
+            let v: Int64 = bits == 64 ? Int64(bitPattern: r) : base + (bits == 0 ? 0 : Int64(r % (UInt64(1) << UInt64(bits))))
+            values.append(v)
+            try tx.insert("T", ["v": .int(v), "seq": .int(Int64(i) * 3 - 1_000)])
+        }
+        let s = try tx.commit()
+        let reader = try TableReader(s, "T")
+        var row = 0
+        for g in 0..<reader.groupCount {
+            let n = reader.rowCount(group: g)
+            let chunk = values[row..<row + n]
+            let lane = try #require(try reader.scan(group: g, column: reader.columnIndex("v")!).integers)
+            let got = try #require(lane.summary())
+            #expect(got.sum == chunk.reduce(Int128(0)) { $0 + Int128($1) }, "\(bits) bits, group \(g)")
+            #expect(got.min == chunk.min() && got.max == chunk.max(), "\(bits) bits, group \(g)")
+            let seq = try #require(try reader.scan(group: g, column: reader.columnIndex("seq")!).integers?.summary())
+            let first = Int64(row) * 3 - 1_000
+            let last = Int64(row + n - 1) * 3 - 1_000
+            #expect(seq.min == first && seq.max == last && seq.sum == (Int128(first) + Int128(last)) * Int128(n) / 2)
+            row += n
+        }
+    }
+
+    /// Sums and extremes of float and double groups read in place agree with adding the rows in
+    /// order, NaN ignored by min and max (all NaN gives NaN), -0.0 and infinities kept.
+    @Test func floatingFoldsMatchTheModel() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 64))
+        let tx = try store.beginWrite()
+        try tx.createTable("T")
+        try tx.addColumn("T", ColumnSchema("d", .double))
+        try tx.addColumn("T", ColumnSchema("f", .float))
+        try tx.addColumn("T", ColumnSchema("i", .int))
+        var rng = SplitMix(seed: 5)
+        var rows: [(Double, Float)] = []
+        for i in 0..<300 {
+            let special: [Double] = [.nan, -0.0, .infinity, -.infinity, 1e308, -1e-308]
+            let d =
+                i >= 64 && i < 128
+                ? Double.nan : (i % 17 == 0 ? special[i % special.count] : Double(Int64(bitPattern: rng.next() % 2_000_000)) / 7)
+            let f = Float(d)
+            rows.append((d, f))
+            try tx.insert("T", ["d": .double(d), "f": .float(f), "i": .int(Int64(i))])
+        }
+        let s = try tx.commit()
+        let reader = try TableReader(s, "T")
+        var row = 0
+        var sum = 0.0
+        var fsum = 0.0
+        for g in 0..<reader.groupCount {
+            let n = reader.rowCount(group: g)
+            let doubles = rows[row..<row + n].map(\.0)
+            let floats = rows[row..<row + n].map { Double($0.1) }
+            let d = try reader.scan(group: g, column: reader.columnIndex("d")!)
+            let f = try reader.scan(group: g, column: reader.columnIndex("f")!)
+            let modelSum = doubles.reduce(sum, +)
+            let gotSum = try d.sumDoubles(startingAt: sum)
+            #expect(gotSum.bitPattern == modelSum.bitPattern || (gotSum.isNaN && modelSum.isNaN))
+            sum = gotSum
+            let modelFloatSum = floats.reduce(fsum, +)
+            fsum = try f.sumDoubles(startingAt: fsum)
+            #expect(fsum.bitPattern == modelFloatSum.bitPattern || (fsum.isNaN && modelFloatSum.isNaN))
+            let numbers = doubles.filter { !$0.isNaN }
+            let low = try d.extremeDouble(smallest: true)
+            let high = try d.extremeDouble(smallest: false)
+            if numbers.isEmpty {
+                #expect(low.isNaN && high.isNaN, "group \(g) is all NaN")
+            } else {
+                #expect(low == numbers.min() && high == numbers.max(), "group \(g)")
+            }
+            let floatNumbers = floats.filter { !$0.isNaN }
+            let floatLow = try f.extremeDouble(smallest: true)
+            #expect(floatNumbers.isEmpty ? floatLow.isNaN : floatLow == floatNumbers.min())
+            row += n
+        }
+        // An int column is not a floating lane.
+        let ints = try TableReader(s, "T")
+        expectCode(.typeMismatch) { try ints.scan(group: 0, column: ints.columnIndex("i")!).sumDoubles(startingAt: 0) }
+        expectCode(.typeMismatch) { try ints.scan(group: 0, column: ints.columnIndex("i")!).extremeDouble(smallest: true) }
+    }
+
     @Test func countRejectsNonIntegerColumns() throws {
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 10)

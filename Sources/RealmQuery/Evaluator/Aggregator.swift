@@ -69,23 +69,21 @@ struct Aggregator {
         }
     }
 
-    /// Adds non-null doubles (or floats, widened) in bulk (the same result as adding each in order).
-    mutating func add(doubles: [Double], float: Bool) {
-        guard !doubles.isEmpty else { return }
+    /// Adds every row of a float or double group without null rows, read in place (the same result
+    /// as adding each row in order).
+    mutating func add(floatingRowsOf scan: ColumnScan, float: Bool) throws {
+        guard scan.rowCount > 0 else { return }
         switch function {
-        case .count: count += doubles.count
+        case .count: count += scan.rowCount
         case .min, .max:
             // NaN loses to any number; all NaN gives NaN.
-            var best = Double.nan
-            for x in doubles where !x.isNaN && (best.isNaN || (function == .min ? x < best : x > best)) { best = x }
-            count += doubles.count - 1
+            let best = try scan.extremeDouble(smallest: function == .min)
+            count += scan.rowCount - 1
             add(float ? .float(Float(best)) : .double(best))
         default:
-            var sum = doubleSum
-            for x in doubles { sum += x }
-            doubleSum = sum
+            doubleSum = try scan.sumDoubles(startingAt: doubleSum)
             sawFloating = true
-            count += doubles.count
+            count += scan.rowCount
         }
     }
 

@@ -139,7 +139,7 @@ extension QueryEvaluator {
             } else if type == .int, let lane = scan.integers {
                 if let summary = lane.summary() { aggregator.add(intSummary: summary, count: lane.count) }
             } else if type != .int, scan.isFixedWidth {
-                aggregator.add(doubles: try scan.doubles(), float: type == .float)
+                try aggregator.add(floatingRowsOf: scan, float: type == .float)
             } else {
                 for row in 0..<scan.rowCount { aggregator.add(try scan.value(row)) }
             }

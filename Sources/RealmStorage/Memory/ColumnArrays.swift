@@ -108,6 +108,71 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     }
 }
 
+extension PackedIntArray {
+    /// The exact sum, the smallest and the largest value, computed on the stored offsets from the
+    /// reference (their sum fits 64 bits for widths up to 32 and at most 2^20 values) with loops
+    /// that vectorize for byte-aligned widths; nil when empty or when that does not apply (a
+    /// linear encoding, a wider lane, more values), for the general loop.
+    func summary() -> (sum: Int128, min: Int64, max: Int64)? {
+        guard count > 0, slope == 0, width <= 32, count <= 1 << 20 else { return nil }
+        guard width > 0, let base else { return (Int128(reference) * Int128(count), reference, reference) }
+        let raw: (sum: UInt64, min: UInt64, max: UInt64)
+        switch width {
+        case 8: raw = summarizeLanes(base, count, UInt8.self)
+        case 16: raw = summarizeLanes(base, count, UInt16.self)
+        case 32: raw = summarizeLanes(base, count, UInt32.self)
+        default:
+            var sum: UInt64 = 0
+            var lo = UInt64.max
+            var hi: UInt64 = 0
+            let perWord = 64 / width
+            for i in 0..<count {
+                let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: (i / perWord) &* 8, as: UInt64.self))
+                let v = (w >> UInt64((i % perWord) &* width)) & mask
+                sum &+= v
+                lo = Swift.min(lo, v)
+                hi = Swift.max(hi, v)
+            }
+            raw = (sum, lo, hi)
+        }
+        // reference + an offset of the lane is a stored value, so it fits Int64.
+        return (
+            Int128(reference) * Int128(count) + Int128(raw.sum), reference &+ Int64(bitPattern: raw.min),
+            reference &+ Int64(bitPattern: raw.max)
+        )
+    }
+}
+
+/// Sum, minimum and maximum of `n` little-endian unsigned lanes at `base` (n ≤ 2^20, lanes ≤ 32
+/// bits, so the sum fits 64 bits); branch-free so it vectorizes.
+@inline(__always)
+private func summarizeLanes<T: FixedWidthInteger & UnsignedInteger>(_ base: UnsafeRawPointer, _ n: Int, _: T.Type) -> (
+    sum: UInt64, min: UInt64, max: UInt64
+) {
+    let lanes = UnsafeBufferPointer(start: base.assumingMemoryBound(to: T.self), count: n)
+    var sum: UInt64 = 0
+    var lo = T.max
+    var hi = T.min
+    var i = 0
+    // Lanes of 8 and 16 bits sum in 32-bit chunks (65,536 values cannot overflow them), so the
+    // vectorized accumulator stays narrow.
+    let chunk = T.bitWidth <= 16 ? 65_536 : n
+    while i < n {
+        let end = Swift.min(n, i &+ chunk)
+        var part: UInt32 = 0
+        var wide: UInt64 = 0
+        while i < end {
+            let x = T(littleEndian: lanes[i])
+            if T.bitWidth <= 16 { part &+= UInt32(truncatingIfNeeded: x) } else { wide &+= UInt64(truncatingIfNeeded: x) }
+            lo = x < lo ? x : lo
+            hi = x > hi ? x : hi
+            i &+= 1
+        }
+        sum &+= UInt64(part) &+ wide
+    }
+    return (sum, UInt64(lo), UInt64(hi))
+}
+
 /// Counts the `n` little-endian unsigned lanes at `base` whose value minus `a` is at most `span`
 /// (unsigned wrap-around makes that one comparison a range test).
 @inline(__always)
@@ -173,7 +238,7 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
     package func summary() -> (sum: Int128, min: Int64, max: Int64)? {
         switch self {
         case .plain(let p): Self.summarize(p)
-        case .packed(let p): Self.summarize(p)
+        case .packed(let p): p.summary() ?? Self.summarize(p)
         }
     }
 

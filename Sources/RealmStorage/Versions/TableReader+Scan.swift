@@ -57,6 +57,44 @@ package struct ColumnScan {
         return out
     }
 
+    /// `start` plus every row of a float or double column (floats widened), added in row order;
+    /// read in place. Null rows hold 0: callers use it when ``nullCount`` is 0.
+    package func sumDoubles(startingAt start: Double) throws -> Double {
+        let (view, width, count) = try fixedFloatingLane()
+        var sum = start
+        if width == 8 {
+            let words = try view.int64Array(0, count: count)
+            for i in 0..<count { sum += Double(bitPattern: UInt64(bitPattern: words[i])) }
+        } else {
+            for i in 0..<count { sum += Double(Float(bitPattern: try view.u32(i &* 4))) }
+        }
+        return sum
+    }
+
+    /// The smallest (or largest) row of a float or double column, ignoring NaN (floats widened);
+    /// NaN when every row is NaN. Read in place; for groups without null rows.
+    package func extremeDouble(smallest: Bool) throws -> Double {
+        let (view, width, count) = try fixedFloatingLane()
+        var best = Double.nan
+        func fold(_ x: Double) {
+            if !x.isNaN && (best.isNaN || (smallest ? x < best : x > best)) { best = x }
+        }
+        if width == 8 {
+            let words = try view.int64Array(0, count: count)
+            for i in 0..<count { fold(Double(bitPattern: UInt64(bitPattern: words[i]))) }
+        } else {
+            for i in 0..<count { fold(Double(Float(bitPattern: try view.u32(i &* 4)))) }
+        }
+        return best
+    }
+
+    private func fixedFloatingLane() throws -> (ByteView, Int, Int) {
+        guard let segment, case .fixed(let view, let width, let count) = segment.values, width == 4 || width == 8 else {
+            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column")
+        }
+        return (view, width, count)
+    }
+
     /// Where ``bytesMask(_:at:candidates:)`` looks for its bytes.
     package enum ItemPosition {
         /// The whole item equals the bytes.
