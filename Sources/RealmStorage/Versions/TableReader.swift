@@ -22,6 +22,17 @@ package final class TableReader {
     @exclusivity(unchecked) private var keySegments: [SegmentReader?]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
     @exclusivity(unchecked) private var columns: [ColumnSegments?]
+    /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
+    @exclusivity(unchecked) private var primaryIndex: PrimaryIndex?
+
+    /// The primary-key index's directory, its chunks as they are decoded, the key column's
+    /// position and whether its hash decides equality.
+    private struct PrimaryIndex {
+        let directory: IndexDirectory
+        var chunks: [IndexChunk?]
+        let column: Int
+        let exactType: Bool
+    }
 
     /// One column's segments, held by reference so reads borrow them instead of copying.
     final class ColumnSegments {
@@ -60,6 +71,43 @@ package final class TableReader {
         let g = entries.partitionPoint { $0.lastKey < key.rawValue }
         guard g < entries.count, entries[g].firstKey <= key.rawValue else { return nil }
         return try keys(group: g).sortedIndex(of: key.rawValue).map { RowLocation(group: g, row: $0) }
+    }
+
+    /// The object whose primary key is `value`, through the persisted index. The index directory
+    /// and its chunks are resolved once per reader, so a lookup is a binary search in one chunk
+    /// (plus, for non-integer keys, reading the candidate's key to confirm it).
+    /// - Throws: `.notFound` when the table has no primary key.
+    package func objectKey(primaryKey value: StorageValue) throws -> ObjectKey? {
+        if primaryIndex == nil {
+            guard let pk = schema.primaryKeyColumn else { throw StorageError(.notFound, "table '\(schema.name)' has no primary key") }
+            guard let ref = state.indexes[pk.id] else { return nil }
+            let directory = try snapshot.indexDirectory(ref)
+            primaryIndex = PrimaryIndex(
+                directory: directory, chunks: [IndexChunk?](repeating: nil, count: directory.chunks.count),
+                column: schema.columns.firstIndex { $0.id == pk.id } ?? -1, exactType: IndexHash.isExact(pk.type))
+        }
+        let h = IndexHash.hash(value)
+        // Integer keys (but Int64.min, which shares null's hash) are decided by the hash alone.
+        let exact = primaryIndex!.exactType && h != IndexHash.nullHash
+        for ci in primaryIndex!.directory.chunks(possiblyHolding: h) {
+            let chunk: IndexChunk
+            if let c = primaryIndex!.chunks[ci] {
+                chunk = c
+            } else {
+                chunk = try snapshot.indexChunk(primaryIndex!.directory.chunks[ci])
+                primaryIndex!.chunks[ci] = chunk
+            }
+            var a = chunk.lowerBound(h)
+            while a < chunk.count, chunk.hash(a) == h {
+                let key = ObjectKey(chunk.key(a))
+                if exact { return key }
+                if let location = try locate(key), try self.value(location, column: primaryIndex!.column).bitwiseEquals(value) {
+                    return key
+                }
+                a += 1
+            }
+        }
+        return nil
     }
 
     /// The catalog position of the column named `name`.

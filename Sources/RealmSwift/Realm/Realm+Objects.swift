@@ -23,7 +23,7 @@ extension Realm {
         guard catalog.table(info.className) != nil else { return nil }
         let raw: StorageValue
         do {
-            raw = try ValueCoercion.raw(key as Any, info.properties[pk].valueType._rlmInfo, typeName: "the primary key")
+            raw = try ValueCoercion.primaryKey(key, info.properties[pk].valueType._rlmInfo)
         } catch {
             fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
         }
@@ -31,6 +31,17 @@ extension Realm {
         do {
             if let tx = transaction {
                 found = try tx.objectKey(info.className, primaryKey: raw)
+            } else if !isFrozen, let bound = try reader(info, currentSnapshot) {
+                // A live Realm outside a write: the class's table reader finds the key and the
+                // object's row, so its property reads take the direct path from the start.
+                guard let key = try bound.reader.objectKey(primaryKey: raw) else { return nil }
+                let object = makeObject(type, key, info)
+                if let location = try bound.reader.locate(key) {
+                    object._rlmReader = bound
+                    object._rlmLocation = location
+                    object._rlmLocationVersion = bound.version
+                }
+                return object
             } else {
                 found = try currentSnapshot.objectKey(info.className, primaryKey: raw)
             }
@@ -74,13 +85,19 @@ extension Realm {
     func reader(_ info: ClassInfo, _ snapshot: Snapshot) throws -> BoundReader? {
         if readersVersion != snapshot.version {
             readers = [:]
+            lastReader = nil
             readersVersion = snapshot.version
         }
-        if let r = readers[ObjectIdentifier(info)] { return r }
+        if let last = lastReader, last.info === info, last.reader.version == snapshot.version { return last.reader }
+        if let r = readers[ObjectIdentifier(info)] {
+            lastReader = (info, r)
+            return r
+        }
         guard snapshot.catalog.table(info.className) != nil else { return nil }
         let r = try TableReader(snapshot, info.className)
         let bound = BoundReader(reader: r, columns: info.properties.map { r.columnIndex($0.name) ?? -1 })
         readers[ObjectIdentifier(info)] = bound
+        lastReader = (info, bound)
         return bound
     }
 

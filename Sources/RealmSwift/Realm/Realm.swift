@@ -50,6 +50,8 @@ public final class Realm {
     /// Table readers of the current snapshot, by class description.
     var readers: [ObjectIdentifier: BoundReader] = [:]
     var readersVersion: UInt64 = 0
+    /// The reader asked for last (most reads and lookups ask for one class many times in a row).
+    @exclusivity(unchecked) var lastReader: (info: ClassInfo, reader: BoundReader)?
     /// Model classes by table name (the configuration's and those used so far).
     var known: [String: ClassInfo] = [:]
     /// Dynamic class descriptions by table name, with the table schema they were built from.
@@ -216,6 +218,7 @@ public final class Realm {
         if transaction != nil { cancelWrite() }
         snapshot = nil
         readers = [:]
+        lastReader = nil
         generation += 1
         stamp += 1
     }

@@ -73,6 +73,20 @@ enum ValueCoercion {
         try p.valueType._rlmCoerceAny(value as Any, realm)
     }
 
+    /// The stored form of a primary-key value: the key types themselves (`Int`, `String`,
+    /// `ObjectId`, `UUID`) directly, anything else through ``raw(_:_:typeName:)`` (which
+    /// unwraps optionals and converts loosely typed values).
+    static func primaryKey<Key>(_ key: Key, _ info: _RLMTypeInfo) throws -> StorageValue {
+        switch info.type {
+        case .int: if let k = key as? Int { return .int(Int64(k)) }
+        case .string: if let k = key as? String { return .string(k) }
+        case .objectId: if let k = key as? ObjectId { return .objectId(k.bytes) }
+        case .UUID: if let k = key as? UUID { return .uuid(k) }
+        default: break
+        }
+        return try raw(key as Any, info, typeName: "the primary key")
+    }
+
     /// The stored form of a scalar given as any reasonable Swift value.
     static func raw(_ value: Any, _ info: _RLMTypeInfo, typeName: String) throws -> StorageValue {
         guard let v = unwrapOptional(value), !(v is NSNull) else {
