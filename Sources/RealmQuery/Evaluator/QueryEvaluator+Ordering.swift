@@ -54,6 +54,68 @@ extension QueryEvaluator {
         return heap.sorted().map { keys[$0] }
     }
 
+    /// The first `limit` objects of the whole of `table` under `sortKeys`: exactly what
+    /// ``sort(_:_:by:limit:)`` returns for every object of the table in key order, found without
+    /// materializing every object. When the first sort key is an own non-nullable int, bool, float
+    /// or double column of a snapshot, one pass over its lanes (as order keys) finds the
+    /// `limit`-th best value; only the objects up to it are then sorted by every key. nil when
+    /// that does not apply (the caller sorts in full).
+    public func sortedPrefix(ofAll table: String, by sortKeys: [SortKey], limit: Int) throws -> [ObjectKey]? {
+        guard let snapshot = source as? Snapshot, let first = sortKeys.first, limit > 0, first.path.readsOnlyOwnColumns,
+            case .column(_, let c) = first.path.steps[0], !c.isNullable, !c.isList, !c.isMap, !c.isSet,
+            [.int, .bool, .double, .float].contains(c.type)
+        else { return nil }
+        let reader = try TableReader(snapshot, table)
+        guard let index = reader.columnIndex(c.name) else { return nil }
+        var orderKeys: [UInt64] = []
+        var rows = 0
+        for g in 0..<reader.groupCount {
+            rows += reader.rowCount(group: g)
+            guard try reader.scan(group: g, column: index).appendOrderKeys(descending: !first.ascending, to: &orderKeys) else {
+                return nil
+            }
+        }
+        guard orderKeys.count == rows else { return nil }
+        let k = min(limit, rows)
+        guard k > 0 else { return [] }
+        let threshold = k == rows ? UInt64.max : Self.kthSmallest(orderKeys, k)
+        // Every object whose first key is not past the k-th best, in key order (the tie order).
+        var candidates: [ObjectKey] = []
+        var row = 0
+        for g in 0..<reader.groupCount {
+            let keys = try reader.keys(group: g)
+            guard keys.count == reader.rowCount(group: g) else { return nil }
+            for r in 0..<keys.count {
+                if orderKeys[row] <= threshold { candidates.append(ObjectKey(keys[r])) }
+                row += 1
+            }
+        }
+        return try sort(table, candidates, by: sortKeys, limit: k)
+    }
+
+    /// The `k`-th smallest of `values` (1 ≤ k ≤ count), kept in a max-heap of the `k` smallest.
+    static func kthSmallest(_ values: [UInt64], _ k: Int) -> UInt64 {
+        var heap = Array(values.prefix(k))
+        func siftDown(_ start: Int) {
+            var i = start
+            while true {
+                let (l, r) = (2 * i + 1, 2 * i + 2)
+                var largest = i
+                if l < k && heap[l] > heap[largest] { largest = l }
+                if r < k && heap[r] > heap[largest] { largest = r }
+                if largest == i { return }
+                heap.swapAt(i, largest)
+                i = largest
+            }
+        }
+        for i in stride(from: k / 2 - 1, through: 0, by: -1) { siftDown(i) }
+        for v in values.dropFirst(k) where v < heap[0] {
+            heap[0] = v
+            siftDown(0)
+        }
+        return heap[0]
+    }
+
     /// `keys` keeping the first object of each group of objects with equal values of `paths`, in
     /// the current order. Values are equal when neither sorts before the other (so nil equals nil,
     /// NaN equals NaN, `-0.0` equals `0.0`, strings are equal byte for byte).

@@ -95,6 +95,44 @@ package struct ColumnScan {
         return (view, width, count)
     }
 
+    /// Appends one 64-bit key per row whose unsigned order is the order of the rows' values: ints
+    /// and bools numerically, floats and doubles numerically with every NaN first and `-0.0` equal
+    /// to `0.0`; `descending` complements the keys (the exact reverse). For top-k selection over
+    /// typed lanes. Returns false (appending nothing) unless the group is a single-value int, bool,
+    /// float or double column without null rows (a group predating the column uses its default).
+    package func appendOrderKeys(descending: Bool, to out: inout [UInt64]) throws -> Bool {
+        let flip: UInt64 = descending ? ~0 : 0
+        @inline(__always) func intKey(_ v: Int64) -> UInt64 { (UInt64(bitPattern: v) ^ (1 << 63)) ^ flip }
+        @inline(__always) func doubleKey(_ d: Double) -> UInt64 {
+            if d.isNaN { return flip }
+            // IEEE order as unsigned integers: negative numbers reversed; +1 leaves 0 to NaN.
+            let bits = (d == 0 ? 0.0 : d).bitPattern
+            return ((bits >> 63 == 1 ? ~bits : bits | (1 << 63)) &+ 1) ^ flip
+        }
+        guard let segment else {
+            switch column.defaultValue {
+            case .int(let v): out.append(contentsOf: repeatElement(intKey(v), count: rowCount))
+            case .bool(let v): out.append(contentsOf: repeatElement(intKey(v ? 1 : 0), count: rowCount))
+            case .double(let v): out.append(contentsOf: repeatElement(doubleKey(v), count: rowCount))
+            case .float(let v): out.append(contentsOf: repeatElement(doubleKey(Double(v)), count: rowCount))
+            default: return false
+            }
+            return true
+        }
+        guard !segment.isList, !segment.isMap, segment.nullCount == 0 else { return false }
+        switch (segment.type, segment.values) {
+        case (.int, .integers(let lane)), (.bool, .integers(let lane)):
+            for i in 0..<lane.count { out.append(intKey(lane[i])) }
+        case (.double, .fixed(let view, 8, let count)):
+            let words = try view.int64Array(0, count: count)
+            for i in 0..<count { out.append(doubleKey(Double(bitPattern: UInt64(bitPattern: words[i])))) }
+        case (.float, .fixed(let view, 4, let count)):
+            for i in 0..<count { out.append(doubleKey(Double(Float(bitPattern: try view.u32(i &* 4))))) }
+        default: return false
+        }
+        return true
+    }
+
     /// Where ``bytesMask(_:at:candidates:)`` looks for its bytes.
     package enum ItemPosition {
         /// The whole item equals the bytes.

@@ -146,6 +146,12 @@ struct ResultsQuery: Sendable {
         let leading = steps.prefix { if case .filter = $0 { true } else { false } }
         let rest = steps.dropFirst(leading.count)
         let first = try Self.conjunction(leading, schema, catalog)
+        // Every object sorted, only the first few wanted: the evaluator selects them from the
+        // first sort column's lanes without listing every object.
+        if collection == nil, first == nil, rest.count == 1, case .sort(let descriptors) = rest.first!, let limit {
+            let sortKeys = try descriptors.map { SortKey(path: try Self.bindPath($0.keyPath, schema, catalog), ascending: $0.ascending) }
+            if let top = try evaluator.sortedPrefix(ofAll: table, by: sortKeys, limit: limit) { return top }
+        }
         var keys = try collection.map { try evaluator.matching(table, try $0.keys(in: source), first) } ?? evaluator.filter(table, first)
         for (i, step) in zip(rest.indices, rest) {
             if case .sort(let descriptors) = step, i == rest.indices.last, let limit {
