@@ -73,6 +73,21 @@ import Testing
             let got = try #require(lane.summary())
             #expect(got.sum == chunk.reduce(Int128(0)) { $0 + Int128($1) }, "\(bits) bits, group \(g)")
             #expect(got.min == chunk.min() && got.max == chunk.max(), "\(bits) bits, group \(g)")
+            // Range masks read in place agree with the plain test, wrapping ranges included.
+            for (lo, span) in [(Int64.min, UInt64.max), (chunk.first!, 0), (base, 5), (base &+ 3, 1 << 20), (-1, 2), (.max, 7)]
+                as [(Int64, UInt64)]
+            {
+                var words = [UInt64](repeating: 0, count: (n + 63) / 64)
+                lane.rangeMask(lo: lo, span: span, into: &words)
+                for (r, v) in chunk.enumerated() {
+                    let want = UInt64(bitPattern: v &- lo) <= span
+                    #expect((words[r >> 6] >> UInt64(r & 63)) & 1 == (want ? 1 : 0), "\(bits) bits, \(lo)+\(span), row \(r)")
+                }
+            }
+            let seqLane = try #require(try reader.scan(group: g, column: reader.columnIndex("seq")!).integers)
+            var seqWords = [UInt64](repeating: 0, count: (n + 63) / 64)
+            seqLane.rangeMask(lo: Int64(row) * 3 - 1_000, span: 30, into: &seqWords)
+            #expect(seqWords.reduce(0) { $0 + $1.nonzeroBitCount } == min(11, n))
             let seq = try #require(try reader.scan(group: g, column: reader.columnIndex("seq")!).integers?.summary())
             let first = Int64(row) * 3 - 1_000
             let last = Int64(row + n - 1) * 3 - 1_000

@@ -224,28 +224,22 @@ struct IntRange {
             }
         }
         var words = [UInt64](repeating: 0, count: (n + 63) / 64)
-        fill(lane.array, &words)
+        if set == nil {
+            // Read in place; a negated range is the complement (bits past the count stay clear).
+            lane.rangeMask(lo: lo, span: span, into: &words)
+            if negated {
+                for w in words.indices { words[w] = ~words[w] }
+                if n % 64 != 0 { words[words.count - 1] &= (UInt64(1) << UInt64(n % 64)) - 1 }
+            }
+        } else {
+            fill(lane.array, &words)
+        }
         return RowMask(count: n, words: words)
     }
 
+    /// Sets the bits of the rows whose value is in ``set``.
     private func fill(_ values: [Int64], _ words: inout [UInt64]) {
-        let n = values.count
-        if let set {
-            for i in 0..<n where set.contains(values[i]) { words[i >> 6] |= UInt64(1) << UInt64(i & 63) }
-            return
-        }
-        let flip: UInt64 = negated ? 1 : 0
-        let (lo, span) = (self.lo, self.span)
-        var base = 0
-        while base < n {
-            let end = min(base + 64, n)
-            var word: UInt64 = 0
-            for i in base..<end {
-                let hit: UInt64 = UInt64(bitPattern: values[i] &- lo) <= span ? 1 : 0
-                word |= (hit ^ flip) << UInt64(i - base)
-            }
-            words[base >> 6] = word
-            base = end
-        }
+        guard let set else { return }
+        for i in 0..<values.count where set.contains(values[i]) { words[i >> 6] |= UInt64(1) << UInt64(i & 63) }
     }
 }

@@ -143,6 +143,64 @@ extension PackedIntArray {
     }
 }
 
+extension IntegerLane {
+    /// Sets bit `i % 64` of `words[i / 64]` for every value `v` at `i` with `v &- lo` (as unsigned)
+    /// at most `span`: the values in `lo...lo + span`, wrapping like the caller's range test. Other
+    /// bits are left as they are (`words` holds at least `(count + 63) / 64` zeroed words). Read in
+    /// place; byte-aligned packed lanes compare their stored offsets directly.
+    package func rangeMask(lo: Int64, span: UInt64, into words: inout [UInt64]) {
+        switch self {
+        case .plain(let p):
+            Self.fillMask(count: p.count, into: &words) { UInt64(bitPattern: p[$0] &- lo) <= span }
+        case .packed(let p):
+            // v − lo = raw − (lo − reference), modulo 2^64, so the stored offsets are compared
+            // without adding the reference back.
+            let a = UInt64(bitPattern: lo &- p.reference)
+            if p.slope == 0, let lanes = p.byteAlignedLanes {
+                switch lanes {
+                case .u8(let l): Self.fillMask(count: p.count, into: &words) { UInt64(l[$0]) &- a <= span }
+                case .u16(let l): Self.fillMask(count: p.count, into: &words) { UInt64(UInt16(littleEndian: l[$0])) &- a <= span }
+                case .u32(let l): Self.fillMask(count: p.count, into: &words) { UInt64(UInt32(littleEndian: l[$0])) &- a <= span }
+                }
+            } else {
+                Self.fillMask(count: p.count, into: &words) { UInt64(bitPattern: p[$0] &- lo) <= span }
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func fillMask(count n: Int, into words: inout [UInt64], _ hit: (Int) -> Bool) {
+        var base = 0
+        while base < n {
+            let end = Swift.min(base &+ 64, n)
+            var word: UInt64 = 0
+            for i in base..<end where hit(i) { word |= UInt64(1) << UInt64(i &- base) }
+            words[base >> 6] |= word
+            base = end
+        }
+    }
+}
+
+extension PackedIntArray {
+    /// The stored offsets of a lane of 8, 16 or 32 bits, as typed buffers over the mapping.
+    enum ByteAlignedLanes {
+        case u8(UnsafeBufferPointer<UInt8>)
+        case u16(UnsafeBufferPointer<UInt16>)
+        case u32(UnsafeBufferPointer<UInt32>)
+    }
+
+    /// The lanes when the width is 8, 16 or 32 bits (packed arrays are 8-byte aligned in the file).
+    var byteAlignedLanes: ByteAlignedLanes? {
+        guard let base else { return nil }
+        switch width {
+        case 8: return .u8(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count))
+        case 16: return .u16(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt16.self), count: count))
+        case 32: return .u32(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt32.self), count: count))
+        default: return nil
+        }
+    }
+}
+
 /// Sum, minimum and maximum of `n` little-endian unsigned lanes at `base` (n ≤ 2^20, lanes ≤ 32
 /// bits, so the sum fits 64 bits); branch-free so it vectorizes.
 @inline(__always)
