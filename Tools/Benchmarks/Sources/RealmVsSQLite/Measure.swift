@@ -31,7 +31,12 @@ enum Measure {
 /// The samples of one workload for one system across repetitions.
 struct Samples: Codable {
     var values: [Double] = []
+    /// Read workloads: the first run of each repetition (right after W1, caches cold), kept
+    /// beside ``values`` (the third run: steady state).
+    var firstRuns: [Double] = []
     var peakBytes: Int = 0
+
+    var firstRunMedian: Double? { firstRuns.isEmpty ? nil : Samples(values: firstRuns).median }
 
     var median: Double {
         let s = values.sorted()
