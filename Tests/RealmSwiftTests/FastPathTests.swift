@@ -24,6 +24,58 @@ import Testing
         return (realm, dir)
     }
 
+    /// Property reads of a live Realm outside a write take the direct path (the located segment,
+    /// typed reads); they agree with the general path (inside a write, frozen) for every scalar
+    /// type the direct path serves, edge values included, after iteration and after a lookup.
+    @Test func directPropertyReadsMatchTheGeneralPath() throws {
+        let (realm, _) = try makeRealm()
+        let strings = ["", "a", "ünïcödé ✓", String(repeating: "long", count: 100)]
+        let doubles: [Double] = [.nan, -0.0, .infinity, -.greatestFiniteMagnitude, 1.5]
+        try realm.write {
+            for i in 0..<300 {
+                let t = AllTypes()
+                t.id = i
+                t.bool = i % 3 == 0
+                t.int8 = Int8(truncatingIfNeeded: i * 37)
+                t.int16 = Int16(truncatingIfNeeded: i * 1_001)
+                t.int32 = Int32(truncatingIfNeeded: i * 100_003)
+                t.int64 = i % 7 == 0 ? .min : (i % 11 == 0 ? .max : Int64(i) * -3)
+                t.float = Float(doubles[i % doubles.count])
+                t.double = doubles[(i + 1) % doubles.count]
+                t.string = strings[i % strings.count]
+                realm.add(t)
+            }
+        }
+        typealias Row = (Int, Bool, Int8, Int16, Int32, Int64, UInt32, UInt64, String)
+        func row(_ t: AllTypes) -> Row {
+            (t.id, t.bool, t.int8, t.int16, t.int32, t.int64, t.float.bitPattern, t.double.bitPattern, t.string)
+        }
+        let live = realm.objects(AllTypes.self).map(row)
+        let frozen = realm.freeze().objects(AllTypes.self).map(row)
+        let inWrite = try realm.write { realm.objects(AllTypes.self).map(row) }
+        let looked = (0..<300).map { row(realm.object(ofType: AllTypes.self, forPrimaryKey: $0)!) }
+        #expect(live.count == 300)
+        for i in 0..<300 {
+            for other in [frozen[i], inWrite[i], looked[i]] {
+                #expect(live[i].0 == other.0 && live[i].1 == other.1 && live[i].2 == other.2 && live[i].3 == other.3)
+                #expect(live[i].4 == other.4 && live[i].5 == other.5 && live[i].6 == other.6 && live[i].7 == other.7)
+                #expect(live[i].8 == other.8)
+            }
+        }
+        #expect(looked[7].5 == .min && looked[11].5 == .max && looked[1].8 == "a" && looked[2].8 == "ünïcödé ✓")
+        // A write moves the Realm to a new version: objects read before re-locate themselves.
+        let kept = realm.object(ofType: AllTypes.self, forPrimaryKey: 5)!
+        #expect(kept.string == strings[1])
+        try realm.write { realm.object(ofType: AllTypes.self, forPrimaryKey: 5)!.string = "changed" }
+        #expect(kept.string == "changed")
+        try realm.write {
+            let t = AllTypes()
+            t.id = 1_000
+            realm.add(t)
+        }
+        #expect(kept.string == "changed" && kept.int64 == -15)
+    }
+
     @Test func intCountsMatchFiltering() throws {
         let (realm, _) = try seeded()
         let all = realm.objects(AllTypes.self)

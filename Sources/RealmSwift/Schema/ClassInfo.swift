@@ -217,6 +217,49 @@ final class ClassInfo: @unchecked Sendable {
     }
 }
 
+/// Property indexes by storage key path for every class at once: a lock-free table read before
+/// any class's own (a key path names one property of its declaring class, and subclasses list
+/// their base class's properties first, so the index is the same for all of them). Entries are
+/// added only for key paths a ``ClassInfo`` already retains, so an identity is never reused.
+enum KeyPathIndexes {
+    static let slots: [KeyPathSlot] = (0..<4096).map { _ in KeyPathSlot() }
+
+    @inline(__always)
+    static func index(_ keyPath: AnyKeyPath) -> Int? {
+        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
+        var i = Int((id >> 4) & UInt(slots.count - 1))
+        for _ in 0..<8 {
+            let k = slots[i].key.load(ordering: .acquiring)
+            if k == id { return slots[i].value.load(ordering: .relaxed) }
+            if k == 0 { return nil }
+            i = (i + 1) & (slots.count - 1)
+        }
+        return nil
+    }
+
+    /// Serializes writers; readers take no lock (a slot's value is stored before its key).
+    static let writer = Mutex(())
+
+    /// Adds an entry when a free slot is near; a full neighbourhood just leaves the key path to
+    /// its class's table.
+    static func insert(_ keyPath: AnyKeyPath, _ index: Int) {
+        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
+        writer.withLock { _ in
+            var i = Int((id >> 4) & UInt(slots.count - 1))
+            for _ in 0..<8 {
+                let k = slots[i].key.load(ordering: .relaxed)
+                if k == id { return }
+                if k == 0 {
+                    slots[i].value.store(index, ordering: .relaxed)
+                    slots[i].key.store(id, ordering: .releasing)
+                    return
+                }
+                i = (i + 1) & (slots.count - 1)
+            }
+        }
+    }
+}
+
 /// A key path kept alive in a cache. `@unchecked Sendable`: key path objects are immutable.
 struct RetainedKeyPath: @unchecked Sendable {
     let value: AnyKeyPath
