@@ -10,7 +10,7 @@ final class Person: Object {
     @Persisted var active = false
 }
 
-/// The object-API workloads of DESIGN.md §6 that exist so far (W1–W6, W10), and issue 5's
+/// The object-API workloads of DESIGN.md §6 (W1–W6, W8, W10; W7 only when named in REALM_BENCH_ONLY), and issue 5's
 /// notification workloads (N1, N2), through the public RealmSwift API. `realm-bench [N]` (default 1,000,000). The SQLite comparison is issue 7's
 /// benchmark package.
 @main
@@ -100,6 +100,25 @@ struct RealmBench {
                 return "\(ages)/\(bytes)"
             }
         ) { "W10 iterate reading name and age (checksum \($0)): \($1)" }
+        if only?.contains("W7") ?? false {
+            let s = Date()
+            for i in n..<(n + 10_000) {
+                let p = Person()
+                p.id = i
+                p.name = "name-\(i % 10_000)"
+                try realm.write { realm.add(p) }
+            }
+            print(String(format: "W7  10,000 durable one-insert transactions: %.0f commits/s", 10_000 / Date().timeIntervalSince(s)))
+        }
+        if only?.contains("W8") ?? true {
+            let s = Date()
+            try realm.write {
+                for i in stride(from: 0, to: n, by: 10) {
+                    if let p = realm.object(ofType: Person.self, forPrimaryKey: i) { p.age += 1 }
+                }
+            }
+            print(String(format: "W8  one transaction: age += 1 on every 10th object: %.1f ms", Date().timeIntervalSince(s) * 1000))
+        }
         guard only == nil || only!.contains("N1") || only!.contains("N2") else {
             _ = try? Realm.deleteFiles(for: config)
             return
