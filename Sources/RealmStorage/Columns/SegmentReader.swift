@@ -397,7 +397,7 @@ package final class SegmentReader: Sendable {
         if !isList && !isMap {
             switch values {
             case .integers(let lane):
-                return .make(type: type, nullable: nullable, isList: false, storage: .ints(Array(lane)), valid: valid, count: rowCount)
+                return .make(type: type, nullable: nullable, isList: false, storage: .ints(lane.array), valid: valid, count: rowCount)
             case .fixed(let v, let width, let n) where type != .float && type != .double:
                 return .make(
                     type: type, nullable: nullable, isList: false, storage: .fixed(width: width, try v.bytes(0, width * n)), valid: valid,

@@ -61,8 +61,15 @@ package struct ByteWriter: Sendable {
     /// XXH64 of everything written so far.
     package func checksum(seed: UInt64 = 0) -> UInt64 { XXH64.hash(bytes, seed: seed) }
 
+    /// Byte by byte: single-byte appends inline to a capacity check and a store, where appending
+    /// the value's bytes as a buffer went through the generic `append(contentsOf:)` (most of the
+    /// time of encoding a row-group list or an index directory).
     @inline(__always)
     private mutating func appendLE<T: FixedWidthInteger>(_ v: T) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+        var x = v
+        for _ in 0..<MemoryLayout<T>.size {
+            bytes.append(UInt8(truncatingIfNeeded: x))
+            x >>= 8
+        }
     }
 }

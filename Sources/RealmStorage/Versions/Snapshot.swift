@@ -227,7 +227,8 @@ public final class Snapshot: Sendable {
         out.reserveCapacity(Int(min(st.objectCount, UInt64(SegmentReader.maximumRows))))
         for e in try rowGroups(st) {
             let keys = try keySegment(try rowGroup(e.block))
-            for i in 0..<keys.rowCount { out.append(ObjectKey(try keyAt(keys, i))) }
+            let lane = keys.integers!
+            for i in 0..<lane.count { out.append(ObjectKey(lane[i])) }
         }
         return out
     }

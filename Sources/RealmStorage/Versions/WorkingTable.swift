@@ -60,10 +60,39 @@ final class IndexWork {
         let key: Int64
     }
 
+    /// The base version's index directory and its chunks as they are decoded, for lookups during
+    /// the transaction (a transaction is confined to one thread, so no lock).
+    private var baseIndex: (directory: IndexDirectory, chunks: [IndexChunk?])?
+
     init(column: ColumnSchema, unique: Bool, baseRef: BlockRef) {
         self.column = column
         self.unique = unique
         self.baseRef = baseRef
+    }
+
+    /// The keys the base version's index holds for `h` (deleted ones included; the caller filters).
+    func baseCandidates(_ h: UInt64, in base: Snapshot) throws -> [Int64] {
+        guard !baseRef.isNone else { return [] }
+        if baseIndex == nil {
+            let directory = try base.indexDirectory(baseRef)
+            baseIndex = (directory, [IndexChunk?](repeating: nil, count: directory.chunks.count))
+        }
+        var out: [Int64] = []
+        for ci in baseIndex!.directory.chunks(possiblyHolding: h) {
+            let chunk: IndexChunk
+            if let c = baseIndex!.chunks[ci] {
+                chunk = c
+            } else {
+                chunk = try base.indexChunk(baseIndex!.directory.chunks[ci])
+                baseIndex!.chunks[ci] = chunk
+            }
+            var a = chunk.lowerBound(h)
+            while a < chunk.count, chunk.hash(a) == h {
+                out.append(chunk.key(a))
+                a += 1
+            }
+        }
+        return out
     }
 
     var maxInsertedHash: UInt64? { insertsSorted ? inserts.last?.0 : inserts.map(\.0).max() }

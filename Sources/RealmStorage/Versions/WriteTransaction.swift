@@ -212,7 +212,7 @@ public final class WriteTransaction {
             case .loaded(let l): out += l.keys
             case .stored(let e):
                 let keys = try base.keySegment(try base.rowGroup(e.block))
-                for i in 0..<keys.rowCount { out.append(try base.keyAt(keys, i)) }
+                out += keys.integers!.array
             }
         }
         return out
@@ -235,9 +235,8 @@ public final class WriteTransaction {
         case .stored(let e):
             let block = try base.rowGroup(e.block)
             let keySeg = try base.keySegment(block)
-            var keys: [Int64] = []
-            keys.reserveCapacity(block.rowCount)
-            for r in 0..<block.rowCount { keys.append(try base.keyAt(keySeg, r)) }
+            // keySegment checked that the keys are one integer lane of the group's row count.
+            let keys = keySeg.integers!.array
             g = LoadedGroup(original: e, originalBlock: block, keys: keys, columns: [:], rowsChanged: false)
             w.groups[i] = .loaded(g)
             w.listChanged = true
@@ -310,7 +309,8 @@ public final class WriteTransaction {
         let h = IndexHash.hash(value)
         var cands: [Int64] = []
         if !iw.baseRef.isNone {
-            cands = try base.indexCandidates(iw.baseRef, h).filter { !iw.deletes.contains(.init(hash: h, key: $0)) }
+            cands = try iw.baseCandidates(h, in: base)
+            if !iw.deletes.isEmpty { cands.removeAll { iw.deletes.contains(.init(hash: h, key: $0)) } }
         }
         cands += iw.pending(h)
         if IndexHash.isExact(c.type) && h != IndexHash.nullHash { return cands }
