@@ -25,11 +25,9 @@ package final class TableReader {
     /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
     @exclusivity(unchecked) private var primaryIndex: PrimaryIndex?
 
-    /// The primary-key index's directory, its chunks as they are decoded, the key column's
-    /// position and whether its hash decides equality.
+    /// The primary-key index, the key column's position and whether its hash decides equality.
     private struct PrimaryIndex {
-        let directory: IndexDirectory
-        var chunks: [IndexChunk?]
+        var cursor: IndexCursor
         let column: Int
         let exactType: Bool
     }
@@ -81,33 +79,24 @@ package final class TableReader {
         if primaryIndex == nil {
             guard let pk = schema.primaryKeyColumn else { throw StorageError(.notFound, "table '\(schema.name)' has no primary key") }
             guard let ref = state.indexes[pk.id] else { return nil }
-            let directory = try snapshot.indexDirectory(ref)
             primaryIndex = PrimaryIndex(
-                directory: directory, chunks: [IndexChunk?](repeating: nil, count: directory.chunks.count),
-                column: schema.columns.firstIndex { $0.id == pk.id } ?? -1, exactType: IndexHash.isExact(pk.type))
+                cursor: try IndexCursor(ref, in: snapshot), column: schema.columns.firstIndex { $0.id == pk.id } ?? -1,
+                exactType: IndexHash.isExact(pk.type))
         }
         let h = IndexHash.hash(value)
         // Integer keys (but Int64.min, which shares null's hash) are decided by the hash alone.
         let exact = primaryIndex!.exactType && h != IndexHash.nullHash
-        for ci in primaryIndex!.directory.chunks(possiblyHolding: h) {
-            let chunk: IndexChunk
-            if let c = primaryIndex!.chunks[ci] {
-                chunk = c
-            } else {
-                chunk = try snapshot.indexChunk(primaryIndex!.directory.chunks[ci])
-                primaryIndex!.chunks[ci] = chunk
+        let column = primaryIndex!.column
+        var found: ObjectKey?
+        _ = try primaryIndex!.cursor.forEachKey(hash: h, in: snapshot) { raw in
+            let key = ObjectKey(raw)
+            if !exact {
+                guard let location = try locate(key), try self.value(location, column: column).bitwiseEquals(value) else { return false }
             }
-            var a = chunk.lowerBound(h)
-            while a < chunk.count, chunk.hash(a) == h {
-                let key = ObjectKey(chunk.key(a))
-                if exact { return key }
-                if let location = try locate(key), try self.value(location, column: primaryIndex!.column).bitwiseEquals(value) {
-                    return key
-                }
-                a += 1
-            }
+            found = key
+            return true
         }
-        return nil
+        return found
     }
 
     /// The catalog position of the column named `name`.

@@ -60,9 +60,8 @@ final class IndexWork {
         let key: Int64
     }
 
-    /// The base version's index directory and its chunks as they are decoded, for lookups during
-    /// the transaction (a transaction is confined to one thread, so no lock).
-    private var baseIndex: (directory: IndexDirectory, chunks: [IndexChunk?])?
+    /// The base version's index, its chunks decoded as lookups need them.
+    private var baseIndex: IndexCursor?
 
     init(column: ColumnSchema, unique: Bool, baseRef: BlockRef) {
         self.column = column
@@ -73,24 +72,11 @@ final class IndexWork {
     /// The keys the base version's index holds for `h` (deleted ones included; the caller filters).
     func baseCandidates(_ h: UInt64, in base: Snapshot) throws -> [Int64] {
         guard !baseRef.isNone else { return [] }
-        if baseIndex == nil {
-            let directory = try base.indexDirectory(baseRef)
-            baseIndex = (directory, [IndexChunk?](repeating: nil, count: directory.chunks.count))
-        }
+        if baseIndex == nil { baseIndex = try IndexCursor(baseRef, in: base) }
         var out: [Int64] = []
-        for ci in baseIndex!.directory.chunks(possiblyHolding: h) {
-            let chunk: IndexChunk
-            if let c = baseIndex!.chunks[ci] {
-                chunk = c
-            } else {
-                chunk = try base.indexChunk(baseIndex!.directory.chunks[ci])
-                baseIndex!.chunks[ci] = chunk
-            }
-            var a = chunk.lowerBound(h)
-            while a < chunk.count, chunk.hash(a) == h {
-                out.append(chunk.key(a))
-                a += 1
-            }
+        _ = try baseIndex!.forEachKey(hash: h, in: base) { key in
+            out.append(key)
+            return false
         }
         return out
     }
