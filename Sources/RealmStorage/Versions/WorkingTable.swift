@@ -26,11 +26,14 @@ enum WorkGroup {
 
 /// A row group loaded for modification. Columns are loaded on demand; once rows are added or removed
 /// (`rowsChanged`) every column is loaded and rewritten at commit.
+/// The hot state of the working classes below is exempt from dynamic exclusivity checks (they
+/// cost more than the inserts and sets themselves): a transaction is confined to one thread and no
+/// access to these properties overlaps another.
 final class LoadedGroup {
     var original: RowGroupEntry?
     var originalBlock: RowGroupBlock?
-    var keys: [Int64]
-    var columns: ColumnSet
+    @exclusivity(unchecked) var keys: [Int64]
+    @exclusivity(unchecked) var columns: ColumnSet
     var dirty: Set<UInt32> = []
     var rowsChanged: Bool
 
@@ -50,10 +53,10 @@ final class IndexWork {
     let column: ColumnSchema
     let unique: Bool
     var baseRef: BlockRef
-    var inserts: [(UInt64, Int64)] = []
-    var insertsSorted = true
+    @exclusivity(unchecked) var inserts: [(UInt64, Int64)] = []
+    @exclusivity(unchecked) var insertsSorted = true
     var deletes: Set<HashKey> = []
-    var byHash: [UInt64: [Int64]]?
+    @exclusivity(unchecked) var byHash: [UInt64: [Int64]]?
 
     struct HashKey: Hashable {
         let hash: UInt64
@@ -117,12 +120,12 @@ final class IndexWork {
 /// The working state of one table inside a write transaction.
 final class WorkingTable {
     let tableId: UInt32
-    var groups: [WorkGroup]
-    var nextKey: Int64
-    var objectCount: Int
+    @exclusivity(unchecked) var groups: [WorkGroup]
+    @exclusivity(unchecked) var nextKey: Int64
+    @exclusivity(unchecked) var objectCount: Int
     var indexes: [UInt32: IndexWork] = [:]
     var baseState: TableState
-    var listChanged = false
+    @exclusivity(unchecked) var listChanged = false
     /// Keys from here on were inserted by this transaction.
     let firstNewKey: Int64
     /// Keys inserted by this transaction and deleted again before it committed.

@@ -25,7 +25,7 @@ public final class WriteTransaction {
         didSet { if insertPlans.isEmpty { lastPlan = nil } }
     }
     /// The plan used last (most inserts go to one table in a row).
-    var lastPlan: InsertPlan?
+    @exclusivity(unchecked) var lastPlan: InsertPlan?
     var schemaChanged = false
     var freed: UInt64 = 0
     public private(set) var isFinished = false
@@ -346,7 +346,9 @@ public final class WriteTransaction {
         /// Positions of mixed columns (whose typed links must name a table).
         let mixed: [Int]
         /// The tail group new rows go to, with buffers in catalog order.
-        var tail: LoadedGroup?
+        @exclusivity(unchecked) var tail: LoadedGroup?
+        /// The largest hash of each indexed column's base index (see ``baseMaxHash(_:)``).
+        var baseMaxHashes: [UInt64?]
 
         init(
             name: String, schema: TableSchema, names: [String], table: WorkingTable, indexed: [(Int, ColumnSchema, IndexWork)],
@@ -360,6 +362,7 @@ public final class WriteTransaction {
             self.indexed = indexed
             self.mixed = mixed
             self.tail = tail
+            self.baseMaxHashes = [UInt64?](repeating: nil, count: indexed.count)
         }
     }
 
@@ -404,9 +407,15 @@ public final class WriteTransaction {
         for i in plan.mixed { try checkTypedLinks(row[i], column: plan.names[i]) }
         let key = w.nextKey
         // Index checks before any change.
-        for (i, c, iw) in plan.indexed where iw.unique {
+        for (n, (i, c, iw)) in plan.indexed.enumerated() where iw.unique {
             let h = IndexHash.hash(row[i])
-            let baseMax = try baseMaxHash(iw)
+            let baseMax: UInt64
+            if let m = plan.baseMaxHashes[n] {
+                baseMax = m
+            } else {
+                baseMax = try baseMaxHash(iw)
+                plan.baseMaxHashes[n] = baseMax
+            }
             let fresh = IndexHash.isExact(c.type) && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
             if !fresh, try !indexLookup(w, c, row[i]).isEmpty {
                 throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")

@@ -23,6 +23,8 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     @exclusivity(unchecked) @usableFromInline package var _rlmValues: [Any?] = []
     /// The stored form of each value in `_rlmValues`, when it needs no Realm (set by accessors).
     @exclusivity(unchecked) var _rlmStored: [StorageValue?] = []
+    /// Bit i: property i (< 64) was set through ``_rlmSetUnmanaged(_:_:stored:)``.
+    @exclusivity(unchecked) var _rlmSetMask: UInt64 = 0
     /// When set, accessors report which property they read (key path → name).
     @exclusivity(unchecked) @usableFromInline package var _rlmRecorder: IndexRecorder?
     @exclusivity(unchecked) private var _rlmClassStorage: ClassInfo?
@@ -46,18 +48,20 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmClassStorage = info
         _rlmValues = []
         _rlmStored = []
+        _rlmSetMask = 0
     }
 
     func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
 
     @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
         if _rlmValues.isEmpty {
-            let n = _rlmClass.properties.count
-            _rlmValues = [Any?](repeating: nil, count: n)
-            _rlmStored = [StorageValue?](repeating: nil, count: n)
+            let info = _rlmClass
+            _rlmValues = info.blankValues
+            _rlmStored = info.blankStored
         }
         _rlmValues[index] = value
         _rlmStored[index] = stored?.value
+        if index < 64 { _rlmSetMask |= 1 << UInt64(index) }
     }
 
     /// The Realm that manages this object, or nil while it is unmanaged.

@@ -30,6 +30,12 @@ final class ClassInfo: @unchecked Sendable {
     let properties: [PropertyInfo]
     /// Whether each property is stored (not linking objects), for hot loops.
     let isStored: [Bool]
+    /// Bit i set for each stored property i < 64 (``storedMaskCovers``: every property is < 64).
+    let storedMask: UInt64
+    var storedMaskCovers: Bool { properties.count <= 64 }
+    /// An unmanaged object's first set copies these (no generic array allocation per object).
+    let blankValues: [Any?]
+    let blankStored: [StorageValue?]
     let primaryKey: Int?
     let isEmbedded: Bool
     let schema: ObjectSchema
@@ -89,6 +95,9 @@ final class ClassInfo: @unchecked Sendable {
         }
         self.properties = props
         self.isStored = props.map(\.isStored)
+        self.storedMask = Self.mask(props.map(\.isStored))
+        self.blankValues = [Any?](repeating: nil, count: props.count)
+        self.blankStored = [StorageValue?](repeating: nil, count: props.count)
         self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
         self.schema = ObjectSchema(className: className, properties: props.map(\.property), isEmbedded: isEmbedded)
         var byName: [String: Int] = [:]
@@ -112,6 +121,9 @@ final class ClassInfo: @unchecked Sendable {
         }
         self.properties = props
         self.isStored = props.map(\.isStored)
+        self.storedMask = Self.mask(props.map(\.isStored))
+        self.blankValues = [Any?](repeating: nil, count: props.count)
+        self.blankStored = [StorageValue?](repeating: nil, count: props.count)
         self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
         self.schema = ObjectSchema(className: table.name, properties: props.map(\.property), isEmbedded: false)
         var byName: [String: Int] = [:]
@@ -193,10 +205,18 @@ final class ClassInfo: @unchecked Sendable {
         Self.wrappers(of: prototype).firstIndex { $0.1.marker }
     }
 
+    static func mask(_ flags: [Bool]) -> UInt64 {
+        var m: UInt64 = 0
+        for (i, f) in flags.enumerated() where f && i < 64 { m |= 1 << UInt64(i) }
+        return m
+    }
+
     /// The current values of an unmanaged object: those set through accessors, else the wrappers'
     /// initial values (read with `Mirror` only when some property was never set).
     func unmanagedValues(of object: ObjectBase) -> [Any?] {
         let values = object._rlmValues
+        // Every stored property set through its accessor: nothing to look up.
+        if storedMaskCovers, values.count == isStored.count, storedMask & ~object._rlmSetMask == 0 { return values }
         func missing(_ i: Int) -> Bool { isStored[i] && (i >= values.count || values[i] == nil) }
         guard values.count == isStored.count ? isStored.indices.contains(where: missing) : true else { return values }
         let isDynamic = object is DynamicObject
