@@ -55,6 +55,22 @@ import Testing
         expectCode(.notFound) { _ = try r.string(-1) }
     }
 
+    /// A string segment whose offsets were damaged behind its checksum: the typed read (in place)
+    /// throws `.corrupted` like the checked path, never reads outside the blob.
+    @Test func damagedStringOffsetsThrow() throws {
+        var b = ColumnBuffer(type: .string, nullable: false, isList: false)
+        for v in ["abc", "de", "f"] { b.append(.string(v)) }
+        var bytes = SegmentEncoder.encode(b)
+        // Segment header (16 bytes), array header (16), then the offsets 0, 3, 5, 6.
+        #expect(bytes[32..<48].elementsEqual([0, 0, 0, 0, 3, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0]))
+        #expect(try SegmentReader(block: ByteView(copying: bytes)).string(1) == "de")
+        bytes[36] = 200
+        let r = try SegmentReader(block: ByteView(copying: bytes))
+        expectCode(.corrupted) { try r.string(0) }
+        expectCode(.corrupted) { try r.string(1) }
+        #expect(try r.string(2) == "f")
+    }
+
     @Test func integersAtTheEdges() throws {
         _ = try Self.roundTrip(.int, [])
         _ = try Self.roundTrip(.int, [.int(42)])

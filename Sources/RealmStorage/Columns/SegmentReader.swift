@@ -17,6 +17,8 @@ package final class SegmentReader: Sendable {
 
     let validity: Bitmap?
     let values: Values
+    /// A single-value string segment's items when offsets-encoded, for ``string(_:)``.
+    let stringItems: BytesItems?
     /// For lists and maps: element start index per row, rowCount + 1 entries.
     let listStarts: [Int]
     /// For maps: the key of each element (a bytes array, read and checked per row).
@@ -123,6 +125,11 @@ package final class SegmentReader: Sendable {
         }
         encodings = encs
         decodedSize = decoded
+        if t == .string, !isList, !isMap, case .offsets(let o) = values {
+            stringItems = try o.offsets.bytesItems(count: o.count, blob: o.blob)
+        } else {
+            stringItems = nil
+        }
     }
 
     /// One parsed array: encoding, params, body.
@@ -350,6 +357,8 @@ package final class SegmentReader: Sendable {
         try checkSingle(row)
         guard type == .string else { throw wrongLane("a string") }
         if let validity, !(try validity.isSet(row)) { return nil }
+        // In place; damaged offsets fall through to the checked path, which says where.
+        if let stringItems, let s = stringItems.string(row) { return s }
         switch values {
         case .offsets(let o):
             let (s, n) = try o.item(row)

@@ -27,6 +27,38 @@ package struct Int64Array: RandomAccessCollection, @unchecked Sendable {
     }
 }
 
+/// The items of an offsets-encoded bytes array (strings), read in place: the fast path of string
+/// property reads. Item `i`'s offsets are checked against each other and the blob on every read.
+package struct BytesItems: @unchecked Sendable {
+    private let owner: AnyObject?
+    private let offsets: UnsafeRawPointer?
+    private let blobOwner: AnyObject?
+    private let blob: UnsafeRawPointer?
+    private let blobCount: Int
+    package let count: Int
+
+    init(owner: AnyObject?, offsets: UnsafeRawPointer?, blobOwner: AnyObject?, blob: UnsafeRawPointer?, blobCount: Int, count: Int) {
+        self.owner = owner
+        self.offsets = offsets
+        self.blobOwner = blobOwner
+        self.blob = blob
+        self.blobCount = blobCount
+        self.count = count
+    }
+
+    /// Item `i` decoded as UTF-8 (invalid sequences repaired); nil when its offsets are out of
+    /// order or leave the blob (a damaged segment).
+    @inline(__always)
+    package func string(_ i: Int) -> String? {
+        precondition(i >= 0 && i < count, "BytesItems index out of range")
+        let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
+        let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
+        guard a <= b, b <= blobCount else { return nil }
+        guard a < b, let blob else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: blob + a, count: b &- a), as: UTF8.self)
+    }
+}
+
 /// A bit-packed, frame-of-reference integer array: value = reference + i·slope + (bits as unsigned);
 /// the slope is 0 except for the linear encoding.
 package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
