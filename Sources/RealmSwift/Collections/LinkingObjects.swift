@@ -23,13 +23,13 @@ public struct LinkingObjects<Element: ObjectBase>: RandomAccessCollection, Custo
     /// Linking objects of `fromType` through `property` (unmanaged: always empty).
     public init(fromType: Element.Type, property: String) {
         parent = nil
-        objectClassName = String(describing: fromType)
+        objectClassName = ClassInfo.name(of: fromType)
         propertyName = property
     }
 
     init(parent: ObjectBase, property: String) {
         self.parent = parent
-        self.objectClassName = String(describing: Element.self)
+        self.objectClassName = ClassInfo.name(of: Element.self)
         self.propertyName = property
     }
 

@@ -195,7 +195,7 @@ open class Object: ObjectBase, RealmCollectionValue, _Persistable {
     }
 
     /// The class name: the name of its table in the file.
-    open class func className() -> String { String(describing: self) }
+    open class func className() -> String { ClassInfo.name(of: self) }
 
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
