@@ -102,37 +102,7 @@ package struct ColumnBuffer: Sendable {
     /// are never negative, Spec/FORMAT.md §5.5; such a link used to be written and then reported by
     /// the Verifier — found by the Operations fuzzer).
     package func validate(_ value: StorageValue, column: String) throws {
-        if type == .link || type == .mixed, let key = Self.negativeLinkKey(value) {
-            throw StorageError(.notFound, "column '\(column)' holds a link to object key \(key); object keys are never negative")
-        }
-        if isList {
-            guard case .list(let elems) = value else {
-                throw StorageError(.typeMismatch, "column '\(column)' is a list of \(type); got \(value)")
-            }
-            for e in elems where !(e.fits(type) || (e.isNull && nullable)) {
-                throw StorageError(.typeMismatch, "list '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e)")
-            }
-            if isSet, let e = Self.firstDuplicate(elems) {
-                throw StorageError(.typeMismatch, "set '\(column)' holds \(e) more than once")
-            }
-            return
-        }
-        if isMap {
-            guard case .map(let entries) = value else {
-                throw StorageError(.typeMismatch, "column '\(column)' is a map of \(type); got \(value)")
-            }
-            for (k, e) in entries where !(e.fits(type) || (e.isNull && nullable)) {
-                throw StorageError(.typeMismatch, "map '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e) at key \"\(k)\"")
-            }
-            return
-        }
-        if value.isNull {
-            guard nullable else { throw StorageError(.typeMismatch, "column '\(column)' is not nullable") }
-            return
-        }
-        guard value.fits(type) else {
-            throw StorageError(.typeMismatch, "column '\(column)' holds \(type); got \(value)")
-        }
+        try ValueRule(type: type, nullable: nullable, isList: isList, isSet: isSet, isMap: isMap).validate(value, column: column)
     }
 
     /// The first negative object key a link or typed link in `value` names, if any.
@@ -360,6 +330,64 @@ package struct ColumnBuffer: Sendable {
             return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
         case .decimal128: return .decimal128(low: u64(0), high: u64(8))
         default: return .null
+        }
+    }
+}
+
+/// What a column accepts (its type, nullability and collection kind), checked value by value
+/// without a buffer: inserts validate each row against their table's rules.
+package struct ValueRule: Sendable {
+    let type: ColumnType
+    let nullable: Bool
+    let isList: Bool
+    let isSet: Bool
+    let isMap: Bool
+
+    package init(type: ColumnType, nullable: Bool, isList: Bool, isSet: Bool, isMap: Bool) {
+        self.type = type
+        self.nullable = nullable
+        self.isList = isList
+        self.isSet = isSet
+        self.isMap = isMap
+    }
+
+    /// The rule of `column`.
+    package init(_ column: ColumnSchema) {
+        self.init(type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, isMap: column.isMap)
+    }
+
+    /// Throws `.typeMismatch` (or `.notFound` for a negative link key) unless `value` fits.
+    package func validate(_ value: StorageValue, column: String) throws {
+        if type == .link || type == .mixed, let key = ColumnBuffer.negativeLinkKey(value) {
+            throw StorageError(.notFound, "column '\(column)' holds a link to object key \(key); object keys are never negative")
+        }
+        if isList {
+            guard case .list(let elems) = value else {
+                throw StorageError(.typeMismatch, "column '\(column)' is a list of \(type); got \(value)")
+            }
+            for e in elems where !(e.fits(type) || (e.isNull && nullable)) {
+                throw StorageError(.typeMismatch, "list '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e)")
+            }
+            if isSet, let e = ColumnBuffer.firstDuplicate(elems) {
+                throw StorageError(.typeMismatch, "set '\(column)' holds \(e) more than once")
+            }
+            return
+        }
+        if isMap {
+            guard case .map(let entries) = value else {
+                throw StorageError(.typeMismatch, "column '\(column)' is a map of \(type); got \(value)")
+            }
+            for (k, e) in entries where !(e.fits(type) || (e.isNull && nullable)) {
+                throw StorageError(.typeMismatch, "map '\(column)' holds \(nullable ? "optional " : "")\(type); got \(e) at key \"\(k)\"")
+            }
+            return
+        }
+        if value.isNull {
+            guard nullable else { throw StorageError(.typeMismatch, "column '\(column)' is not nullable") }
+            return
+        }
+        guard value.fits(type) else {
+            throw StorageError(.typeMismatch, "column '\(column)' holds \(type); got \(value)")
         }
     }
 }

@@ -340,6 +340,8 @@ public final class WriteTransaction {
         let schema: TableSchema
         /// Column names in catalog order (for error messages without copying schemas per row).
         let names: [String]
+        /// What each column accepts, in catalog order (checked without touching the buffers).
+        let rules: [ValueRule]
         let table: WorkingTable
         /// (position in the row, column, index work) of indexed columns.
         let indexed: [(Int, ColumnSchema, IndexWork)]
@@ -358,6 +360,7 @@ public final class WriteTransaction {
             self.name = name
             self.schema = schema
             self.names = names
+            self.rules = schema.columns.map(ValueRule.init)
             self.table = table
             self.indexed = indexed
             self.mixed = mixed
@@ -403,7 +406,7 @@ public final class WriteTransaction {
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
-        for i in row.indices { try tail.columns.buffers[i].validate(row[i], column: plan.names[i]) }
+        for i in row.indices { try plan.rules[i].validate(row[i], column: plan.names[i]) }
         for i in plan.mixed { try checkTypedLinks(row[i], column: plan.names[i]) }
         let key = w.nextKey
         // Index checks before any change.
