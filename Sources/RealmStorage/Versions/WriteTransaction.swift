@@ -349,6 +349,12 @@ public final class WriteTransaction {
         let mixed: [Int]
         /// The tail group new rows go to, with buffers in catalog order.
         @exclusivity(unchecked) var tail: LoadedGroup?
+        /// Whether each indexed column's hash decides equality (integers).
+        let exactIndex: [Bool]
+        /// The row positions and index work of ``indexed``, apart: the per-row loops read these
+        /// without copying a column schema (and its strings) for every row.
+        let indexPositions: [Int]
+        let indexWorks: [IndexWork]
         /// The largest hash of each indexed column's base index (see ``baseMaxHash(_:)``).
         var baseMaxHashes: [UInt64?]
 
@@ -366,6 +372,9 @@ public final class WriteTransaction {
             self.mixed = mixed
             self.tail = tail
             self.baseMaxHashes = [UInt64?](repeating: nil, count: indexed.count)
+            self.exactIndex = indexed.map { IndexHash.isExact($0.1.type) }
+            self.indexPositions = indexed.map(\.0)
+            self.indexWorks = indexed.map(\.2)
         }
     }
 
@@ -410,7 +419,9 @@ public final class WriteTransaction {
         for i in plan.mixed { try checkTypedLinks(row[i], column: plan.names[i]) }
         let key = w.nextKey
         // Index checks before any change.
-        for (n, (i, c, iw)) in plan.indexed.enumerated() where iw.unique {
+        for n in plan.indexWorks.indices where plan.indexWorks[n].unique {
+            let i = plan.indexPositions[n]
+            let iw = plan.indexWorks[n]
             let h = IndexHash.hash(row[i])
             let baseMax: UInt64
             if let m = plan.baseMaxHashes[n] {
@@ -419,8 +430,8 @@ public final class WriteTransaction {
                 baseMax = try baseMaxHash(iw)
                 plan.baseMaxHashes[n] = baseMax
             }
-            let fresh = IndexHash.isExact(c.type) && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
-            if !fresh, try !indexLookup(w, c, row[i]).isEmpty {
+            let fresh = plan.exactIndex[n] && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
+            if !fresh, try !indexLookup(w, plan.indexed[n].1, row[i]).isEmpty {
                 throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
             }
         }
@@ -432,7 +443,7 @@ public final class WriteTransaction {
         }
         tail.keys.append(key)
         for i in row.indices { tail.columns.buffers[i].append(row[i]) }
-        for (i, _, iw) in plan.indexed { iw.insert(IndexHash.hash(row[i]), key) }
+        for n in plan.indexWorks.indices { plan.indexWorks[n].insert(IndexHash.hash(row[plan.indexPositions[n]]), key) }
         w.nextKey += 1
         w.objectCount += 1
         w.listChanged = true
