@@ -448,6 +448,13 @@ final class BlockCache: Sendable {
         var segments: [Key: SegmentReader] = [:]
         var segmentBytes = 0
         var chunks: [Key: IndexChunk] = [:]
+        var groups: [Key: DecodedGroup] = [:]
+    }
+
+    /// A row group's keys and column buffers as the commit that wrote the group held them.
+    struct DecodedGroup {
+        let keys: [Int64]
+        let columns: ColumnSet
     }
     let inner = Mutex(Inner())
     static let maxSegmentBytes = 64 << 20
@@ -463,6 +470,17 @@ final class BlockCache: Sendable {
         }
     }
     func segment(_ key: Key) -> SegmentReader? { inner.withLock { $0.segments[key] } }
+    /// Row groups a commit of this store wrote, decoded: the next transaction that loads one (the
+    /// tail that small commits keep merging into) starts from the buffers instead of decoding the
+    /// segments again. At most ``maxGroups`` are kept.
+    func group(_ key: Key) -> DecodedGroup? { inner.withLock { $0.groups[key] } }
+    func store(_ key: Key, _ g: DecodedGroup) {
+        inner.withLock {
+            if $0.groups.count >= Self.maxGroups { $0.groups.removeAll(keepingCapacity: true) }
+            $0.groups[key] = g
+        }
+    }
+    static let maxGroups = 8
     func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
     func store(_ key: Key, _ c: IndexChunk) {
         inner.withLock {

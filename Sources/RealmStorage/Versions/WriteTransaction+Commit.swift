@@ -112,6 +112,13 @@ extension WriteTransaction {
         }
     }
 
+    /// The checksum trailer of an encoded block: its last 8 bytes, little-endian.
+    static func trailer(_ bytes: [UInt8]) -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[bytes.count - 8 + i]) << UInt64(8 * i) }
+        return v
+    }
+
     /// Extends `file` from `size` to `target` bytes by writing zeros (Spec/FORMAT.md §6.2): the
     /// blocks are then allocated and written, so the commits that later overwrite them make only
     /// their data durable — writing into a hole left by `ftruncate` made each `fdatasync` journal
@@ -169,8 +176,13 @@ extension WriteTransaction {
                     for (id, ref) in ob.columns where t.column(id: id) == nil { freed += ref.length }
                     freed += l.original!.block.length
                 }
-                let ref = em.emit(block.encode())
+                let encoded = block.encode()
+                let ref = em.emit(encoded)
                 entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
+                // Every loaded buffer holds exactly what the group's segments now hold.
+                store.cache.store(
+                    BlockCache.Key(offset: ref.offset, checksum: Self.trailer(encoded)),
+                    BlockCache.DecodedGroup(keys: l.keys, columns: l.columns))
             }
         }
         var st = states[w.tableId] ?? w.baseState

@@ -234,10 +234,22 @@ public final class WriteTransaction {
         case .loaded(let l): g = l
         case .stored(let e):
             let block = try base.rowGroup(e.block)
-            let keySeg = try base.keySegment(block)
-            // keySegment checked that the keys are one integer lane of the group's row count.
-            let keys = keySeg.integers!.array
-            g = LoadedGroup(original: e, originalBlock: block, keys: keys, columns: [:], rowsChanged: false)
+            if let key = base.cacheKey(e.block), let cached = store.cache.group(key), cached.keys.count == block.rowCount {
+                // Written by this store's last commits: its buffers are the segments' contents.
+                var columns = ColumnSet()
+                for c in t.columns where block.columns[c.id] != nil {
+                    if let b = cached.columns[c.id], b.type == c.type, b.nullable == c.isNullable, b.isList == c.isList,
+                        b.isSet == (c.isSet && c.isList), b.isMap == c.isMap, b.count == block.rowCount
+                    {
+                        columns[c.id] = b
+                    }
+                }
+                g = LoadedGroup(original: e, originalBlock: block, keys: cached.keys, columns: columns, rowsChanged: false)
+            } else {
+                let keySeg = try base.keySegment(block)
+                // keySegment checked that the keys are one integer lane of the group's row count.
+                g = LoadedGroup(original: e, originalBlock: block, keys: keySeg.integers!.array, columns: [:], rowsChanged: false)
+            }
             w.groups[i] = .loaded(g)
             w.listChanged = true
         }
