@@ -146,8 +146,11 @@ struct RealmBench {
         delivered.wait()
         var latencies: [Double] = []
         for i in 0..<21 {
-            try realm.write { realm.object(ofType: Person.self, forPrimaryKey: i * 17 % n)!.age += 1 }
+            // From the start of the commit (delivery may come before commitWrite returns).
+            try realm.beginWrite()
+            realm.object(ofType: Person.self, forPrimaryKey: i * 17 % n)!.age += 1
             let t0 = Date()
+            try realm.commitWrite()
             delivered.wait()
             latencies.append(deliveredAt.withLock { $0 }.timeIntervalSince(t0) * 1000)
         }
@@ -163,14 +166,14 @@ struct RealmBench {
         var times: [Double] = []
         var rng = UInt64(7)
         for round in 0..<5 {
-            try realm.write {
-                for _ in 0..<(n / 100) {
-                    rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                    realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n)!.score =
-                        Double(round * 1000 + Int(rng >> 40) % 1000) / 10
-                }
+            try realm.beginWrite()
+            for _ in 0..<(n / 100) {
+                rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n)!.score =
+                    Double(round * 1000 + Int(rng >> 40) % 1000) / 10
             }
             let t0 = Date()
+            try realm.commitWrite()
             delivered.wait()
             times.append(deliveredAt.withLock { $0 }.timeIntervalSince(t0) * 1000)
         }
