@@ -7,11 +7,14 @@ extension WriteTransaction {
         let start: UInt64
         var out = ByteWriter(capacity: 1 << 16)
         var written: UInt64 = 0
+        /// Every block emitted, with its checksum trailer.
+        var blocks: [(BlockRef, UInt64)] = []
 
         mutating func emit(_ block: [UInt8]) -> BlockRef {
             let ref = BlockRef(offset: start + UInt64(out.count), length: UInt64(block.count))
             out.append(block)
             written += UInt64(block.count)
+            blocks.append((ref, WriteTransaction.trailer(block)))
             return ref
         }
     }
@@ -101,6 +104,9 @@ extension WriteTransaction {
             throw error
         }
         store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
+        // This store wrote these blocks and they are durable: its own reads need not hash them
+        // again (other processes, and this one after reopening, still verify every block).
+        for (ref, sum) in em.blocks { store.cache.markVerified(ref, sum) }
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
