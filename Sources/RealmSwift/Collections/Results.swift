@@ -58,11 +58,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             guard i < keys.count else { return nil }
             defer { i += 1 }
             let o = base.object(keys[i])
-            if let (version, locs) = locations {
-                o._rlmLocation = locs[i]
-                o._rlmLocationVersion = version
-                o._rlmReader = base.cachedReader
-            }
+            if let (version, locs) = locations { o._rlmPlace(at: locs[i], version: version, reader: base.cachedReader) }
             return (o as! Element)
         }
     }

@@ -53,6 +53,14 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
 
+    /// Records where the object sits in the snapshot of `version` (read through `reader`), so
+    /// reads of that version find its row without looking it up.
+    func _rlmPlace(at location: RowLocation, version: UInt64, reader: BoundReader?) {
+        _rlmLocation = location
+        _rlmLocationVersion = version
+        _rlmReader = reader
+    }
+
     @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
         if _rlmValues.isEmpty {
             let info = _rlmClass

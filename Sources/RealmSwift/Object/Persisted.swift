@@ -85,10 +85,7 @@ public struct Persisted<Value: _Persistable> {
     static func index<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
         if let i = KeyPathIndexes.index(storage) { return i }
         let info = object._rlmClass
-        if let i = info.cachedIndex(storage) {
-            KeyPathIndexes.insert(storage, i)
-            return i
-        }
+        if let i = info.cachedIndex(storage) { return i }
         let proto = info.makePrototype() as! E
         proto[keyPath: storage].marker = true
         guard let i = info.markedIndex(in: proto) else {

@@ -36,11 +36,7 @@ extension Realm {
                 // object's row, so its property reads take the direct path from the start.
                 guard let key = try bound.reader.objectKey(primaryKey: raw) else { return nil }
                 let object = makeObject(type, key, info)
-                if let location = try bound.reader.locate(key) {
-                    object._rlmReader = bound
-                    object._rlmLocation = location
-                    object._rlmLocationVersion = bound.version
-                }
+                if let location = try bound.reader.locate(key) { object._rlmPlace(at: location, version: bound.version, reader: bound) }
                 return object
             } else {
                 found = try currentSnapshot.objectKey(info.className, primaryKey: raw)
@@ -88,7 +84,8 @@ extension Realm {
             lastReader = nil
             readersVersion = snapshot.version
         }
-        if let last = lastReader, last.info === info, last.reader.version == snapshot.version { return last.reader }
+        // (Both caches were emptied above when the version changed.)
+        if let last = lastReader, last.info === info { return last.reader }
         if let r = readers[ObjectIdentifier(info)] {
             lastReader = (info, r)
             return r
@@ -139,8 +136,7 @@ extension Realm {
             }
             if object._rlmLocationVersion != snap.version {
                 guard let loc = try bound.reader.locate(object._rlmKey) else { throw StorageError(.notFound, "no object") }
-                object._rlmLocation = loc
-                object._rlmLocationVersion = snap.version
+                object._rlmPlace(at: loc, version: snap.version, reader: bound)
             }
             let c = bound.columns[index]
             guard c >= 0 else { throw StorageError(.notFound, "no column") }

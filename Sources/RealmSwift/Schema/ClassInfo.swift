@@ -44,8 +44,6 @@ final class ClassInfo: @unchecked Sendable {
     /// The key path of each property's wrapper, once an accessor has used it (lets an unmanaged
     /// object's initial values be read without `Mirror`).
     private let storagePaths = Mutex<[Int: RetainedKeyPath]>([:])
-    /// Open-addressed key path → index slots, written under `keyPathCache`'s lock, read without it.
-    private let slots: [KeyPathSlot]
 
     private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
 
@@ -103,7 +101,6 @@ final class ClassInfo: @unchecked Sendable {
         var byName: [String: Int] = [:]
         for (i, p) in props.enumerated() { byName[p.name] = i }
         self.indexByName = byName
-        self.slots = (0..<max(8, props.count * 4)).map { _ in KeyPathSlot() }
     }
 
     /// A description of a table read from the file, for the dynamic API.
@@ -129,7 +126,6 @@ final class ClassInfo: @unchecked Sendable {
         var byName: [String: Int] = [:]
         for (i, p) in props.enumerated() { byName[p.name] = i }
         self.indexByName = byName
-        self.slots = [KeyPathSlot()]
     }
 
     /// Problems that make this class unusable as a model, as messages naming the fix.
@@ -172,37 +168,21 @@ final class ClassInfo: @unchecked Sendable {
 
     func makePrototype() -> ObjectBase { type.init() }
 
-    /// The property index a key path names, from a lock-free table filled by ``cacheIndex(_:_:)``.
+    /// The property index a key path names: the process-wide lock-free table first, this class's
+    /// own (locked) cache when that table had no free slot near it.
     func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
-        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
-        var i = Int((id >> 4) % UInt(slots.count))
-        for _ in 0..<slots.count {
-            let k = slots[i].key.load(ordering: .acquiring)
-            if k == id { return slots[i].value.load(ordering: .relaxed) }
-            if k == 0 { break }
-            i = (i + 1) % slots.count
-        }
-        return keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
+        KeyPathIndexes.index(keyPath) ?? keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
     }
 
     func cacheIndex(_ keyPath: AnyKeyPath, _ index: Int) {
-        // The key path is retained so its identity cannot be reused by another key path.
+        // The key path is retained (here, for good) so its identity cannot be reused by another.
         let retained = RetainedKeyPath(value: keyPath)
-        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
         keyPathCache.withLock { cache in
             guard cache[ObjectIdentifier(keyPath)] == nil else { return }
             cache[ObjectIdentifier(keyPath)] = (retained, index)
             storagePaths.withLock { if $0[index] == nil { $0[index] = retained } }
-            var i = Int((id >> 4) % UInt(slots.count))
-            for _ in 0..<slots.count {
-                if slots[i].key.load(ordering: .relaxed) == 0 {
-                    slots[i].value.store(index, ordering: .relaxed)
-                    slots[i].key.store(id, ordering: .releasing)
-                    return
-                }
-                i = (i + 1) % slots.count
-            }
         }
+        KeyPathIndexes.insert(keyPath, index)
     }
 
     /// The index of the one wrapper of `prototype` whose marker is set.
@@ -242,10 +222,10 @@ final class ClassInfo: @unchecked Sendable {
     }
 }
 
-/// Property indexes by storage key path for every class at once: a lock-free table read before
-/// any class's own (a key path names one property of its declaring class, and subclasses list
-/// their base class's properties first, so the index is the same for all of them). Entries are
-/// added only for key paths a ``ClassInfo`` already retains, so an identity is never reused.
+/// Property indexes by storage key path for every class at once, read without a lock (a key path
+/// names one property of its declaring class, and subclasses list their base class's properties
+/// first, so the index is the same for all of them). Entries are added only for key paths a
+/// ``ClassInfo`` retains for good, so an identity is never reused.
 enum KeyPathIndexes {
     static let slots: [KeyPathSlot] = (0..<4096).map { _ in KeyPathSlot() }
 

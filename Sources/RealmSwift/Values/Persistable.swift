@@ -79,6 +79,14 @@ extension _Persistable where Self: _RealmValue {
         let realm = object._rlmRealm!
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
     }
+    /// Property `index` of a managed object, read by `direct` from the object's located segment
+    /// when its Realm allows that (``Realm/directSegment(_:_:)``; nil from `direct`, a null row,
+    /// falls back too), else through the general path.
+    static func _rlmRead(_ object: ObjectBase, _ index: Int, direct: (SegmentReader, Int) throws -> Self?) -> Self {
+        let realm = object._rlmRealm!
+        if let (segment, row) = realm.directSegment(object, index), let v = try? direct(segment, row) { return v }
+        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+    }
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self) {
         let realm = object._rlmRealm!
         realm.writeValue(object, index) { try value._rlmEncode(realm).value }
@@ -94,11 +102,7 @@ extension _Persistable where Self: _RealmValue {
 
 extension Bool: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.bool) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool {
-        let realm = object._rlmRealm!
-        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.int(row) { return v != 0 }
-        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
-    }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool { _rlmRead(object, index) { try $0.int($1).map { $0 != 0 } } }
     public static func _rlmDefaultValue() -> Bool { false }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Bool {
         if case .bool(let v) = raw.value { return v }
@@ -113,9 +117,7 @@ public protocol _RealmInteger: FixedWidthInteger, RealmCollectionValue, _Persist
 extension _RealmInteger {
     public static var _rlmInfo: _RLMTypeInfo { .init(.int) }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
-        let realm = object._rlmRealm!
-        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.int(row) { return Self(truncatingIfNeeded: v) }
-        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
+        _rlmRead(object, index) { try $0.int($1).map { Self(truncatingIfNeeded: $0) } }
     }
     public static func _rlmDefaultValue() -> Self { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
@@ -133,11 +135,7 @@ extension Int64: _RealmInteger {}
 
 extension Float: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.float) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float {
-        let realm = object._rlmRealm!
-        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.float(row) { return v }
-        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
-    }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float { _rlmRead(object, index) { try $0.float($1) } }
     public static func _rlmDefaultValue() -> Float { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Float {
         if case .float(let v) = raw.value { return v }
@@ -148,11 +146,7 @@ extension Float: RealmCollectionValue, _Persistable {
 
 extension Double: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.double) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double {
-        let realm = object._rlmRealm!
-        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.double(row) { return v }
-        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
-    }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double { _rlmRead(object, index) { try $0.double($1) } }
     public static func _rlmDefaultValue() -> Double { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Double {
         if case .double(let v) = raw.value { return v }
@@ -163,11 +157,7 @@ extension Double: RealmCollectionValue, _Persistable {
 
 extension String: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.string) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String {
-        let realm = object._rlmRealm!
-        if let (segment, row) = realm.directSegment(object, index), let v = try? segment.string(row) { return v }
-        return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
-    }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String { _rlmRead(object, index) { try $0.string($1) } }
     public static func _rlmDefaultValue() -> String { "" }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> String {
         if case .string(let v) = raw.value { return v }
