@@ -101,9 +101,10 @@ package struct ColumnBuffer: Sendable {
     /// and ``StorageError/Code/notFound`` for a link or typed link with a negative object key (keys
     /// are never negative, Spec/FORMAT.md §5.5; such a link used to be written and then reported by
     /// the Verifier — found by the Operations fuzzer).
-    package func validate(_ value: StorageValue, column: String) throws {
-        try ValueRule(type: type, nullable: nullable, isList: isList, isSet: isSet, isMap: isMap).validate(value, column: column)
-    }
+    package func validate(_ value: StorageValue, column: String) throws { try rule.validate(value, column: column) }
+
+    /// What this buffer accepts.
+    package var rule: ValueRule { ValueRule(type: type, nullable: nullable, isList: isList, isSet: isSet, isMap: isMap) }
 
     /// The first negative object key a link or typed link in `value` names, if any.
     static func negativeLinkKey(_ value: StorageValue) -> Int64? {
@@ -336,7 +337,7 @@ package struct ColumnBuffer: Sendable {
 
 /// What a column accepts (its type, nullability and collection kind), checked value by value
 /// without a buffer: inserts validate each row against their table's rules.
-package struct ValueRule: Sendable {
+package struct ValueRule: Sendable, Equatable {
     let type: ColumnType
     let nullable: Bool
     let isList: Bool

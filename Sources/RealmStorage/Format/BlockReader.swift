@@ -56,3 +56,11 @@ extension ByteWriter {
         u64(checksum())
     }
 }
+
+/// The checksum trailer of an encoded block: its last 8 bytes, little-endian (§2.3); read from
+/// the bytes in hand, without copying them into a view.
+func blockTrailer(_ bytes: [UInt8]) -> UInt64 {
+    var v: UInt64 = 0
+    for i in 0..<8 { v |= UInt64(bytes[bytes.count - 8 + i]) << UInt64(8 * i) }
+    return v
+}

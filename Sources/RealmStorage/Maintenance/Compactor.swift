@@ -72,7 +72,7 @@ public struct Compactor: Sendable {
             header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
             let slot = CommitSlot(
                 version: s.version, record: laidOut.recordRef, fileLength: UInt64(w.offset), commitTime: s.record.commitTime,
-                recordChecksum: ByteView(copying: laidOut.recordBytes).lastWord)
+                recordChecksum: blockTrailer(laidOut.recordBytes))
             let sb = slot.encode()
             header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + sb.count, with: sb)
             try out.write(header, at: 0)

@@ -143,7 +143,7 @@ public final class Store: Sendable {
         let slot = CommitSlot(
             version: 1, record: BlockRef(offset: UInt64(FileHeader.size), length: UInt64(bytes.count)),
             fileLength: UInt64(FileHeader.size + bytes.count), commitTime: record.commitTime,
-            recordChecksum: ByteView(copying: bytes).lastWord)
+            recordChecksum: blockTrailer(bytes))
         let s = slot.encode()
         header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + s.count, with: s)
         try f.write(header + bytes, at: 0)

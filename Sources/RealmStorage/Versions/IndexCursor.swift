@@ -13,13 +13,7 @@ struct IndexCursor {
     /// true; returns whether it did.
     mutating func forEachKey(hash h: UInt64, in snapshot: Snapshot, _ body: (Int64) throws -> Bool) throws -> Bool {
         for ci in directory.chunks(possiblyHolding: h) {
-            let chunk: IndexChunk
-            if let c = chunks[ci] {
-                chunk = c
-            } else {
-                chunk = try snapshot.indexChunk(directory.chunks[ci])
-                chunks[ci] = chunk
-            }
+            let chunk = try self.chunk(ci, in: snapshot)
             var a = chunk.lowerBound(h)
             while a < chunk.count, chunk.hash(a) == h {
                 if try body(chunk.key(a)) { return true }
@@ -27,5 +21,19 @@ struct IndexCursor {
             }
         }
         return false
+    }
+
+    /// The largest hash in the index (0 when it is empty): its last chunk's last entry.
+    mutating func largestHash(in snapshot: Snapshot) throws -> UInt64 {
+        guard !directory.chunks.isEmpty else { return 0 }
+        let last = try chunk(directory.chunks.count - 1, in: snapshot)
+        return last.count == 0 ? 0 : last.hash(last.count - 1)
+    }
+
+    private mutating func chunk(_ ci: Int, in snapshot: Snapshot) throws -> IndexChunk {
+        if let c = chunks[ci] { return c }
+        let c = try snapshot.indexChunk(directory.chunks[ci])
+        chunks[ci] = c
+        return c
     }
 }

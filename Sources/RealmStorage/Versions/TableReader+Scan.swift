@@ -44,55 +44,43 @@ package struct ColumnScan {
     /// Every row of a float or double column as doubles (null rows hold 0), copied in one loop so
     /// that callers in other modules scan a plain array.
     package func doubles() throws -> [Double] {
-        guard let segment, case .fixed(let view, let width, let count) = segment.values, width == 4 || width == 8 else {
-            throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column")
-        }
-        var out = [Double](repeating: 0, count: count)
-        if width == 8 {
-            let words = try view.int64Array(0, count: count)
-            for i in 0..<count { out[i] = Double(bitPattern: UInt64(bitPattern: words[i])) }
-        } else {
-            for i in 0..<count { out[i] = Double(Float(bitPattern: try view.u32(i &* 4))) }
-        }
+        var out: [Double] = []
+        out.reserveCapacity(rowCount)
+        try forEachDouble { out.append($0) }
         return out
     }
 
     /// `start` plus every row of a float or double column (floats widened), added in row order;
     /// read in place. Null rows hold 0: callers use it when ``nullCount`` is 0.
     package func sumDoubles(startingAt start: Double) throws -> Double {
-        let (view, width, count) = try fixedFloatingLane()
         var sum = start
-        if width == 8 {
-            let words = try view.int64Array(0, count: count)
-            for i in 0..<count { sum += Double(bitPattern: UInt64(bitPattern: words[i])) }
-        } else {
-            for i in 0..<count { sum += Double(Float(bitPattern: try view.u32(i &* 4))) }
-        }
+        try forEachDouble { sum += $0 }
         return sum
     }
 
     /// The smallest (or largest) row of a float or double column, ignoring NaN (floats widened);
     /// NaN when every row is NaN. Read in place; for groups without null rows.
     package func extremeDouble(smallest: Bool) throws -> Double {
-        let (view, width, count) = try fixedFloatingLane()
         var best = Double.nan
-        func fold(_ x: Double) {
+        try forEachDouble { x in
             if !x.isNaN && (best.isNaN || (smallest ? x < best : x > best)) { best = x }
-        }
-        if width == 8 {
-            let words = try view.int64Array(0, count: count)
-            for i in 0..<count { fold(Double(bitPattern: UInt64(bitPattern: words[i]))) }
-        } else {
-            for i in 0..<count { fold(Double(Float(bitPattern: try view.u32(i &* 4)))) }
         }
         return best
     }
 
-    private func fixedFloatingLane() throws -> (ByteView, Int, Int) {
+    /// Calls `body` with every row of a float or double column, widened to double, in row order,
+    /// reading the lane in place.
+    @inline(__always)
+    private func forEachDouble(_ body: (Double) -> Void) throws {
         guard let segment, case .fixed(let view, let width, let count) = segment.values, width == 4 || width == 8 else {
             throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column")
         }
-        return (view, width, count)
+        if width == 8 {
+            let words = try view.int64Array(0, count: count)
+            for i in 0..<count { body(Double(bitPattern: UInt64(bitPattern: words[i]))) }
+        } else {
+            for i in 0..<count { body(Double(Float(bitPattern: try view.u32(i &* 4)))) }
+        }
     }
 
     /// Appends one 64-bit key per row whose unsigned order is the order of the rows' values: ints
@@ -123,11 +111,8 @@ package struct ColumnScan {
         switch (segment.type, segment.values) {
         case (.int, .integers(let lane)), (.bool, .integers(let lane)):
             for i in 0..<lane.count { out.append(intKey(lane[i])) }
-        case (.double, .fixed(let view, 8, let count)):
-            let words = try view.int64Array(0, count: count)
-            for i in 0..<count { out.append(doubleKey(Double(bitPattern: UInt64(bitPattern: words[i])))) }
-        case (.float, .fixed(let view, 4, let count)):
-            for i in 0..<count { out.append(doubleKey(Double(Float(bitPattern: try view.u32(i &* 4))))) }
+        case (.double, .fixed(_, 8, _)), (.float, .fixed(_, 4, _)):
+            try forEachDouble { out.append(doubleKey($0)) }
         default: return false
         }
         return true

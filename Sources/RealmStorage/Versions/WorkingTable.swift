@@ -63,19 +63,39 @@ final class IndexWork {
         let key: Int64
     }
 
+    /// Whether a hash decides equality for this column's values (integers).
+    let exact: Bool
     /// The base version's index, its chunks decoded as lookups need them.
     private var baseIndex: IndexCursor?
+    /// The largest hash of the base version's index, once asked for.
+    private var baseMax: UInt64?
 
     init(column: ColumnSchema, unique: Bool, baseRef: BlockRef) {
         self.column = column
         self.unique = unique
         self.baseRef = baseRef
+        self.exact = IndexHash.isExact(column.type)
+    }
+
+    /// The base version's index, resolved on first use (nil when the base has none).
+    private func baseCursor(_ base: Snapshot) throws -> Bool {
+        guard !baseRef.isNone else { return false }
+        if baseIndex == nil { baseIndex = try IndexCursor(baseRef, in: base) }
+        return true
+    }
+
+    /// The largest hash of the base version's index (0 without one): an insert whose hash is
+    /// greater, and greater than this transaction's, cannot repeat an existing unique value.
+    func baseMaxHash(in base: Snapshot) throws -> UInt64 {
+        if let baseMax { return baseMax }
+        let h = try baseCursor(base) ? baseIndex!.largestHash(in: base) : 0
+        baseMax = h
+        return h
     }
 
     /// The keys the base version's index holds for `h` (deleted ones included; the caller filters).
     func baseCandidates(_ h: UInt64, in base: Snapshot) throws -> [Int64] {
-        guard !baseRef.isNone else { return [] }
-        if baseIndex == nil { baseIndex = try IndexCursor(baseRef, in: base) }
+        guard try baseCursor(base) else { return [] }
         var out: [Int64] = []
         _ = try baseIndex!.forEachKey(hash: h, in: base) { key in
             out.append(key)

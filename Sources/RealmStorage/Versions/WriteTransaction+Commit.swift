@@ -9,12 +9,14 @@ extension WriteTransaction {
         var written: UInt64 = 0
         /// Every block emitted, with its checksum trailer.
         var blocks: [(BlockRef, UInt64)] = []
+        /// The row groups emitted, decoded, for the store's cache once the commit is acknowledged.
+        var groups: [(BlockCache.Key, BlockCache.DecodedGroup)] = []
 
         mutating func emit(_ block: [UInt8]) -> BlockRef {
             let ref = BlockRef(offset: start + UInt64(out.count), length: UInt64(block.count))
             out.append(block)
             written += UInt64(block.count)
-            blocks.append((ref, WriteTransaction.trailer(block)))
+            blocks.append((ref, blockTrailer(block)))
             return ref
         }
     }
@@ -76,7 +78,7 @@ extension WriteTransaction {
         record.changeset = Changeset()
         let slot = CommitSlot(
             version: newVersion, record: recordRef, fileLength: em.start + em.written, commitTime: record.commitTime,
-            recordChecksum: ByteView(copying: recordBytes).lastWord)
+            recordChecksum: blockTrailer(recordBytes))
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
         let previousSlotBytes = try file.read(at: slotOffset, count: FileHeader.slotSize)
@@ -107,6 +109,7 @@ extension WriteTransaction {
         // This store wrote these blocks and they are durable: its own reads need not hash them
         // again (other processes, and this one after reopening, still verify every block).
         for (ref, sum) in em.blocks { store.cache.markVerified(ref, sum) }
+        for (key, group) in em.groups { store.cache.store(key, group) }
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
@@ -116,13 +119,6 @@ extension WriteTransaction {
                 file: file, formatVersion: s.current.formatVersion, mapping: mapping, slot: slot, slotIndex: inactive, record: record)
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
-    }
-
-    /// The checksum trailer of an encoded block: its last 8 bytes, little-endian.
-    static func trailer(_ bytes: [UInt8]) -> UInt64 {
-        var v: UInt64 = 0
-        for i in 0..<8 { v |= UInt64(bytes[bytes.count - 8 + i]) << UInt64(8 * i) }
-        return v
     }
 
     /// Extends `file` from `size` to `target` bytes by writing zeros (Spec/FORMAT.md §6.2): the
@@ -182,13 +178,14 @@ extension WriteTransaction {
                     for (id, ref) in ob.columns where t.column(id: id) == nil { freed += ref.length }
                     freed += l.original!.block.length
                 }
-                let encoded = block.encode()
-                let ref = em.emit(encoded)
+                let ref = em.emit(block.encode())
                 entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
                 // Every loaded buffer holds exactly what the group's segments now hold.
-                store.cache.store(
-                    BlockCache.Key(offset: ref.offset, checksum: Self.trailer(encoded)),
-                    BlockCache.DecodedGroup(keys: l.keys, columns: l.columns))
+                em.groups.append(
+                    (
+                        BlockCache.Key(offset: ref.offset, checksum: em.blocks.last!.1),
+                        BlockCache.DecodedGroup(keys: l.keys, columns: l.columns)
+                    ))
             }
         }
         var st = states[w.tableId] ?? w.baseState

@@ -238,11 +238,7 @@ public final class WriteTransaction {
                 // Written by this store's last commits: its buffers are the segments' contents.
                 var columns = ColumnSet()
                 for c in t.columns where block.columns[c.id] != nil {
-                    if let b = cached.columns[c.id], b.type == c.type, b.nullable == c.isNullable, b.isList == c.isList,
-                        b.isSet == (c.isSet && c.isList), b.isMap == c.isMap, b.count == block.rowCount
-                    {
-                        columns[c.id] = b
-                    }
+                    if let b = cached.columns[c.id], b.rule == ValueRule(c), b.count == block.rowCount { columns[c.id] = b }
                 }
                 g = LoadedGroup(original: e, originalBlock: block, keys: cached.keys, columns: columns, rowsChanged: false)
             } else {
@@ -355,23 +351,16 @@ public final class WriteTransaction {
         /// What each column accepts, in catalog order (checked without touching the buffers).
         let rules: [ValueRule]
         let table: WorkingTable
-        /// (position in the row, column, index work) of indexed columns.
-        let indexed: [(Int, ColumnSchema, IndexWork)]
+        /// The row position and index work of each indexed column (apart: the per-row loops read
+        /// them without copying a column schema, and its strings, for every row).
+        let indexPositions: [Int]
+        let indexWorks: [IndexWork]
         /// Positions of mixed columns (whose typed links must name a table).
         let mixed: [Int]
         /// The tail group new rows go to, with buffers in catalog order.
         @exclusivity(unchecked) var tail: LoadedGroup?
-        /// Whether each indexed column's hash decides equality (integers).
-        let exactIndex: [Bool]
-        /// The row positions and index work of ``indexed``, apart: the per-row loops read these
-        /// without copying a column schema (and its strings) for every row.
-        let indexPositions: [Int]
-        let indexWorks: [IndexWork]
-        /// The largest hash of each indexed column's base index (see ``baseMaxHash(_:)``).
-        var baseMaxHashes: [UInt64?]
-
         init(
-            name: String, schema: TableSchema, names: [String], table: WorkingTable, indexed: [(Int, ColumnSchema, IndexWork)],
+            name: String, schema: TableSchema, names: [String], table: WorkingTable, indexed: [(Int, IndexWork)],
             mixed: [Int],
             tail: LoadedGroup?
         ) {
@@ -380,13 +369,10 @@ public final class WriteTransaction {
             self.names = names
             self.rules = schema.columns.map(ValueRule.init)
             self.table = table
-            self.indexed = indexed
+            self.indexPositions = indexed.map(\.0)
+            self.indexWorks = indexed.map(\.1)
             self.mixed = mixed
             self.tail = tail
-            self.baseMaxHashes = [UInt64?](repeating: nil, count: indexed.count)
-            self.exactIndex = indexed.map { IndexHash.isExact($0.1.type) }
-            self.indexPositions = indexed.map(\.0)
-            self.indexWorks = indexed.map(\.2)
         }
     }
 
@@ -398,7 +384,7 @@ public final class WriteTransaction {
         }
         let t = try schema(table)
         let w = try working(table)
-        let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, c, $0) } }
+        let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, $0) } }
         let mixed = t.columns.indices.filter { t.columns[$0].type == .mixed }
         let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, mixed: mixed, tail: nil)
         insertPlans[table] = p
@@ -435,15 +421,9 @@ public final class WriteTransaction {
             let i = plan.indexPositions[n]
             let iw = plan.indexWorks[n]
             let h = IndexHash.hash(row[i])
-            let baseMax: UInt64
-            if let m = plan.baseMaxHashes[n] {
-                baseMax = m
-            } else {
-                baseMax = try baseMaxHash(iw)
-                plan.baseMaxHashes[n] = baseMax
-            }
-            let fresh = plan.exactIndex[n] && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
-            if !fresh, try !indexLookup(w, plan.indexed[n].1, row[i]).isEmpty {
+            let baseMax = try iw.baseMaxHash(in: base)
+            let fresh = iw.exact && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
+            if !fresh, try !indexLookup(w, iw.column, row[i]).isEmpty {
                 throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
             }
         }
@@ -460,20 +440,6 @@ public final class WriteTransaction {
         w.objectCount += 1
         w.listChanged = true
         return ObjectKey(key)
-    }
-
-    var baseMaxHashes: [BlockRef: UInt64] = [:]
-    func baseMaxHash(_ iw: IndexWork) throws -> UInt64 {
-        if iw.baseRef.isNone { return 0 }
-        if let h = baseMaxHashes[iw.baseRef] { return h }
-        let dir = try base.indexDirectory(iw.baseRef)
-        var h: UInt64 = 0
-        if let last = dir.chunks.last {
-            let e = try IndexDirectory.chunkEntries(try base.block(last.block, BlockMagic.indexChunk), expected: last.count)
-            h = e.hash(e.count - 1)
-        }
-        baseMaxHashes[iw.baseRef] = h
-        return h
     }
 
     /// Sets one field of an existing object.
