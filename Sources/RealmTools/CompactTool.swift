@@ -22,10 +22,14 @@ package struct CompactTool {
     package func run(_ console: Console, progress: ProgressDisplay?) -> ToolExitCode {
         do {
             if dryRun {
-                // Passive, like realm-dump: nothing is written, not even the lock file.
-                let r = try Inspector().inspect(path: path)
-                let expected = try Compactor().compactedSize(of: Store.open(at: path, options: .passive))
-                console.out(json ? Self.dryRunJSON(r, expected).pretty + "\n" : Self.dryRunText(r, expected))
+                // One passive open, like realm-dump: nothing is written, not even the lock file;
+                // every number comes from the same version.
+                let s = try Store.open(at: path, options: .passive).snapshot()
+                let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? s.fileLength
+                let r = DryRun(
+                    path: path, version: s.version, fileSize: size, committedLength: s.fileLength, liveBytes: Int(s.liveBytes),
+                    expectedSize: try Compactor().compactedSize(of: s))
+                console.out(json ? Self.dryRunJSON(r).pretty + "\n" : Self.dryRunText(r))
                 return .ok
             }
             let result: Compactor.Result
@@ -72,25 +76,36 @@ package struct CompactTool {
         return name.isEmpty ? nil : name
     }
 
-    static func dryRunText(_ r: Inspector.Report, _ expected: Int) -> String {
+    /// What a dry run reports: one version's sizes and the exact size its compaction would write.
+    struct DryRun {
+        var path: String
+        var version: UInt64
+        var fileSize: Int
+        var committedLength: Int
+        var liveBytes: Int
+        var expectedSize: Int
+        var deadBytes: Int { committedLength - min(committedLength, liveBytes) }
+    }
+
+    static func dryRunText(_ r: DryRun) -> String {
         var out = ""
         func row(_ label: String, _ value: String) { out += label.padding(toLength: 16, withPad: " ", startingAt: 0) + value + "\n" }
         row("file", r.path)
-        row("version", "\(r.currentVersion)")
+        row("version", "\(r.version)")
         row("size", ByteCount.describe(r.fileSize))
         row("committed", ByteCount.describe(r.committedLength))
         row("live bytes", ByteCount.describe(r.liveBytes))
-        row("dead bytes", "\(ByteCount.describe(r.deadBytes)), \(ByteCount.percent(r.deadBytes, of: UInt64(r.committedLength)))")
-        row("expected size", "\(ByteCount.describe(expected)) (the live data and one version record)")
-        row("would save", ByteCount.describe(max(0, r.fileSize - expected)))
+        row("dead bytes", "\(ByteCount.describe(r.deadBytes)), \(ByteCount.percent(r.deadBytes, of: r.committedLength))")
+        row("expected size", "\(ByteCount.describe(r.expectedSize)) (the live data and one version record)")
+        row("would save", ByteCount.describe(max(0, r.fileSize - r.expectedSize)))
         return out + "dry run: nothing was written\n"
     }
 
-    static func dryRunJSON(_ r: Inspector.Report, _ expected: Int) -> JSONValue {
+    static func dryRunJSON(_ r: DryRun) -> JSONValue {
         .object([
-            ("path", .string(r.path)), ("version", .int(r.currentVersion)), ("fileSize", .int(r.fileSize)),
+            ("path", .string(r.path)), ("version", .int(r.version)), ("fileSize", .int(r.fileSize)),
             ("committedLength", .int(r.committedLength)), ("liveBytes", .int(r.liveBytes)), ("deadBytes", .int(r.deadBytes)),
-            ("expectedSize", .int(expected)), ("dryRun", .bool(true)),
+            ("expectedSize", .int(r.expectedSize)), ("dryRun", .bool(true)),
         ])
     }
 

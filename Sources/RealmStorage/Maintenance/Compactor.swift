@@ -92,7 +92,11 @@ public struct Compactor: Sendable {
     /// segment's payload, and writes nothing.
     /// - Throws: `.corrupted` if the structure cannot be read.
     public func compactedSize(of store: Store) throws -> Int {
-        let s = try store.snapshot(kind: "other")
+        try compactedSize(of: try store.snapshot(kind: "other"))
+    }
+
+    /// ``compactedSize(of:)-(Store)`` of one snapshot's version.
+    package func compactedSize(of s: Snapshot) throws -> Int {
         var w = StreamingWriter(file: nil, offset: FileHeader.size)
         _ = try Self.layOut(s, into: &w, progress: nil)
         return w.offset
