@@ -10,6 +10,8 @@ struct PristineFile {
     let bytes: [UInt8]
     /// (offset, length, is a version record) of every checksummed block, in offset order.
     let blocks: [(offset: Int, length: Int, isRecord: Bool)]
+    /// Offsets of the commit heads (Spec/FORMAT.md §3.4).
+    let heads: [Int]
 
     static let shared: PristineFile? = try? PristineFile()
 
@@ -58,6 +60,7 @@ struct PristineFile {
         let report = try Inspector().inspect(path: path, blocks: true)
         blocks = report.blocks.filter { !["header", "dead", "unknown"].contains($0.kind) && $0.length >= 16 }
             .map { (Int($0.offset), Int($0.length), $0.kind == "record") }
+        heads = report.blocks.filter { $0.kind == "commit head" }.map { Int($0.offset) }
     }
 
     /// The file with the mutations of `program` applied and the checksums repaired.
@@ -90,7 +93,8 @@ struct PristineFile {
     static func put(_ v: UInt64, _ b: inout [UInt8], _ at: Int) { for (k, x) in littleEndian(v, 8).enumerated() { b[at + k] = x } }
 
     func repairChecksums(_ out: inout [UInt8]) {
-        // Blocks first, then each record's commit region and trailer, then the slots.
+        // Blocks first, then each record's commit region and trailer, then the heads and slots that
+        // name records.
         for b in blocks where !b.isRecord {
             Self.put(XXH64.hash(Array(out[b.offset..<b.offset + b.length - 8])), &out, b.offset + b.length - 8)
         }
@@ -99,7 +103,15 @@ struct PristineFile {
             if start <= UInt64(b.offset) { Self.put(XXH64.hash(Array(out[Int(start)..<b.offset])), &out, b.offset + 48) }
             Self.put(XXH64.hash(Array(out[b.offset..<b.offset + b.length - 8])), &out, b.offset + b.length - 8)
         }
-        for slot in FileHeader.slotOffsets {
+        for head in heads {
+            let offset = Self.u64(out, head + 16)
+            let length = Self.u64(out, head + 24)
+            if length >= 8, offset <= UInt64(out.count), length <= UInt64(out.count) - offset {
+                Self.put(Self.u64(out, Int(offset + length) - 8), &out, head + 48)
+            }
+            Self.put(XXH64.hash(Array(out[head..<head + CommitHead.size - 8])), &out, head + CommitHead.size - 8)
+        }
+        for slot in FileHeader.slotOffsets where out[slot..<slot + 4] != [0, 0, 0, 0] {
             let offset = Self.u64(out, slot + 16)
             let length = Self.u64(out, slot + 24)
             if length >= 8, offset <= UInt64(out.count), length <= UInt64(out.count) - offset {

@@ -13,7 +13,10 @@ package enum DumpReport {
         row("size", "\(ByteCount.describe(r.fileSize)); \(ByteCount.grouped(r.committedLength)) committed")
         row("format version", "\(r.formatVersion)")
         for slot in r.slots { row("header slot \(slot.index)", slotText(slot, chosen: r.chosenSlot)) }
-        row("current version", "\(r.currentVersion)" + (r.chosenSlot.map { " (read from header slot \($0), as asked)" } ?? ""))
+        row(
+            "current version",
+            "\(r.currentVersion)" + (r.chosenSlot.map { " (read from header slot \($0), as asked)" } ?? "")
+                + (r.chainedCommits > 0 ? " (\(r.chainedCommits) commits chained after the newest slot's)" : ""))
         let numbers = r.versions.map(\.version)
         row(
             "versions in file",
@@ -61,6 +64,7 @@ package enum DumpReport {
             ("slots", .array(r.slots.map(slotJSON))),
             ("chosenSlot", .int(r.chosenSlot)),
             ("currentVersion", .int(r.currentVersion)),
+            ("chainedCommits", .int(r.chainedCommits)),
             ("versions", .array(r.versions.map { .int($0.version) })),
             (
                 "tables",

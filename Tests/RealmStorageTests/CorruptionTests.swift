@@ -168,17 +168,20 @@ import Testing
 @Suite struct DurableMarkerTests {
     @Test func theDurableMarkerNamesTheLastAcknowledgedCommitOnly() throws {
         let dir = TempDir()
-        let store = try makePeopleStore(dir, count: 10)
+        // Written after commits of 64 KiB or more (a small region is cheaper to hash than to record).
+        let store = try makePeopleStore(dir, count: 20_000)
         let s = try store.snapshot()
         let slot = store.state.withLock { $0.current.slot }
         let marker = try #require(store.lockFile?.durableCommit())
         #expect(marker.version == s.version && marker.recordChecksum == slot.recordChecksum)
+        try store.write { try $0.set("Person", ObjectKey(0), "age", .int(1)) }
+        #expect(store.lockFile?.durableCommit()?.version == s.version)
         // A commit that fails before it is durable leaves the marker at the previous commit.
         #if DEBUG
             let plan = FaultPlan()
             plan.arm(.fsync, at: 1)
             let tx = try store.beginWrite()
-            try tx.insert("Person", row: person(10))
+            for i in 0..<20_000 { try tx.insert("Person", row: person(100_000 + i)) }
             #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try tx.commit() } }
             #expect(store.lockFile?.durableCommit()?.version == s.version)
         #endif
@@ -189,6 +192,6 @@ import Testing
         try FileManager.default.copyItem(atPath: dir.file(), toPath: dir.file("copy.realm"))
         let copy = try Store.open(at: dir.file("copy.realm"), options: .init(readOnly: true))
         #expect(copy.lockFile?.durableCommit() == nil)
-        #expect(try copy.snapshot().objectCount("Person") == 10)
+        #expect(try copy.snapshot().objectCount("Person") == 20_000)
     }
 }

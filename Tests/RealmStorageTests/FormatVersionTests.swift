@@ -3,8 +3,9 @@ import Testing
 
 @testable import RealmStorage
 
-/// Format versions (Spec/FORMAT.md §3.1): new files are version 2; a version-1 file stays version 1,
-/// keeps working, refuses the version-2 features, and is upgraded by compaction.
+/// Format versions (Spec/FORMAT.md §3.1): new files are version 3; a version-1 or version-2 file
+/// keeps its version and keeps working (a version-1 file refuses the version-2 features, neither
+/// chains commits), and is upgraded by compaction.
 @Suite struct FormatVersionTests {
     /// A writable copy of a golden file.
     static func copy(_ name: String, _ dir: TempDir) throws -> String {
@@ -18,12 +19,30 @@ import Testing
         return (8..<12).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1 - 8)) }
     }
 
-    @Test func newFilesAreVersion2() throws {
+    @Test func newFilesAreVersion3() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))
-        #expect(try store.snapshot().formatVersion == 2)
-        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 2))
-        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 2)
+        #expect(try store.snapshot().formatVersion == 3)
+        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 3))
+        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 3)
+    }
+
+    @Test func aVersion2FileKeepsItsVersionAndNamesEveryCommitByASlot() throws {
+        let dir = TempDir()
+        let path = try Self.copy("v2-collections.realm", dir)
+        let header = Array(fileBytes(path).prefix(64))
+        let store = try Store.open(at: path)
+        for i in 0..<3 {
+            try store.write { try $0.insert("Target", ["_id": .int(Int64(100 + i))]) }
+            // No commit head: the newest slot names the new commit (Spec/FORMAT.md §3.4).
+            let r = try Inspector().inspect(path: path)
+            #expect(r.chainedCommits == 0 && r.slots.first(where: \.isCurrent)?.version == r.currentVersion)
+        }
+        #expect(Array(fileBytes(path).prefix(64)) == header)
+        let s = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
+        #expect(s.formatVersion == 2)
+        #expect(try s.objectCount("Target") == 6)
+        #expect(Verifier().verify(s).isClean)
     }
 
     @Test func aVersion1FileKeepsWorkingRefusesVersion2FeaturesAndCompactionUpgradesIt() throws {
@@ -73,14 +92,14 @@ import Testing
         #expect(try s.objectKey("Pet", primaryKey: .string("Rex")) == ObjectKey(0))
         #expect(Verifier().verify(s).isClean)
         let before = try s.objectKeys("Person").map { try s.object("Person", $0) }
-        // A compacted copy and in-place compaction are version 2 and take the new columns.
+        // A compacted copy and in-place compaction are version 3 and take the new columns.
         try store.compact(to: dir.file("copy.realm"))
-        #expect(Self.headerVersion(dir.file("copy.realm")) == 2)
+        #expect(Self.headerVersion(dir.file("copy.realm")) == 3)
         try store.compact()
-        #expect(Self.headerVersion(path) == 2)
-        #expect(try Inspector().inspect(path: path).formatVersion == 2)
+        #expect(Self.headerVersion(path) == 3)
+        #expect(try Inspector().inspect(path: path).formatVersion == 3)
         let compacted = try store.snapshot()
-        #expect(compacted.formatVersion == 2)
+        #expect(compacted.formatVersion == 3)
         #expect(try compacted.objectKeys("Person").map { try compacted.object("Person", $0) } == before)
         try store.write { tx in
             try tx.addColumn("Person", ColumnSchema("any", .mixed))
@@ -89,7 +108,7 @@ import Testing
             try tx.set("Person", ObjectKey(7), "map", .map(["k": .string("v")]))
         }
         let reopened = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
-        #expect(reopened.formatVersion == 2)
+        #expect(reopened.formatVersion == 3)
         #expect(try reopened.value("Person", ObjectKey(7), "any") == .typedLink(table: 1, key: ObjectKey(0)))
         #expect(try reopened.value("Person", ObjectKey(7), "map") == .map(["k": .string("v")]))
         #expect(try reopened.value("Person", ObjectKey(5), "map") == .map([:]))
@@ -113,7 +132,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: dir.file("v1.realm"), contents: Data(bytes))
         expectCode(.corrupted) { try Store.open(at: dir.file("v1.realm"), options: .init(readOnly: true)) }
         // Unknown versions are refused before anything else is read.
-        for version: UInt32 in [0, 3, .max] {
+        for version: UInt32 in [0, 4, .max] {
             bytes.replaceSubrange(0..<64, with: FileHeader.encodeStatic(version: version))
             _ = FileManager.default.createFile(atPath: dir.file("v\(version).realm"), contents: Data(bytes))
             expectCode(.unsupportedFormatVersion) { try Store.open(at: dir.file("v\(version).realm"), options: .init(readOnly: true)) }
@@ -129,7 +148,7 @@ import Testing
             let content = try s.catalog.tables.map { t in try s.objectKeys(t.name).map { try s.object(t.name, $0) } }
             try store.compact()
             let u = try store.snapshot()
-            #expect(u.formatVersion == 2 && u.version == s.version && u.catalog == s.catalog, "\(name)")
+            #expect(u.formatVersion == 3 && u.version == s.version && u.catalog == s.catalog, "\(name)")
             let upgraded = try u.catalog.tables.map { t in try u.objectKeys(t.name).map { try u.object(t.name, $0) } }
             #expect(upgraded.count == content.count, "\(name)")
             for (a, b) in zip(upgraded, content) {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import RealmStorage
 
-/// The golden files under Spec/vectors/ were written by each format version (`v1-*`, `v2-*`); every
+/// The golden files under Spec/vectors/ were written by each format version (`v1-*`, `v2-*`, `v3-*`); every
 /// later version of the library must still open them and read the same content. Regenerate (only
 /// when adding a new format version's files, and then only those) with
 /// `REALM_WRITE_VECTORS=1 swift test --filter GoldenFileTests`.
@@ -190,6 +190,42 @@ import Testing
         for v in Self.mixedSamples { #expect(anys.contains { $0.bitwiseEquals(v) }, "\(v)") }
         #expect(try s.changeset().tables["Collections"]?.deleted == [ObjectKey(6)])
         #expect(Verifier().verify(s).isClean)
+    }
+
+    /// Format 3: four small commits chained after version 1 (Spec/FORMAT.md §3.4), which the only
+    /// valid slot names.
+    @Test func v3Chained() throws {
+        if Self.writing {
+            try Self.write("v3-chained.realm") { store in
+                try store.write { tx in
+                    try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+                    try tx.addColumn("Person", ColumnSchema("name", .string, indexed: true))
+                    try tx.addColumn("Person", ColumnSchema("age", .int))
+                    for i in 0..<20 {
+                        try tx.insert("Person", ["id": .int(Int64(i)), "name": .string("p\(i)"), "age": .int(Int64(20 + i))])
+                    }
+                }
+                try store.write { try $0.set("Person", ObjectKey(5), "name", .string("Ada")) }
+                try store.write { try $0.delete("Person", ObjectKey(6)) }
+                try store.write { try $0.insert("Person", ["id": .int(100), "name": .string("Grace"), "age": .int(85)]) }
+            }
+        }
+        let dir = TempDir()
+        let s = try Self.open("v3-chained.realm", dir)
+        #expect(s.formatVersion == 3)
+        #expect(s.version == 5)
+        #expect(try s.ancestorRecords(downTo: 0).map(\.version) == [5, 4, 3, 2, 1])
+        #expect(try s.objectCount("Person") == 20)
+        #expect(try s.value("Person", ObjectKey(5), "name") == .string("Ada"))
+        #expect(try s.contains("Person", ObjectKey(6)) == false)
+        #expect(try s.objectKey("Person", primaryKey: .int(100)) == ObjectKey(20))
+        #expect(try s.value("Person", ObjectKey(20), "age") == .int(85))
+        for i in 0..<20 where i != 5 && i != 6 {
+            #expect(try s.value("Person", ObjectKey(Int64(i)), "name") == .string("p\(i)"))
+        }
+        #expect(Verifier().verify(s).isClean)
+        let report = try Inspector().inspect(path: dir.file("v3-chained.realm"))
+        #expect(report.slots.compactMap(\.version) == [1] && report.chainedCommits == 4)
     }
 
     static let samples: [(ColumnType, StorageValue)] = [

@@ -100,10 +100,13 @@ enum Fixture {
     /// A file with every column type, tricky values (quotes, commas, newlines, non-ASCII, nulls,
     /// NaN, instants before 1970), links, lists, sets, maps and mixed values, written in four
     /// commits (an insert, an update, a delete) so that it has history and dead bytes. The lock
-    /// file is removed: the directory holds the data file alone.
-    static func allTypes(_ path: String) throws {
+    /// file is removed: the directory holds the data file alone. With `chains` (the default) the
+    /// three commits are chained after version 1; without, each is named by a header slot.
+    static func allTypes(_ path: String, chains: Bool = true) throws {
         do {
-            let store = try Store.open(at: path, options: .init(create: true, rowGroupCapacity: 4))
+            var options = Store.Options(create: true, rowGroupCapacity: 4)
+            options.chainsCommits = chains
+            let store = try Store.open(at: path, options: options)
             var tx = try store.beginWrite()
             try tx.createTable("Dog", primaryKey: ColumnSchema("name", .string))
             try tx.addColumn("Dog", ColumnSchema("age", .int))

@@ -9,10 +9,13 @@
 package enum FileHeader {
     package static let magic: [UInt8] = Array("RLMSWIFT".utf8)
     /// The format version of the files this library creates (Spec/FORMAT.md §3.1, §9).
-    package static let formatVersion: UInt32 = 2
+    package static let formatVersion: UInt32 = 3
     /// The format versions this library reads. A file keeps the version it was created with; only
     /// compaction, which writes a new file, upgrades it.
-    package static let readableVersions: ClosedRange<UInt32> = 1...2
+    package static let readableVersions: ClosedRange<UInt32> = 1...3
+    /// The first format version whose commits may be chained: named by a commit head in front of
+    /// their region instead of a slot (Spec/FORMAT.md §3.4).
+    package static let chainedCommitsVersion: UInt32 = 3
     package static let size = 12288
     package static let slotOffsets = [4096, 8192]
     package static let slotSize = 64
@@ -83,5 +86,48 @@ package struct CommitSlot: Sendable, Equatable {
             let fl = try? v.u64(32), let t = try? v.i64(40), let rc = try? v.u64(48)
         else { return nil }
         return CommitSlot(version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t, recordChecksum: rc)
+    }
+}
+
+/// The head of a commit of format 3 (Spec/FORMAT.md §3.4): written immediately before the commit
+/// region, it names the commit's record as a slot would, and binds it to its parent commit, so
+/// recovery can follow commits appended after the one the newest slot names.
+package struct CommitHead: Sendable, Equatable {
+    package static let size = 80
+    static let magic: UInt32 = 0x4445_4852  // "RHED"
+    /// What a slot naming this commit would hold.
+    package var slot: CommitSlot
+    /// The version and record checksum of the commit this one was made on.
+    package var parentVersion: UInt64
+    package var parentRecordChecksum: UInt64
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.size)
+        w.u32(Self.magic)
+        w.u32(0)
+        w.u64(slot.version)
+        w.ref(slot.record)
+        w.u64(slot.fileLength)
+        w.i64(slot.commitTime)
+        w.u64(slot.recordChecksum)
+        w.u64(parentVersion)
+        w.u64(parentRecordChecksum)
+        w.u64(w.checksum())
+        return w.bytes
+    }
+
+    /// Decodes a head; nil when the bytes are not one (zeros, another block, a torn write).
+    static func decode(_ v: ByteView) -> CommitHead? {
+        guard v.count >= size, (try? v.u32(0)) == magic,
+            let sum = try? v.checksum(0, size - 8), sum == (try? v.u64(size - 8))
+        else { return nil }
+        guard let version = try? v.u64(8), let off = try? v.u64(16), let len = try? v.u64(24),
+            let fl = try? v.u64(32), let t = try? v.i64(40), let rc = try? v.u64(48),
+            let pv = try? v.u64(56), let prc = try? v.u64(64)
+        else { return nil }
+        return CommitHead(
+            slot: CommitSlot(
+                version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t, recordChecksum: rc),
+            parentVersion: pv, parentRecordChecksum: prc)
     }
 }

@@ -93,6 +93,9 @@ public struct Inspector: Sendable {
         /// The header slot the report was read from when it was chosen (`slot:`), not the newest.
         public var chosenSlot: Int?
         public var currentVersion: UInt64
+        /// Commits between the newest slot-named one and the current one, each named only by its
+        /// commit head (format 3, Spec/FORMAT.md §3.4).
+        public var chainedCommits: Int
         public var committedLength: Int
         public var liveBytes: UInt64
         /// Committed bytes no longer reachable from the current version (reclaimed by compaction).
@@ -159,12 +162,15 @@ public struct Inspector: Sendable {
         if let segmentTable, s.catalog.table(segmentTable) == nil {
             throw StorageError(.notFound, "no table named '\(segmentTable)'", path: path)
         }
-        let (file, currentIndex, currentSlot) = store.state.withLock { ($0.current.file, $0.current.slotIndex, $0.current.slot) }
+        let (file, currentIndex, currentSlot, chained) = store.state.withLock {
+            ($0.current.file, $0.current.slotIndex, $0.current.slot, $0.current.chained)
+        }
         let size = try file.size()
         let head = ByteView(copying: try file.read(at: 0, count: FileHeader.size))
         let format = try FileHeader.validateStatic(head)
         let slots = FileHeader.slotOffsets.enumerated().map { i, o in
-            Self.slotInfo(i, (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode), current: i == currentIndex)
+            Self.slotInfo(
+                i, (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode), current: i == currentIndex && chained == 0)
         }
         var problems: [Verifier.Problem] = []
         func problem(_ e: any Error) {
@@ -219,9 +225,14 @@ public struct Inspector: Sendable {
         }
         return Report(
             path: path, fileSize: size, formatVersion: format, slots: slots, chosenSlot: slot, currentVersion: s.version,
-            committedLength: s.fileLength, liveBytes: s.liveBytes, catalog: s.catalog, tables: tables, versions: versions,
+            chainedCommits: chained, committedLength: s.fileLength, liveBytes: s.liveBytes, catalog: s.catalog, tables: tables,
+            versions: versions,
             pins: store.pinnedVersions().filter { !$0.isLocal }, segments: segs,
-            blocks: blocks ? Self.map(live: live, versions: versions, committedLength: UInt64(s.fileLength)) : [],
+            blocks: blocks
+                ? Self.map(
+                    live: live, versions: versions, committedLength: UInt64(s.fileLength), heads: format >= FileHeader.chainedCommitsVersion
+                )
+                : [],
             problems: problems)
     }
 
@@ -242,8 +253,8 @@ public struct Inspector: Sendable {
                 VersionInfo(
                     version: r.version, parent: r.parentVersion, commitTime: Date(timeIntervalSince1970: Double(r.commitTime) / 1e9),
                     recordOffset: ref.offset, recordLength: ref.length, commitStart: r.commitStart,
-                    commitBytes: nextStart - min(nextStart, r.commitStart), schemaChanged: schemaChanged, changedTables: changed))
-            nextStart = r.commitStart
+                    commitBytes: nextStart - min(nextStart, Self.start(s, r)), schemaChanged: schemaChanged, changedTables: changed))
+            nextStart = Self.start(s, r)
             guard !r.parentRecord.isNone else { break }
             do {
                 let parent = try VersionRecord.decode(try s.block(r.parentRecord, BlockMagic.versionRecord), formatVersion: s.formatVersion)
@@ -260,6 +271,15 @@ public struct Inspector: Sendable {
             }
         }
         return versions
+    }
+
+    /// Where a commit's bytes begin: at its commit head when it has one (format 3), else at its region.
+    static func start(_ s: Snapshot, _ r: VersionRecord) -> UInt64 {
+        guard s.formatVersion >= FileHeader.chainedCommitsVersion, r.commitStart >= UInt64(FileHeader.size + CommitHead.size),
+            let v = try? s.view.slice(Int(r.commitStart) - CommitHead.size, CommitHead.size), let head = CommitHead.decode(v),
+            head.slot.version == r.version
+        else { return r.commitStart }
+        return r.commitStart - UInt64(CommitHead.size)
     }
 
     func segmentInfo(_ s: Snapshot, _ table: String, _ column: String, _ group: Int, _ ref: BlockRef) -> SegmentInfo {
@@ -282,7 +302,8 @@ public struct Inspector: Sendable {
 
     /// The committed bytes in offset order: the header, the live blocks, and between them the
     /// commit regions of reachable versions (dead) or of none (unknown).
-    static func map(live: [Block], versions: [VersionInfo], committedLength: UInt64) -> [Block] {
+    /// With `heads` (format 3), the 80 bytes just before a commit region are its commit head.
+    static func map(live: [Block], versions: [VersionInfo], committedLength: UInt64, heads: Bool = false) -> [Block] {
         // Commit regions, ascending: [commitStart, end of record).
         let regions = versions.map { ($0.commitStart, $0.recordOffset + $0.recordLength, $0.version) }.sorted { $0.0 < $1.0 }
         func version(at offset: UInt64) -> UInt64? {
@@ -294,10 +315,13 @@ public struct Inspector: Sendable {
             // Split the gap at region boundaries so each piece has one version.
             while cursor < end {
                 let region = regions.last { $0.0 <= cursor && cursor < $0.1 }
-                let next = region.map { min($0.1, end) } ?? min(regions.first { $0.0 > cursor }?.0 ?? end, end)
+                let following = regions.first { $0.0 > cursor }
+                let next = region.map { min($0.1, end) } ?? min(following?.0 ?? end, end)
+                let isHead = heads && region == nil && following.map { $0.0 == next && next - cursor == UInt64(CommitHead.size) } ?? false
                 out.append(
                     Block(
-                        kind: region == nil ? "unknown" : "dead", offset: cursor, length: next - cursor, version: region?.2, isLive: false))
+                        kind: isHead ? "commit head" : region == nil ? "unknown" : "dead", offset: cursor, length: next - cursor,
+                        version: isHead ? following?.2 : region?.2, isLive: false))
                 cursor = next
             }
         }

@@ -63,18 +63,23 @@ package final class SystemFile: @unchecked Sendable {
 
     /// Reads exactly `count` bytes at `offset` (fewer only at end of file).
     package func read(at offset: Int, count: Int) throws -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.ioError("pread", errno, path)
+        var failure: Int32?
+        let out = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                done += n
             }
-            if n == 0 { break }
-            done += n
+            initialized = done
         }
-        return done == count ? out : Array(out[0..<done])
+        if let failure { throw Self.ioError("pread", failure, path) }
+        return out
     }
 
     /// Writes all of `bytes` at `offset`.

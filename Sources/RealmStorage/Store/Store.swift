@@ -38,6 +38,9 @@ public final class Store: Sendable {
         /// never advance from it: forensics on the other slot (`realm-dump --slot`). Only for
         /// read-only stores; the slot's version record is validated as usual.
         package var slot: Int?
+        /// Let small commits go without a slot write, named by their commit head (format 3, Spec/
+        /// FORMAT.md §3.4). Tests turn it off to exercise the slots alone.
+        package var chainsCommits = true
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
@@ -67,9 +70,14 @@ public final class Store: Sendable {
         /// The format version in the file's static header (fixed for the life of the file).
         var formatVersion: UInt32
         var mapping: FileMapping
+        /// Names the current commit: its header slot, or (for a chained commit) its commit head.
         var slot: CommitSlot
+        /// The header slot holding the newest slot-named commit this store knows; the next slot
+        /// write goes to the other one.
         var slotIndex: Int
         var record: VersionRecord
+        /// How many chained commits lead from that slot's commit to the current one (Spec §3.4).
+        var chained = 0
     }
 
     struct State {
@@ -202,17 +210,76 @@ public final class Store: Sendable {
                 let mapping = try FileMapping(file: file, length: mappingLength(for: size))
                 let view = mapping.view(validLength: Int(slot.fileLength))
                 let record = try loadRecord(view, slot, formatVersion: formatVersion, cache: nil)
-                if i == newest && !(durable.map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false) {
-                    // The newest commit may have been torn by a crash: check every byte it wrote.
-                    try verifyCommitRegion(view, record, slot)
+                let current = Current(file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: i, record: record)
+                if onlySlot != nil && i != newest { return current }
+                // The newest slot's commit, or the last commit chained after a slot's, may have been
+                // torn by a crash: check every byte it wrote.
+                let settled =
+                    onlySlot != nil
+                    ? (try settle(current, checkFirst: true, durable: { durable }, cache: nil, follow: false))
+                    : (try settle(current, checkFirst: i == newest, durable: { durable }, cache: nil))
+                guard let settled else {
+                    throw StorageError.corrupted(
+                        "the newest commit's bytes do not match its checksum (torn commit)", at: Int(record.commitStart))
                 }
-                return Current(file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: i, record: record)
+                return settled
             } catch let e as StorageError {
                 lastError = e
                 continue
             }
         }
         throw lastError ?? StorageError.corrupted("no valid commit", at: 0)
+    }
+
+    /// The newest commit reachable from `c` along the commits chained after it (Spec/FORMAT.md §3.4,
+    /// §6.6): while a valid commit head follows the committed length, names the current commit as
+    /// its parent and its record loads, that commit becomes current. A commit followed by another
+    /// was acknowledged before the next began, so only the last one's region can be torn: its
+    /// region checksum is checked (unless `durable` names it, or it is `c` and `checkFirst` is
+    /// false), and if it fails the chain ends at its parent.
+    /// - Returns: nil only when `c` itself is the last commit, `checkFirst` is set and its region
+    ///   does not verify.
+    /// - Throws: only when the file cannot be read or mapped.
+    static func settle(
+        _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
+        follow: Bool = true
+    ) throws -> Current? {
+        var previous: Current?
+        var last = c
+        var size: Int?
+        while follow, last.formatVersion >= FileHeader.chainedCommitsVersion, let next = try chained(after: last, &size, cache) {
+            previous = last
+            last = next
+        }
+        guard previous != nil || checkFirst else { return last }
+        if let d = durable(), d.version == last.slot.version, d.recordChecksum == last.slot.recordChecksum { return last }
+        let view = last.mapping.view(validLength: Int(last.slot.fileLength))
+        return (try? verifyCommitRegion(view, last.record, last.slot)) != nil ? last : previous
+    }
+
+    /// The commit chained after `c`: a valid head at its committed length that names `c` as its
+    /// parent, whose record loads and starts right after the head. Its region is not checked here.
+    private static func chained(after c: Current, _ size: inout Int?, _ cache: BlockCache?) throws -> Current? {
+        let at = Int(c.slot.fileLength)
+        let bytes = try c.file.read(at: at, count: CommitHead.size)
+        guard bytes.count == CommitHead.size, let head = CommitHead.decode(ByteView(copying: bytes)),
+            head.parentVersion == c.slot.version, head.parentRecordChecksum == c.slot.recordChecksum,
+            head.slot.version > c.slot.version, head.slot.fileLength > UInt64(at + CommitHead.size)
+        else { return nil }
+        let fileSize = try size ?? c.file.size()
+        size = fileSize
+        let slot = head.slot
+        guard slot.fileLength <= UInt64(fileSize) else { return nil }
+        let mapping =
+            Int(slot.fileLength) <= c.mapping.length ? c.mapping : try FileMapping(file: c.file, length: mappingLength(for: fileSize))
+        guard
+            let record = try? loadRecord(
+                mapping.view(validLength: Int(slot.fileLength)), slot, formatVersion: c.formatVersion, cache: cache),
+            record.commitStart == UInt64(at + CommitHead.size), record.parentVersion == c.slot.version, record.parentRecord == c.slot.record
+        else { return nil }
+        return Current(
+            file: c.file, formatVersion: c.formatVersion, mapping: mapping, slot: slot, slotIndex: c.slotIndex, record: record,
+            chained: c.chained + 1)
     }
 
     /// Reads and validates the version record a slot points to, in a file of `formatVersion`.
@@ -296,8 +363,27 @@ public final class Store: Sendable {
             return true
         }
         let (file, formatVersion, known) = state.withLock { ($0.current.file, $0.current.formatVersion, $0.current.slot) }
-        guard let newest = try Self.readNewestSlot(file), newest.1.version > known.version else { return false }
-        let (index, slot) = newest
+        var advanced = false
+        if let (index, slot) = try Self.readNewestSlot(file), slot.version > known.version, try adoptSlot(file, formatVersion, index, slot)
+        {
+            advanced = true
+        }
+        // Then the commits chained after the current one (format 3), unless this store's own last
+        // commit failed: it must not build on that commit's bytes, which may never become durable.
+        let (current, failed) = state.withLock { ($0.current, $0.failedCommit != nil) }
+        guard current.formatVersion >= FileHeader.chainedCommitsVersion, !failed else { return advanced }
+        guard let next = try Self.settle(current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache),
+            next.record.version > current.record.version
+        else { return advanced }
+        state.withLock { s in
+            if next.record.version > s.current.record.version { s.current = next }
+        }
+        return true
+    }
+
+    /// Moves to the commit a newer slot names, if it passes the checks recovery applies to the newest
+    /// commit; a torn commit left by a crash must never be adopted.
+    private func adoptSlot(_ file: SystemFile, _ formatVersion: UInt32, _ index: Int, _ slot: CommitSlot) throws -> Bool {
         let size = try file.size()
         guard slot.fileLength <= UInt64(size) else { return false }
         let mapping: FileMapping = try state.withLock { s in
@@ -305,8 +391,6 @@ public final class Store: Sendable {
             return try FileMapping(file: file, length: Self.mappingLength(for: size))
         }
         let view = mapping.view(validLength: Int(slot.fileLength))
-        // Adopt a newer commit only if it passes the same checks recovery applies to the newest
-        // commit; otherwise stay (a torn commit left by a crash must never be adopted).
         let knownDurable = lockFile?.durableCommit().map { $0.version == slot.version && $0.recordChecksum == slot.recordChecksum } ?? false
         guard let record = try? Self.loadRecord(view, slot, formatVersion: formatVersion, cache: cache),
             knownDurable || (try? Self.verifyCommitRegion(view, record, slot)) != nil

@@ -16,7 +16,7 @@ public final class Snapshot: Sendable {
     /// What pins this version (for ``Store/pinnedVersions()``).
     public let pinKind: String
     /// The format version of the file (Spec/FORMAT.md §3.1): version-1 files cannot hold mixed, set
-    /// or map columns until compaction rewrites them as version 2.
+    /// or map columns until compaction rewrites them in the current version.
     package let formatVersion: UInt32
     let record: VersionRecord
     let view: ByteView

@@ -1,6 +1,7 @@
-/// The commit protocol (Spec/FORMAT.md §6): append every new block and the version record after the
-/// committed length, write the inactive commit slot, then make both durable with one `fdatasync`.
-/// Recovery checks the newest commit's region checksum, so a torn commit falls back to its parent.
+/// The commit protocol (Spec/FORMAT.md §6): append a commit head (format 3), every new block and the
+/// version record after the committed length, write the inactive commit slot unless the commit is
+/// chained, then make it durable with one `fdatasync`. Recovery checks the region checksum of the
+/// newest slot's commit and of every chained commit, so a torn commit falls back to its parent.
 extension WriteTransaction {
     /// Appends blocks to the commit buffer at increasing file offsets.
     struct Emitter {
@@ -45,11 +46,16 @@ extension WriteTransaction {
             let active = Set(pins.map(\.version)).union([newVersion]).count
             if active > limit { throw StorageError.maximumActiveVersions(active: active, limit: limit) }
         }
-        let (file, slotIndex, baseSlot) = store.state.withLock { ($0.current.file, $0.current.slotIndex, $0.current.slot) }
+        let (file, slotIndex, baseSlot, formatVersion, chained) = store.state.withLock {
+            ($0.current.file, $0.current.slotIndex, $0.current.slot, $0.current.formatVersion, $0.current.chained)
+        }
         guard baseSlot.version == base.version else {
             throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
         }
-        var em = Emitter(start: max(baseSlot.fileLength, failed?.fileLength ?? 0))
+        // Format 3: a commit head precedes the commit region (Spec/FORMAT.md §3.4).
+        let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
+        let start = max(baseSlot.fileLength, failed?.fileLength ?? 0)
+        var em = Emitter(start: start + (hasHead ? UInt64(CommitHead.size) : 0))
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }
@@ -66,6 +72,7 @@ extension WriteTransaction {
             commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
             catalog: catalog, tables: states, changeset: changeset)
         var (recordBytes, changesetRange) = record.encodeWithChangesetRange()
+        // The commit head is never live: only recovery reads it.
         let live =
             Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
         record.liveBytes = UInt64(max(0, live))
@@ -79,9 +86,20 @@ extension WriteTransaction {
         let slot = CommitSlot(
             version: newVersion, record: recordRef, fileLength: em.start + em.written, commitTime: record.commitTime,
             recordChecksum: blockTrailer(recordBytes))
+        // A small commit right after its parent is chained: its head alone names it, and its one
+        // fdatasync covers one contiguous range. After a failed commit, every 64 commits and for
+        // large commits the slot is written too (Spec/FORMAT.md §6.2).
+        let writesSlot =
+            !hasHead || !store.options.chainsCommits || start != baseSlot.fileLength || chained >= Self.maximumChainLength
+            || em.written >= Self.chainedCommitLimit
+        var bytes = em.out.bytes
+        if hasHead {
+            let head = CommitHead(slot: slot, parentVersion: base.version, parentRecordChecksum: baseSlot.recordChecksum)
+            bytes = head.encode() + bytes
+        }
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
-        let previousSlotBytes = try file.read(at: slotOffset, count: FileHeader.slotSize)
+        let previousSlotBytes = writesSlot ? try file.read(at: slotOffset, count: FileHeader.slotSize) : []
         // Grow the file ahead of the committed length in steps, so most commits overwrite
         // already-sized space and their fdatasync need not journal a size change (Spec §6.2).
         let end = Int(slot.fileLength)
@@ -92,20 +110,28 @@ extension WriteTransaction {
             if size < end { try Self.extend(file, from: size, to: target) }
             store.state.withLock { $0.allocatedLength = max(size, size < end ? target : size) }
         }
-        try file.write(em.out.bytes, at: Int(em.start))
+        if !hasHead {
+            try file.write(bytes, at: Int(start))
+        }
         do {
-            try file.write(slot.encode(), at: slotOffset)
+            if hasHead { try file.write(bytes, at: Int(start)) }
+            if writesSlot { try file.write(slot.encode(), at: slotOffset) }
             try file.syncData()
         } catch {
-            // The commit is not acknowledged: put the inactive slot back so no reader adopts it from
-            // now on, and remember its extent so the next commit neither reuses its version number
-            // nor overwrites bytes a reader may have seen meanwhile.
-            try? file.write(previousSlotBytes, at: slotOffset)
+            // The commit is not acknowledged: unname it (put the inactive slot back, clear the head) so
+            // no reader adopts it from now on, and remember its extent so the next commit neither
+            // reuses its version number nor overwrites bytes a reader may have seen meanwhile.
+            if writesSlot { try? file.write(previousSlotBytes, at: slotOffset) }
+            if hasHead { try? file.write([UInt8](repeating: 0, count: CommitHead.size), at: Int(start)) }
             store.state.withLock { $0.failedCommit = (slot.fileLength, newVersion) }
             store.lockFile?.recordFailed(version: newVersion, fileLength: slot.fileLength)
             throw error
         }
-        store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
+        // Spares an opener hashing a large region (Spec/FORMAT.md §7); a small one hashes in less
+        // time than the record takes to write.
+        if em.written >= Self.durableRecordThreshold {
+            store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
+        }
         // This store wrote these blocks and they are durable: its own reads need not hash them
         // again (other processes, and this one after reopening, still verify every block).
         for (ref, sum) in em.blocks { store.cache.markVerified(ref, sum) }
@@ -116,10 +142,20 @@ extension WriteTransaction {
             let mapping =
                 size <= s.current.mapping.length ? s.current.mapping : try FileMapping(file: file, length: Store.mappingLength(for: size))
             s.current = Store.Current(
-                file: file, formatVersion: s.current.formatVersion, mapping: mapping, slot: slot, slotIndex: inactive, record: record)
+                file: file, formatVersion: s.current.formatVersion, mapping: mapping, slot: slot,
+                slotIndex: writesSlot ? inactive : slotIndex, record: record, chained: writesSlot ? 0 : chained + 1)
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
     }
+
+    /// Commits of this many bytes or more are recorded as durable in the lock file.
+    static let durableRecordThreshold: UInt64 = 64 << 10
+
+    /// The most commits chained after a slot-named one: recovery checks each of their regions.
+    static let maximumChainLength = 63
+    /// Commits of this many bytes or more write their slot: their sync is long anyway, and recovery
+    /// need not hash them when it can start from the slot.
+    static let chainedCommitLimit: UInt64 = 256 << 10
 
     /// Extends `file` from `size` to `target` bytes by writing zeros (Spec/FORMAT.md §6.2): the
     /// blocks are then allocated and written, so the commits that later overwrite them make only
