@@ -15,6 +15,15 @@ struct StorageBench {
 
     static func fileSize(_ p: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0 }
 
+    /// User and system CPU time of this process so far.
+    static func cpuSeconds() -> (user: Double, system: Double) {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return (
+            Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6, Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
+        )
+    }
+
     static func peakRSSMiB() -> Double {
         guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
             let line = s.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
@@ -109,6 +118,7 @@ struct StorageBench {
             try tx.commit()
         }
         let commits = 10_000
+        let cpuBefore = cpuSeconds()
         let t = try time {
             for i in 0..<commits {
                 let tx = try s3.beginWrite()
@@ -120,6 +130,13 @@ struct StorageBench {
             String(
                 format: "%d one-object durable commits: %.0f commits/s (target ≥ 8,500); committed %.1f MB", commits, Double(commits) / t,
                 Double(try s3.snapshot().fileLength) / 1e6))
+        let cpuAfter = cpuSeconds()
+        let cpu = (user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system)
+        print(
+            String(
+                format: "  per commit: %.1f µs in all, %.1f µs of it on the CPU (user %.1f + system %.1f), %.1f µs waiting for the disk",
+                t / Double(commits) * 1e6, (cpu.user + cpu.system) / Double(commits) * 1e6, cpu.user / Double(commits) * 1e6,
+                cpu.system / Double(commits) * 1e6, (t - cpu.user - cpu.system) / Double(commits) * 1e6))
         print(String(format: "peak RSS %.0f MiB", peakRSSMiB()))
         reset(path)
         reset(path2)

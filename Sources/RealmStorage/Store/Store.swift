@@ -216,8 +216,8 @@ public final class Store: Sendable {
                 // torn by a crash: check every byte it wrote.
                 let settled =
                     onlySlot != nil
-                    ? (try settle(current, checkFirst: true, durable: { durable }, cache: nil, follow: false))
-                    : (try settle(current, checkFirst: i == newest, durable: { durable }, cache: nil))
+                    ? (try settle(current, checkFirst: true, durable: { durable }, cache: nil, readable: size, follow: false))
+                    : (try settle(current, checkFirst: i == newest, durable: { durable }, cache: nil, readable: size))
                 guard let settled else {
                     throw StorageError.corrupted(
                         "the newest commit's bytes do not match its checksum (torn commit)", at: Int(record.commitStart))
@@ -242,12 +242,12 @@ public final class Store: Sendable {
     /// - Throws: only when the file cannot be read or mapped.
     static func settle(
         _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
-        follow: Bool = true
+        readable: Int, follow: Bool = true
     ) throws -> Current? {
         var previous: Current?
         var last = c
         var size: Int?
-        while follow, last.formatVersion >= FileHeader.chainedCommitsVersion, let next = try chained(after: last, &size, cache) {
+        while follow, last.formatVersion >= FileHeader.chainedCommitsVersion, let next = try chained(after: last, &size, readable, cache) {
             previous = last
             last = next
         }
@@ -259,10 +259,14 @@ public final class Store: Sendable {
 
     /// The commit chained after `c`: a valid head at its committed length that names `c` as its
     /// parent, whose record loads and starts right after the head. Its region is not checked here.
-    private static func chained(after c: Current, _ size: inout Int?, _ cache: BlockCache?) throws -> Current? {
+    /// The first `readable` bytes of the file are known to exist and are read through the mapping.
+    private static func chained(after c: Current, _ size: inout Int?, _ readable: Int, _ cache: BlockCache?) throws -> Current? {
         let at = Int(c.slot.fileLength)
-        let bytes = try c.file.read(at: at, count: CommitHead.size)
-        guard bytes.count == CommitHead.size, let head = CommitHead.decode(ByteView(copying: bytes)),
+        let bytes =
+            at + CommitHead.size <= readable
+            ? try c.mapping.view(validLength: at + CommitHead.size).slice(at, CommitHead.size)
+            : ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
+        guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes),
             head.parentVersion == c.slot.version, head.parentRecordChecksum == c.slot.recordChecksum,
             head.slot.version > c.slot.version, head.slot.fileLength > UInt64(at + CommitHead.size)
         else { return nil }
@@ -362,17 +366,22 @@ public final class Store: Sendable {
             try adoptReplacedFile()
             return true
         }
-        let (file, formatVersion, known) = state.withLock { ($0.current.file, $0.current.formatVersion, $0.current.slot) }
+        let (file, formatVersion, known, header) = state.withLock {
+            ($0.current.file, $0.current.formatVersion, $0.current.slot, $0.current.mapping.view(validLength: FileHeader.size))
+        }
         var advanced = false
-        if let (index, slot) = try Self.readNewestSlot(file), slot.version > known.version, try adoptSlot(file, formatVersion, index, slot)
-        {
+        // The slots are read through the mapping, which shows what any process last wrote (the
+        // header lies inside every valid file).
+        if let (index, slot) = Self.newestSlot(header), slot.version > known.version, try adoptSlot(file, formatVersion, index, slot) {
             advanced = true
         }
         // Then the commits chained after the current one (format 3), unless this store's own last
         // commit failed: it must not build on that commit's bytes, which may never become durable.
-        let (current, failed) = state.withLock { ($0.current, $0.failedCommit != nil) }
+        let (current, failed, readable) = state.withLock { ($0.current, $0.failedCommit != nil, $0.allocatedLength) }
         guard current.formatVersion >= FileHeader.chainedCommitsVersion, !failed else { return advanced }
-        guard let next = try Self.settle(current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache),
+        guard
+            let next = try Self.settle(
+                current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache, readable: readable),
             next.record.version > current.record.version
         else { return advanced }
         state.withLock { s in
@@ -425,13 +434,14 @@ public final class Store: Sendable {
 
     /// The newest slot with a valid checksum (the record is validated by the caller).
     static func readNewestSlot(_ file: SystemFile) throws -> (Int, CommitSlot)? {
-        // Both slots in one read (they are 4 KiB apart).
-        let first = FileHeader.slotOffsets[0]
-        let span = FileHeader.slotOffsets[1] + FileHeader.slotSize - first
-        let bytes = ByteView(copying: try file.read(at: first, count: span))
+        newestSlot(ByteView(copying: try file.read(at: 0, count: FileHeader.size)))
+    }
+
+    /// The newest slot with a valid checksum in `header`, the file's first 12288 bytes.
+    static func newestSlot(_ header: ByteView) -> (Int, CommitSlot)? {
         var best: (Int, CommitSlot)?
         for (i, o) in FileHeader.slotOffsets.enumerated() {
-            guard let v = try? bytes.slice(o - first, FileHeader.slotSize) else { continue }
+            guard let v = try? header.slice(o, FileHeader.slotSize) else { continue }
             if let s = CommitSlot.decode(v), s.version > (best?.1.version ?? 0) { best = (i, s) }
         }
         return best
