@@ -9,6 +9,40 @@ import Testing
 @Suite struct StoredValuesTests {
     typealias V = StorageValue
 
+    @Test func valuesMatchAQueryOnSelf() throws {
+        let ints: [V] = [.int(1), .int(5), .null, .int(3), .int(-7)]
+        #expect(try StoredValues.matchingIndices(ints, type: .int, isNullable: true, predicate: "self > 2") == [1, 3])
+        #expect(try StoredValues.matchingIndices(ints, type: .int, isNullable: true, predicate: "self == nil") == [2])
+        #expect(
+            try StoredValues.matchingIndices(ints, type: .int, isNullable: true, predicate: "self != nil AND NOT self < 0") == [0, 1, 3])
+        #expect(try StoredValues.matchingIndices(ints, type: .int, isNullable: true, predicate: "self BETWEEN {1, 3}") == [0, 3])
+        #expect(
+            try StoredValues.matchingIndices(
+                ints, type: .int, isNullable: true, predicate: "self IN %@", arguments: [.values([.int(5), .int(-7)])])
+                == [1, 4])
+        // nil never satisfies < or > (Spec/QUERY.md); an int literal compares with doubles.
+        let doubles: [V] = [.double(0.5), .null, .double(2)]
+        #expect(try StoredValues.matchingIndices(doubles, type: .double, isNullable: true, predicate: "self < 1") == [0])
+        let strings: [V] = [.string("Ann"), .string("bob"), .string(""), .string("Émile")]
+        #expect(try StoredValues.matchingIndices(strings, type: .string, isNullable: false, predicate: "self BEGINSWITH[c] 'a'") == [0])
+        #expect(try StoredValues.matchingIndices(strings, type: .string, isNullable: false, predicate: "self CONTAINS[d] 'e'") == [3])
+        #expect(try StoredValues.matchingIndices(strings, type: .string, isNullable: false, predicate: "self LIKE '?o*'") == [1])
+        #expect(try StoredValues.matchingIndices([], type: .int, isNullable: false, predicate: "self > 0") == [])
+        // Errors, typed and with the position: other key paths, type mismatches, bad syntax.
+        for (text, code) in [
+            ("name == 'a'", QueryError.Code.unknownProperty), ("self == 'a'", .typeMismatch), ("self >", .syntax),
+            ("self > 1.5", .typeMismatch),
+        ] {
+            do {
+                _ = try StoredValues.matchingIndices(ints, type: .int, isNullable: true, predicate: text)
+                Issue.record("\(text) was accepted")
+            } catch let e as QueryError {
+                #expect(e.code == code, "\(text): \(e)")
+                #expect(e.offset != nil, "\(text): \(e)")
+            }
+        }
+    }
+
     @Test func sortsStablyNilFirstStringsByBytes() {
         let values: [V] = [.int(3), .null, .int(1), .int(3), .null, .int(-2)]
         #expect(StoredValues.sortedIndices(values, ascending: true) == [1, 4, 5, 2, 0, 3])

@@ -5,8 +5,9 @@ import Testing
 
 @testable import RealmSwift
 
-/// `min()`, `max()`, `sum()`, `average()`, `sorted(ascending:)` and `distinct()` on collections of
-/// values, each body run over an unmanaged kennel, a managed one and a frozen one.
+/// `min()`, `max()`, `sum()`, `average()`, `sorted(ascending:)`, `distinct()` and `filter` on
+/// collections of values (the last three giving live results of values), each body run over an
+/// unmanaged kennel, a managed one and a frozen one.
 @Suite struct CollectionValuesTests {
     static let date0 = Date(timeIntervalSince1970: 1_000)
     static let date1 = Date(timeIntervalSince1970: -50)
@@ -72,18 +73,19 @@ import Testing
 
     @Test func sortedAndDistinctValues() throws {
         try each { k, kind in
-            #expect(k.ints.sorted() == [-2, 0, 4, 4, 9] && k.ints.sorted(ascending: false) == [9, 4, 4, 0, -2], "\(kind)")
-            #expect(k.ints.distinct() == [4, -2, 9, 0], "\(kind)")
+            #expect(Array(k.ints.sorted()) == [-2, 0, 4, 4, 9] && Array(k.ints.sorted(ascending: false)) == [9, 4, 4, 0, -2], "\(kind)")
+            #expect(Array(k.ints.distinct()) == [4, -2, 9, 0], "\(kind)")
             // Strings by UTF-8 bytes: "" < "B" < "a" < "b" < "é".
-            #expect(k.strings.sorted() == ["", "B", "a", "b", "b", "é"], "\(kind)")
-            #expect(k.strings.distinct() == ["b", "é", "B", "a", ""], "\(kind)")
+            #expect(Array(k.strings.sorted()) == ["", "B", "a", "b", "b", "é"], "\(kind)")
+            #expect(Array(k.strings.distinct()) == ["b", "é", "B", "a", ""], "\(kind)")
             #expect(
-                k.optStrings.sorted() == [nil, nil, "a", "x"] && k.optStrings.sorted(ascending: false) == ["x", "a", nil, nil], "\(kind)")
-            #expect(k.optStrings.distinct() == ["x", nil, "a"], "\(kind)")
-            #expect(k.optInts.sorted() == [nil, nil, -1, 3, 3], "\(kind)")
-            #expect(k.dates.sorted() == [Self.date1, Self.date0], "\(kind)")
+                Array(k.optStrings.sorted()) == [nil, nil, "a", "x"]
+                    && Array(k.optStrings.sorted(ascending: false)) == ["x", "a", nil, nil], "\(kind)")
+            #expect(Array(k.optStrings.distinct()) == ["x", nil, "a"], "\(kind)")
+            #expect(Array(k.optInts.sorted()) == [nil, nil, -1, 3, 3], "\(kind)")
+            #expect(Array(k.dates.sorted()) == [Self.date1, Self.date0], "\(kind)")
             #expect(k.doubles.sorted().first!.isNaN && Array(k.doubles.sorted().dropFirst()) == [-0.5, 1.5, 2], "\(kind)")
-            #expect(k.intSet.sorted() == [3, 5, 8] && k.stringSet.sorted(ascending: false) == ["q", "p"], "\(kind)")
+            #expect(Array(k.intSet.sorted()) == [3, 5, 8] && Array(k.stringSet.sorted(ascending: false)) == ["q", "p"], "\(kind)")
             #expect(k.scores.sorted() == [-4, 7, 10], "\(kind)")
             #expect(k.optScores.sorted() == [nil, 2.5], "\(kind)")
         }
@@ -98,7 +100,89 @@ import Testing
             k.ints.append(10)
             #expect(k.ints.max() == 10)  // inside the transaction
         }
-        #expect(k.ints.sum() == 13 && k.ints.sorted(ascending: false) == [10, 2, 1])
+        #expect(k.ints.sum() == 13 && Array(k.ints.sorted(ascending: false)) == [10, 2, 1])
+    }
+
+    @Test func filterGivesResultsOfValues() throws {
+        try each { k, kind in
+            let big = k.ints.filter("self > %@", 0)
+            #expect(Array(big) == [4, 9, 4] && big.count == 3 && big[1] == 9, "\(kind)")
+            #expect(big.index(of: 4) == 0 && big.index(of: -2) == nil, "\(kind)")
+            #expect(
+                big.isFrozen == (kind == "frozen") && big.realm?.isFrozen == (kind == "frozen" ? true : kind == "managed" ? false : nil))
+            // Chained steps apply in order; aggregates and value operations work on the results.
+            let chain = k.ints.filter("self >= 0").sorted(ascending: false).distinct()
+            #expect(Array(chain) == [9, 4, 0], "\(kind)")
+            #expect(chain.sum() == 13 && chain.min() == 0 && chain.max() == 9 && chain.average() == 13.0 / 3 as Double?, "\(kind)")
+            #expect(Array(chain.filter("self < 5")) == [4, 0], "\(kind)")
+            #expect(Array(k.ints.sorted(ascending: true).filter("self != 4")) == [-2, 0, 9], "\(kind)")
+            #expect(Array(k.ints.filter("TRUEPREDICATE").sorted(byKeyPath: "self", ascending: false)) == [9, 4, 4, 0, -2], "\(kind)")
+            #expect(Array(k.ints.filter("self IN %@", [9, 0, 7])) == [9, 0], "\(kind)")
+            #expect(k.ints.filter("self > 0").sum(ofProperty: "self") as Int == 17, "\(kind)")
+            #expect(k.ints.index(matching: "self < %@", 0) == 1 && k.ints.index(matching: "self > 100") == nil, "\(kind)")
+            #expect(chain.index(matching: "self == 0") == 2, "\(kind)")
+            // Optionals, strings (case- and diacritic-insensitive), sets, dates.
+            #expect(Array(k.optInts.filter("self == nil")) == [nil, nil] && Array(k.optInts.filter("self > 0")) == [3, 3], "\(kind)")
+            #expect(Array(k.strings.filter("self BEGINSWITH[c] 'b'")) == ["b", "B", "b"], "\(kind)")
+            #expect(Array(k.strings.filter("self ==[cd] 'E'")) == ["é"], "\(kind)")
+            #expect(Array(k.intSet.filter("self > 4").sorted()) == [5, 8], "\(kind)")
+            #expect(Array(k.dates.filter("self < %@", Self.date0)) == [Self.date1], "\(kind)")
+            #expect(k.ints.filter("self > 100").isEmpty && k.ints.filter("self > 100").first == nil, "\(kind)")
+            #expect(big.description.hasPrefix("Results<Int> <count 3>"), "\(kind)")
+            // The type-safe form.
+            #expect(Array(k.ints.where { $0 > 0 && $0 != 9 }) == [4, 4], "\(kind)")
+            #expect(Array(chain.where { $0.in([0, 9]) }) == [9, 0], "\(kind)")
+            #expect(Array(k.optStrings.where { $0 == nil || $0 == "a" }) == [nil, "a", nil], "\(kind)")
+        }
+    }
+
+    @Test func resultsOfValuesAreLiveAndFreeze() throws {
+        let (realm, _) = try makeKennelRealm()
+        let k = Kennel(value: ["id": 1, "ints": [5, 1, 8]])
+        try realm.write { realm.add(k) }
+        let big = k.ints.filter("self > 2").sorted(ascending: true)
+        #expect(Array(big) == [5, 8])
+        let frozen = big.freeze()
+        try realm.write {
+            k.ints.append(3)
+            k.ints.remove(at: 0)
+            #expect(Array(big) == [3, 8])  // the write transaction's own changes
+        }
+        #expect(Array(big) == [3, 8] && big.count == 2)
+        #expect(frozen.isFrozen && Array(frozen) == [5, 8])
+        #expect(Array(frozen.thaw() ?? big.freeze()) == [3, 8])
+        // Deleting the object empties the results; invalidating the Realm does too.
+        try realm.write { realm.delete(k) }
+        #expect(big.isEmpty && Array(frozen) == [5, 8])
+        realm.invalidate()
+        #expect(big.isInvalidated)
+    }
+
+    @Test func invalidQueriesOnValuesThrow() throws {
+        let (realm, _) = try makeKennelRealm()
+        let k = Kennel(value: ["id": 1, "ints": [1, 2]])
+        try realm.write { realm.add(k) }
+        for text in ["self >", "name == 'a'", "self == 'x'", "self > 1.5", "self.foo > 1"] {
+            #expect(throws: Realm.Error.self, "\(text)") { _ = try k.ints.filter(checking: text) }
+        }
+        #expect(throws: Realm.Error.self) { _ = try k.strings.filter(checking: "self > %@", [1]) }
+        #expect(try Array(k.ints.filter(checking: "self == %@", [2])) == [2])
+    }
+
+    @Test func resultsOfValuesStopWithAMessageWhereObjectsAreNeeded() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let list = List<Int>()
+            list.append(objectsIn: [1, 2])
+            _ = list.filter("self > 0").sorted(byKeyPath: "age")
+        }
+        #expect(ConfinementTests.stderr(result).contains("takes the key path \"self\""))
+        let observed = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try! makeKennelRealm()
+            let k = Kennel(value: ["id": 1, "ints": [1]])
+            try! realm.write { realm.add(k) }
+            _ = k.ints.filter("self > 0").observe { _ in }
+        }
+        #expect(ConfinementTests.stderr(observed).contains("cannot be observed"))
     }
 
     @Test func overflowingSumStops() async {

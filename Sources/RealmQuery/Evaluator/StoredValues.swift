@@ -37,6 +37,20 @@ public enum StoredValues {
         return values.indices.filter { keep[$0] }
     }
 
+    /// The positions of the `values` (all of column type `type`, or nil) that match `predicate`, a
+    /// query whose key path `self` names the value: `self > 3`, `self BEGINSWITH[c] 'a'`,
+    /// `self IN %@` — as RealmSwift's `filter` on a list of primitives (Spec/QUERY.md).
+    ///
+    /// - Throws: ``QueryError`` for a malformed query, a key path other than `self`, or a type
+    ///   mismatch, with the position in the text.
+    public static func matchingIndices(
+        _ values: [StorageValue], type: ColumnType, isNullable: Bool, predicate: String, arguments: [QueryArgument] = []
+    ) throws -> [Int] {
+        let catalog = Catalog.standalone(table: ValueList.table, columns: [ColumnSchema(ValueList.column, type, nullable: isNullable)])
+        let bound = try BoundPredicate.compile(predicate, arguments: arguments, table: catalog.tables[0], catalog: catalog)
+        return try QueryEvaluator(ValueList(catalog, values)).filter(ValueList.table, bound).map { Int($0.rawValue) }
+    }
+
     /// `@min`, `@max`, `@sum`, `@avg` or `@count` of `values`, all of column type `type` (or nil),
     /// with the results of ``QueryEvaluator/aggregate(_:_:_:_:)``: nils are skipped; `@sum` of
     /// nothing is 0 of `type`'s sum type; `@min`, `@max`, `@avg` of nothing are nil.
@@ -74,4 +88,26 @@ public enum StoredValues {
         let result = aggregator.result(sumType: type)
         return result.isNull ? nil : result
     }
+}
+
+/// Values as the objects of a one-column table, keyed by position: what ``StoredValues/matchingIndices(_:type:isNullable:predicate:arguments:)`` evaluates on.
+final class ValueList: QuerySource {
+    static let table = "values"
+    static let column = "self"
+    let catalog: Catalog
+    let values: [StorageValue]
+
+    init(_ catalog: Catalog, _ values: [StorageValue]) {
+        self.catalog = catalog
+        self.values = values
+    }
+
+    func objectKeys(_ table: String) throws -> [ObjectKey] { values.indices.map { ObjectKey(Int64($0)) } }
+
+    func value(_ table: String, _ key: ObjectKey, _ column: String) throws -> StorageValue {
+        guard try contains(table, key) else { throw StorageError(.notFound, "no value at position \(key.rawValue)") }
+        return values[Int(key.rawValue)]
+    }
+
+    func contains(_ table: String, _ key: ObjectKey) throws -> Bool { key.rawValue >= 0 && key.rawValue < Int64(values.count) }
 }

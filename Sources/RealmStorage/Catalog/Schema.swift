@@ -82,6 +82,22 @@ public struct Catalog: Sendable, Hashable {
 
     public init() {}
 
+    /// A catalog of one table that exists in memory only (no file): how the query engine names the
+    /// values of a list of primitives as a column.
+    package static func standalone(table name: String, columns: [ColumnSchema]) -> Catalog {
+        var t = TableSchema(id: 1, name: name)
+        for c in columns {
+            var column = c
+            column.id = t.nextColumnId
+            t.nextColumnId += 1
+            t.columns.append(column)
+        }
+        var catalog = Catalog()
+        catalog.tables = [t]
+        catalog.nextTableId = 2
+        return catalog
+    }
+
     public func table(_ name: String) -> TableSchema? { tables.first { $0.name == name } }
     func table(id: UInt32) -> TableSchema? { tables.first { $0.id == id } }
 

@@ -27,13 +27,15 @@ extension RealmCollection where Element: _HasPersistedType, Element.PersistedTyp
 }
 
 extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: SortableType {
-    /// The values sorted (stably; nil first ascending, strings by UTF-8 bytes). An array: a
-    /// snapshot, where RealmSwift returns live `Results` of values (which do not exist here).
-    public func sorted(ascending: Bool = true) -> [Element] { _rlmCollection.sortedValues(ascending: ascending) }
+    /// The values sorted (stably; nil first ascending, strings by UTF-8 bytes), as live results.
+    public func sorted(ascending: Bool = true) -> Results<Element> {
+        do { return try valueResults(.sort(ascending: ascending)) } catch { fatalError("\(error)") }
+    }
 
-    /// The distinct values, each at its first occurrence, in collection order. An array, where
-    /// RealmSwift returns live `Results`.
-    public func distinct() -> [Element] { _rlmCollection.distinctValues() }
+    /// The distinct values, each at its first occurrence, in collection order, as live results.
+    public func distinct() -> Results<Element> {
+        do { return try valueResults(.distinct) } catch { fatalError("\(error)") }
+    }
 }
 
 extension _RLMCollection {

@@ -108,7 +108,11 @@ public struct _RLMCollection<Element: RealmCollectionValue> {
 
 extension Results: RealmCollection {
     public var _rlmCollection: _RLMCollection<Element> {
-        _RLMCollection(
+        if let values {
+            return _RLMCollection(
+                kind: "results", realm: realm, results: { nil }, stored: { values.storedValues }, elements: { values.elements })
+        }
+        return _RLMCollection(
             kind: "results", realm: realm, results: { self }, stored: { self.base.keys.map { .link($0) } }, elements: { Array(self) })
     }
 }

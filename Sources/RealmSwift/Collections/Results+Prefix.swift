@@ -6,6 +6,7 @@ extension Results {
     /// `people.sorted(byKeyPath: "score", ascending: false).prefix(100)`.
     public func prefix(_ maxLength: Int) -> [Element] {
         precondition(maxLength >= 0, "Can't take a prefix of negative length from a collection")
+        if let values { return Array(values.elements.prefix(maxLength)) }
         let keys = base.prefixKeys(maxLength)
         return keys.map { base.object($0) as! Element }
     }

@@ -6,6 +6,21 @@ extension Results {
     /// These results with one more step, checked against the schema now (earlier steps were
     /// checked when they were added).
     func adding(_ step: ResultsQuery.Step) throws -> Results {
+        if values != nil {
+            switch step {
+            case .filter(let text, let arguments): return try valueResults(.filter(text, arguments))
+            case .sort(let descriptors):
+                guard descriptors.count == 1, Self.namesSelf(descriptors[0].keyPath, "sorted(by:)") else {
+                    fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
+                }
+                return try valueResults(.sort(ascending: descriptors[0].ascending))
+            case .distinct(let paths):
+                guard paths.count == 1, Self.namesSelf(paths[0], "distinct(by:)") else {
+                    fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".")
+                }
+                return try valueResults(.distinct)
+            }
+        }
         try ResultsQuery(steps: [step]).validate(base.info.className, base.realm)
         return Results(realm: base.realm, info: base.info, query: base.query.adding(step))
     }
@@ -28,7 +43,7 @@ extension Results {
 
     /// The objects matching a type-safe query: `where { $0.age > 18 && $0.name.starts(with: "A") }`.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results {
-        let parts = isIncluded(Query<Element>.root()).predicateParts
+        let parts = isIncluded(values != nil ? Query<Element>(expression: "self") : Query<Element>.root()).predicateParts
         return filter(parts.text, arguments: parts.arguments)
     }
 
@@ -62,6 +77,17 @@ extension Results {
 
     /// The index of the first object matching a query, or nil.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        if values != nil {
+            do {
+                let (type, nullable) = ValueResults<Element>.valueType
+                return try StoredValues.matchingIndices(
+                    _rlmCollection.stored(), type: type, isNullable: nullable, predicate: predicateFormat,
+                    arguments: try QueryArguments.convert(args)
+                ).first
+            } catch {
+                fatalError("\(error)")
+            }
+        }
         let matching = filter(predicateFormat, arguments: args)
         guard let first = matching.base.keys.first else { return nil }
         return base.keys.firstIndex(of: first)
@@ -80,6 +106,13 @@ extension Results {
     // MARK: Aggregates
 
     func aggregate(_ function: AggregateFunction, _ property: String) throws -> StorageValue? {
+        if let values, Self.namesSelf(property, "\(function)(ofProperty:)") {
+            do {
+                return try StoredValues.aggregate(values.storedValues, function, type: ValueResults<Element>.valueType.type)
+            } catch {
+                throw Realm.Error(.invalidQuery, "\(error)")
+            }
+        }
         let realm = base.realm
         let catalog = realm.catalog
         guard let schema = catalog.table(base.info.className) else { return nil }
@@ -98,7 +131,10 @@ extension Results {
 
     func decodeAggregate<V: _RealmValue>(_ v: StorageValue?) -> V? {
         guard let v = v?.truncatedForIntegers(V._rlmInfo), !v.isNull else { return nil }
-        do { return try V._rlmCoerce(DynamicValues.swiftValue(v, target: nil, realm: base.realm) as Any, base.realm) } catch {
+        do {
+            if values != nil { return try V._rlmCoerce(KeyValueCoding.scalar(v) as Any, realm) }
+            return try V._rlmCoerce(DynamicValues.swiftValue(v, target: nil, realm: base.realm) as Any, base.realm)
+        } catch {
             fatalError("The aggregate \(v) cannot be read as \(V.self): \(error)")
         }
     }

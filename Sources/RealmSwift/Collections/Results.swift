@@ -12,50 +12,84 @@ import RealmStorage
 /// ```
 ///
 /// Thread-confined like its Realm. Iteration walks the objects that matched when it began.
+///
+/// Results of values — `scores.filter("self > 3")`, `scores.sorted(ascending: false)`,
+/// `tags.distinct()` on a list or set of primitives — hold the collection's values instead of
+/// objects (Results+Values.swift).
 public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
-    let base: ResultsBase
+    private let objectBase: ResultsBase?
+    /// The source of results of values; nil for results of objects.
+    let values: ValueResults<Element>?
 
     init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery()) {
-        base = ResultsBase(realm: realm, info: info, query: query)
+        objectBase = ResultsBase(realm: realm, info: info, query: query)
+        values = nil
+    }
+
+    init(values: ValueResults<Element>) {
+        objectBase = nil
+        self.values = values
+    }
+
+    /// The state of results of objects.
+    var base: ResultsBase {
+        guard let objectBase else { fatalError("These results hold \(Element.self) values, not objects of a class.") }
+        return objectBase
     }
 
     /// The Realm these results read.
-    public var realm: Realm? { base.realm }
+    public var realm: Realm? { values.map(\.realm) ?? base.realm }
     /// Whether the Realm was invalidated (``Realm/invalidate()``) since these results were made;
     /// invalidated results read as empty.
-    public var isInvalidated: Bool { base.generation != base.realm.generation }
+    public var isInvalidated: Bool { values?.isInvalidated ?? (base.generation != base.realm.generation) }
 
     /// The number of objects.
-    public var count: Int { base.count }
+    public var count: Int { values?.elements.count ?? base.count }
     public var startIndex: Int { 0 }
-    public var endIndex: Int { base.keys.count }
+    public var endIndex: Int { values?.elements.count ?? base.keys.count }
     /// Whether there are no objects (counted without materializing keys where possible).
     public var isEmpty: Bool { count == 0 }
 
     /// The object at `position`.
     public subscript(position: Int) -> Element {
+        if let values {
+            let elements = values.elements
+            precondition(position >= 0 && position < elements.count, "Index \(position) is out of bounds (count \(elements.count)).")
+            return elements[position]
+        }
         let keys = base.keys
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (count \(keys.count)).")
         return base.object(keys[position]) as! Element
     }
 
-    /// The index of `object`, or nil when it is not in the results.
+    /// The index of `object`, or nil when it is not in the results (for values: the first equal
+    /// one).
     public func index(of object: Element) -> Int? {
+        if let values { return values.elements.firstIndex(of: object) }
         guard let o = object as? ObjectBase, o._rlmRealm?.store === base.realm.store, o._rlmClass === base.info else { return nil }
         return base.keys.firstIndex(of: o._rlmKey)
     }
 
     /// Iterates the objects that match when iteration begins.
-    public func makeIterator() -> Iterator { Iterator(base: base, keys: base.keys, locations: base.locations) }
+    public func makeIterator() -> Iterator {
+        if let values { return Iterator(base: nil, keys: [], locations: nil, elements: values.elements) }
+        return Iterator(base: base, keys: base.keys, locations: base.locations, elements: nil)
+    }
 
-    /// Iterates a fixed list of keys.
+    /// Iterates a fixed list of keys (or, for results of values, of values).
     public struct Iterator: IteratorProtocol {
-        let base: ResultsBase
+        let base: ResultsBase?
         let keys: [ObjectKey]
         let locations: (version: UInt64, [RowLocation])?
+        let elements: [Element]?
         var i = 0
         public mutating func next() -> Element? {
-            guard i < keys.count else { return nil }
+            if let elements {
+                guard i < elements.count else { return nil }
+                defer { i += 1 }
+                return elements[i]
+            }
+            guard let base, i < keys.count else { return nil }
             defer { i += 1 }
             let o = base.object(keys[i])
             if let (version, locs) = locations { o._rlmPlace(at: locs[i], version: version, reader: base.cachedReader) }
@@ -64,9 +98,14 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
 
     public var description: String {
-        let shown = prefix(100).map { "\t[\(index(of: $0) ?? -1)] \($0)" }
-        return "Results<\(base.info.className)> <count \(count)> (\n" + shown.joined(separator: ",\n") + (count > 100 ? ",\n\t..." : "")
-            + "\n)"
+        let shown: [String]
+        if values != nil {
+            shown = Array(self.prefix(100)).enumerated().map { "\t[\($0.offset)] \($0.element)" }
+        } else {
+            shown = prefix(100).map { "\t[\(index(of: $0) ?? -1)] \($0)" }
+        }
+        let name = values != nil ? "\(Element.self)" : base.info.className
+        return "Results<\(name)> <count \(count)> (\n" + shown.joined(separator: ",\n") + (count > 100 ? ",\n\t..." : "") + "\n)"
     }
 }
 

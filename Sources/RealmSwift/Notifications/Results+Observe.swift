@@ -53,6 +53,9 @@ extension Results {
     }
 
     func observation(_ keyPaths: [String]?) -> Observation<[ObjectKey], CollectionDiff, Results, RealmCollectionChange<Results>> {
+        if values != nil {
+            fatalError("Results of \(Element.self) values cannot be observed here; observe the object that holds the collection.")
+        }
         let realm = base.realm
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen results do not change and cannot be observed; observe the live results (thaw()).") }

@@ -5,12 +5,13 @@ import Foundation
 
 extension Results {
     /// Whether these results read one fixed version (immutable, usable from any thread).
-    public var isFrozen: Bool { base.realm.isFrozen }
+    public var isFrozen: Bool { values?.isFrozen ?? base.realm.isFrozen }
 
     /// A frozen copy: the same query, read at the current version forever. Cannot be called in a
     /// write transaction.
     public func freeze() -> Results {
         if isFrozen { return self }
+        if let values { return Results(values: values.freeze()) }
         return Results(realm: base.realm.freeze(), info: base.info, query: base.query)
     }
 
@@ -18,6 +19,7 @@ extension Results {
     /// Realm cannot be opened). Live results return themselves.
     public func thaw() -> Results? {
         guard isFrozen else { return self }
+        if let values { return values.thaw().map { Results(values: $0) } }
         guard let live = try? base.realm.thaw() else { return nil }
         return Results(realm: live, info: base.info, query: base.query)
     }
