@@ -424,6 +424,9 @@ public final class Store: Sendable {
         if let compacted { lockFile?.markDurable(version: compacted.version, recordChecksum: compacted.recordChecksum) }
         let current = try Self.recover(file, durable: compacted.map { ($0.version, $0.recordChecksum) })
         let size = try file.size()
+        // The cache is keyed by offsets and checksums of the old file: a block of the new one may
+        // sit at the same offset with the same trailer (a row group naming other key segments).
+        cache.removeAll()
         state.withLock {
             $0.current = current
             $0.allocatedLength = size
@@ -553,6 +556,9 @@ final class BlockCache: Sendable {
     let inner = Mutex(Inner())
     static let maxSegmentBytes = 64 << 20
     static let maxVerified = 1 << 20
+
+    /// Forgets everything (the store moved to another file).
+    func removeAll() { inner.withLock { $0 = Inner() } }
 
     func isVerified(_ ref: BlockRef, _ sum: UInt64) -> Bool {
         inner.withLock { $0.verified.contains(Key(offset: ref.offset, checksum: sum)) }
