@@ -86,8 +86,8 @@ import Testing
             #expect(Array(k.dates.sorted()) == [Self.date1, Self.date0], "\(kind)")
             #expect(k.doubles.sorted().first!.isNaN && Array(k.doubles.sorted().dropFirst()) == [-0.5, 1.5, 2], "\(kind)")
             #expect(Array(k.intSet.sorted()) == [3, 5, 8] && Array(k.stringSet.sorted(ascending: false)) == ["q", "p"], "\(kind)")
-            #expect(k.scores.sorted() == [-4, 7, 10], "\(kind)")
-            #expect(k.optScores.sorted() == [nil, 2.5], "\(kind)")
+            #expect(Array(k.scores.sorted()) == [-4, 7, 10], "\(kind)")
+            #expect(Array(k.optScores.sorted()) == [nil, 2.5], "\(kind)")
         }
     }
 
@@ -129,6 +129,10 @@ import Testing
             #expect(Array(k.dates.filter("self < %@", Self.date0)) == [Self.date1], "\(kind)")
             #expect(k.ints.filter("self > 100").isEmpty && k.ints.filter("self > 100").first == nil, "\(kind)")
             #expect(big.description.hasPrefix("Results<Int> <count 3>"), "\(kind)")
+            // Maps: their values in key order ("a" -4, "m" 7, "x" 10).
+            #expect(Array(k.scores.filter("self > 0")) == [7, 10] && Array(k.scores.where { $0 < 8 }) == [-4, 7], "\(kind)")
+            #expect(Array(k.scores.sorted(ascending: false).filter("self != 7")) == [10, -4], "\(kind)")
+            #expect(Array(k.optScores.filter("self == nil")) == [nil], "\(kind)")
             // The type-safe form.
             #expect(Array(k.ints.where { $0 > 0 && $0 != 9 }) == [4, 4], "\(kind)")
             #expect(Array(chain.where { $0.in([0, 9]) }) == [9, 0], "\(kind)")

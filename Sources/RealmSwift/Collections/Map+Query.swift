@@ -78,7 +78,8 @@ extension Map where Value: _HasPersistedType, Value.PersistedType: AddableType {
 }
 
 extension Map where Value: _HasPersistedType, Value.PersistedType: SortableType {
-    /// The values sorted (stably from key order; nil first ascending). An array, where RealmSwift
-    /// returns live `Results` of values.
-    public func sorted(ascending: Bool = true) -> [Value] { valuesCollection.sortedValues(ascending: ascending) }
+    /// The values sorted (stably from key order; nil first ascending), as live results.
+    public func sorted(ascending: Bool = true) -> Results<Value> {
+        Results(values: ValueResults(self, steps: [.sort(ascending: ascending)]))
+    }
 }

@@ -58,16 +58,4 @@ extension _RLMCollection {
         if let sum: Element = valueAggregate(.sum) { return sum }
         do { return try Element._rlmCoerce(0, realm) } catch { fatalError("\(error)") }
     }
-
-    /// The elements in sorted order of their stored values.
-    func sortedValues(ascending: Bool) -> [Element] {
-        let elements = elements()
-        return StoredValues.sortedIndices(stored(), ascending: ascending).map { elements[$0] }
-    }
-
-    /// The first element of each group of equal stored values, in collection order.
-    func distinctValues() -> [Element] {
-        let elements = elements()
-        return StoredValues.distinctIndices(stored()).map { elements[$0] }
-    }
 }

@@ -30,17 +30,34 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     private let lock = NSLock()
     private var cache: (stamp: Int, elements: [Element], stored: [StorageValue])?
 
-    /// Results over the values of `collection` after `steps`.
-    init<C: RealmCollection>(_ collection: C, steps: [Step]) where C.Element == Element {
-        let c = collection._rlmCollection
+    /// Results over the values `c` reads after `steps`; `frozen` and `thawed` make the same results
+    /// over the frozen or live source, `invalidated` tells whether the source can still be read.
+    init(
+        _ c: _RLMCollection<Element>, steps: [Step], frozen: @escaping () -> ValueResults, thawed: @escaping () -> ValueResults?,
+        invalidated: @escaping () -> Bool
+    ) {
         realm = c.realm
         generation = c.realm?.generation ?? 0
         self.steps = steps
         stored = c.stored
         source = c.elements
-        frozen = { ValueResults(collection.freeze(), steps: steps) }
-        thawed = { collection.thaw().map { ValueResults($0, steps: steps) } }
-        sourceInvalidated = { collection.isInvalidated }
+        self.frozen = frozen
+        self.thawed = thawed
+        sourceInvalidated = invalidated
+    }
+
+    /// Results over the values of `collection` after `steps`.
+    convenience init<C: RealmCollection>(_ collection: C, steps: [Step]) where C.Element == Element {
+        self.init(
+            collection._rlmCollection, steps: steps, frozen: { ValueResults(collection.freeze(), steps: steps) },
+            thawed: { collection.thaw().map { ValueResults($0, steps: steps) } }, invalidated: { collection.isInvalidated })
+    }
+
+    /// Results over the values of `map` (in key order) after `steps`.
+    convenience init<Key>(_ map: Map<Key, Element>, steps: [Step]) {
+        self.init(
+            map.valuesCollection, steps: steps, frozen: { ValueResults(map.freeze(), steps: steps) },
+            thawed: { map.thaw().map { ValueResults($0, steps: steps) } }, invalidated: { map.isInvalidated })
     }
 
     /// The column type and nullability a query binds `self` to.
@@ -152,5 +169,27 @@ extension RealmCollection where Element: _HasPersistedType {
         } catch {
             fatalError("\(error)")
         }
+    }
+}
+
+extension Map where Value: _HasPersistedType {
+    /// The values matching a query on `self`, in key order: `scores.filter("self > %@", 3)`.
+    /// Live results. Stops with the error on a malformed query.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value> {
+        do { return try filter(checking: predicateFormat, args) } catch { fatalError("\(error)") }
+    }
+
+    /// The throwing form of ``filter(_:_:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
+    public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Value> {
+        let step = ValueResults<Value>.Step.filter(predicateFormat, try QueryArguments.convert(args))
+        try ValueResults<Value>.validate(step)
+        return Results(values: ValueResults(self, steps: [step]))
+    }
+
+    /// The values matching a type-safe query, in key order: `scores.where { $0 > 3 }`.
+    public func `where`(_ isIncluded: (Query<Value>) -> Query<Bool>) -> Results<Value> {
+        let parts = isIncluded(Query<Value>(expression: "self")).predicateParts
+        do { return try filter(checking: parts.text, parts.arguments) } catch { fatalError("\(error)") }
     }
 }
