@@ -181,12 +181,82 @@ import Testing
         }
         #expect(ConfinementTests.stderr(result).contains("takes the key path \"self\""))
         let observed = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let (realm, _) = try! makeKennelRealm()
-            let k = Kennel(value: ["id": 1, "ints": [1]])
-            try! realm.write { realm.add(k) }
-            _ = k.ints.filter("self > 0").observe { _ in }
+            let list = List<Int>()
+            _ = list.filter("self > 0").observe { _ in }
         }
-        #expect(ConfinementTests.stderr(observed).contains("cannot be observed"))
+        #expect(ConfinementTests.stderr(observed).contains("Only results of values of a managed collection can be observed"))
+    }
+
+    /// On a queue, the block gets the same results in a Realm confined to that queue.
+    @Test func resultsOfValuesAreObservedOnAQueue() async throws {
+        let (realm, dir) = try makeKennelRealm()
+        let k = Kennel(value: ["id": 1, "ints": [4, 1, 6]])
+        try realm.write { realm.add(k) }
+        let seen = Recorder<[Int]>()
+        let queue = DispatchQueue(label: "values")
+        let token = k.ints.filter("self > 2").sorted(ascending: false).observe(on: queue) { change in
+            dispatchPrecondition(condition: .onQueue(queue))
+            switch change {
+            case .initial(let r): seen.append(Array(r))
+            case .update(let r, _, _, _): seen.append(Array(r))
+            case .error: seen.append([-1])
+            }
+        }
+        try await seen.wait(for: 1)
+        let writer = try Realm(configuration: realm.configuration)
+        try writer.write { writer.object(ofType: Kennel.self, forPrimaryKey: 1)!.ints.append(objectsIn: [9, 0]) }
+        #expect(try await seen.wait(for: 2) == [[6, 4], [9, 6, 4]])
+        token.invalidate()
+        withExtendedLifetime(dir) {}
+    }
+
+    /// Results of values report their changes as the collection's values change: the diffs replay
+    /// the old values into the new ones, and deleting the object reports every value deleted.
+    @Test func resultsOfValuesAreObserved() throws {
+        let (realm, _) = try makeKennelRealm()
+        let k = Kennel(value: ["id": 1])
+        try realm.write { realm.add(k) }
+        var rng = SplitMix(seed: 21)
+        let watched: [(String, Results<Int>)] = [
+            ("filter", k.ints.filter("self >= 3")), ("sorted", k.ints.sorted(ascending: false)),
+            ("chain", k.ints.filter("self != 5").sorted(ascending: true).distinct()), ("map", k.scores.filter("self > 2")),
+        ]
+        var seen = [[Int]](repeating: [], count: watched.count)
+        var updates = 0
+        var failures: [String] = []
+        let tokens = watched.enumerated().map { n, w in
+            w.1.observe { change in
+                switch change {
+                case .initial(let r): seen[n] = Array(r)
+                case .update(let r, let d, let i, _):
+                    let now = Array(r)
+                    if replay(seen[n], now, deletions: d, insertions: i) != now { failures.append("\(w.0): \(seen[n]) → \(now)") }
+                    seen[n] = now
+                    updates += 1
+                case .error(let e): failures.append("\(e)")
+                }
+            }
+        }
+        realm.refresh()
+        for _ in 0..<40 {
+            try realm.write {
+                let v = Int(rng.next() % 10)
+                switch rng.next() % 4 {
+                case 0 where !k.ints.isEmpty: k.ints.remove(at: Int(rng.next() % UInt64(k.ints.count)))
+                case 1: k.scores["k\(rng.next() % 5)"] = v
+                default: k.ints.insert(v, at: Int(rng.next() % UInt64(k.ints.count + 1)))
+                }
+            }
+            realm.refresh()
+            for (n, w) in watched.enumerated() { #expect(seen[n] == Array(w.1), "\(w.0)") }
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(updates > 40)
+        // Deleting the object: every value reported deleted, then nothing more.
+        try realm.write { realm.delete(k) }
+        realm.refresh()
+        #expect(seen.allSatisfy(\.isEmpty) && failures.isEmpty)
+        for t in tokens { t.invalidate() }
     }
 
     @Test func overflowingSumStops() async {

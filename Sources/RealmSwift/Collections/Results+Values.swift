@@ -16,11 +16,21 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         case distinct
     }
 
+    /// The managed collection property the values come from (what observing needs).
+    struct Origin {
+        let property: ManagedProperty
+        /// Whether the property is a map (its values are read in key order).
+        let isMap: Bool
+        /// The same results over the property of `parent` (the object in another Realm).
+        let rebuild: (ObjectBase, [Step]) -> ValueResults
+    }
+
     /// The Realm managing the source collection; nil when it is unmanaged.
     let realm: Realm?
     /// The Realm's invalidate() generation when these results were made.
     let generation: Int
     let steps: [Step]
+    let origin: Origin?
     private let stored: () -> [StorageValue]
     private let source: () -> [Element]
     private let frozen: () -> ValueResults
@@ -33,12 +43,13 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     /// Results over the values `c` reads after `steps`; `frozen` and `thawed` make the same results
     /// over the frozen or live source, `invalidated` tells whether the source can still be read.
     init(
-        _ c: _RLMCollection<Element>, steps: [Step], frozen: @escaping () -> ValueResults, thawed: @escaping () -> ValueResults?,
-        invalidated: @escaping () -> Bool
+        _ c: _RLMCollection<Element>, steps: [Step], origin: Origin?, frozen: @escaping () -> ValueResults,
+        thawed: @escaping () -> ValueResults?, invalidated: @escaping () -> Bool
     ) {
         realm = c.realm
         generation = c.realm?.generation ?? 0
         self.steps = steps
+        self.origin = origin
         stored = c.stored
         source = c.elements
         self.frozen = frozen
@@ -46,18 +57,62 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         sourceInvalidated = invalidated
     }
 
-    /// Results over the values of `collection` after `steps`.
-    convenience init<C: RealmCollection>(_ collection: C, steps: [Step]) where C.Element == Element {
-        self.init(
-            collection._rlmCollection, steps: steps, frozen: { ValueResults(collection.freeze(), steps: steps) },
-            thawed: { collection.thaw().map { ValueResults($0, steps: steps) } }, invalidated: { collection.isInvalidated })
+    /// The same source with `more` steps after these.
+    func adding(_ more: [Step]) -> ValueResults {
+        ValueResults(
+            _RLMCollection(kind: "results", realm: realm, results: { nil }, stored: stored, elements: source), steps: steps + more,
+            origin: origin, frozen: { self.freeze().adding(more) }, thawed: { self.thaw()?.adding(more) }, invalidated: sourceInvalidated)
+    }
+
+    /// Results over the values of `collection` after `steps` (a chain on results of values
+    /// continues their steps).
+    static func over<C: RealmCollection>(_ collection: C, steps: [Step]) -> ValueResults where C.Element == Element {
+        if let results = collection as? Results<Element>, let values = results.values { return values.adding(steps) }
+        var origin: Origin?
+        if let list = collection as? List<Element>, let p = list.property {
+            origin = Origin(property: p, isMap: false) { over(List<Element>._rlmGet($0, p.index), steps: $1) }
+        }
+        if let set = collection as? MutableSet<Element>, let p = set.property {
+            origin = Origin(property: p, isMap: false) { over(MutableSet<Element>._rlmGet($0, p.index), steps: $1) }
+        }
+        return ValueResults(
+            collection._rlmCollection, steps: steps, origin: origin, frozen: { over(collection.freeze(), steps: steps) },
+            thawed: { collection.thaw().map { over($0, steps: steps) } }, invalidated: { collection.isInvalidated })
     }
 
     /// Results over the values of `map` (in key order) after `steps`.
-    convenience init<Key>(_ map: Map<Key, Element>, steps: [Step]) {
-        self.init(
-            map.valuesCollection, steps: steps, frozen: { ValueResults(map.freeze(), steps: steps) },
-            thawed: { map.thaw().map { ValueResults($0, steps: steps) } }, invalidated: { map.isInvalidated })
+    static func over<Key>(_ map: Map<Key, Element>, steps: [Step]) -> ValueResults {
+        let origin = map.property.map { p in Origin(property: p, isMap: true) { over(Map<Key, Element>._rlmGet($0, p.index), steps: $1) } }
+        return ValueResults(
+            map.valuesCollection, steps: steps, origin: origin,
+            frozen: { over(map.freeze(), steps: steps) }, thawed: { map.thaw().map { over($0, steps: steps) } },
+            invalidated: { map.isInvalidated })
+    }
+
+    /// These results over the same collection in `realm` (a queue's, actor's or frozen Realm).
+    func moved(to realm: Realm) -> ValueResults {
+        guard let origin else { fatalError("Results of values over an unmanaged collection cannot move to another Realm.") }
+        let owner = origin.property.parent
+        return origin.rebuild(realm.makeObject(owner._rlmClass.type, owner._rlmKey, owner._rlmClass), steps)
+    }
+
+    /// The positions of `values` that `steps` keep, in their order.
+    static func evaluate(_ values: [StorageValue], _ steps: [Step]) throws -> [Int] {
+        var positions = Array(values.indices)
+        let (type, nullable) = valueType
+        for step in steps {
+            let current = positions.map { values[$0] }
+            switch step {
+            case .filter(let text, let arguments):
+                positions = try StoredValues.matchingIndices(
+                    current, type: type, isNullable: nullable, predicate: text, arguments: arguments
+                )
+                .map { positions[$0] }
+            case .sort(let ascending): positions = StoredValues.sortedIndices(current, ascending: ascending).map { positions[$0] }
+            case .distinct: positions = StoredValues.distinctIndices(current).map { positions[$0] }
+            }
+        }
+        return positions
     }
 
     /// The column type and nullability a query binds `self` to.
@@ -98,24 +153,8 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         if let c = cache, let realm, c.stamp == realm.stamp, realm.snapshot != nil { return (c.elements, c.stored) }
         let values = stored()
         let all = source()
-        var positions = Array(values.indices)
-        let (type, nullable) = Self.valueType
-        for step in steps {
-            let current = positions.map { values[$0] }
-            switch step {
-            case .filter(let text, let arguments):
-                do {
-                    positions = try StoredValues.matchingIndices(
-                        current, type: type, isNullable: nullable, predicate: text, arguments: arguments
-                    )
-                    .map { positions[$0] }
-                } catch {
-                    fatalError("\(error)")
-                }
-            case .sort(let ascending): positions = StoredValues.sortedIndices(current, ascending: ascending).map { positions[$0] }
-            case .distinct: positions = StoredValues.distinctIndices(current).map { positions[$0] }
-            }
-        }
+        let positions: [Int]
+        do { positions = try Self.evaluate(values, steps) } catch { fatalError("\(error)") }
         let out = (elements: positions.map { all[$0] }, stored: positions.map { values[$0] })
         if let realm { cache = (realm.stamp, out.elements, out.stored) }
         return out
@@ -126,7 +165,7 @@ extension RealmCollection {
     /// Live results of this collection's values after `step` (`self` is the only key path).
     func valueResults(_ step: ValueResults<Element>.Step) throws -> Results<Element> {
         try ValueResults<Element>.validate(step)
-        return Results(values: ValueResults(self, steps: [step]))
+        return Results(values: .over(self, steps: [step]))
     }
 
     /// Whether `keyPath` names the value itself, as in `sorted(byKeyPath: "self")`.
@@ -184,7 +223,7 @@ extension Map where Value: _HasPersistedType {
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Value> {
         let step = ValueResults<Value>.Step.filter(predicateFormat, try QueryArguments.convert(args))
         try ValueResults<Value>.validate(step)
-        return Results(values: ValueResults(self, steps: [step]))
+        return Results(values: .over(self, steps: [step]))
     }
 
     /// The values matching a type-safe query, in key order: `scores.where { $0 > 3 }`.

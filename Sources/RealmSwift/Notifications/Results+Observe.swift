@@ -23,6 +23,7 @@ extension Results {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<Results>) -> Void
     ) -> NotificationToken {
+        if let values { return valueObservation(values).observe(values.realm!, on: queue, value: self, block) }
         return observation(keyPaths).observe(base.realm, on: queue, value: self, block)
     }
 
@@ -39,7 +40,8 @@ extension Results {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Results>) -> Void
     ) async -> NotificationToken {
-        observation(keyPaths).onActor(base.realm, actor, block)
+        if let values { return valueObservation(values).onActor(values.realm!, actor, block) }
+        return observation(keyPaths).onActor(base.realm, actor, block)
     }
 
     /// These results' changes as an async sequence of frozen results (each frozen at the version
@@ -49,13 +51,46 @@ extension Results {
     /// for await change in realm.objects(Dog.self).changes() { … }
     /// ```
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<RealmCollectionChange<Results>> {
-        observation(keyPaths).stream(base.realm)
+        if let values { return valueObservation(values).stream(values.realm!) }
+        return observation(keyPaths).stream(base.realm)
+    }
+
+    /// Results of values change when the collection's values do: the values after the steps are
+    /// diffed (equal values are the same element; nothing is a modification), and when the object
+    /// holding the collection is deleted every value is reported deleted once.
+    func valueObservation(_ values: ValueResults<Element>) -> Observation<
+        [StorageValue], CollectionDiff, Results, RealmCollectionChange<Results>
+    > {
+        guard let origin = values.origin else {
+            fatalError("Only results of values of a managed collection can be observed; add its object to a Realm first.")
+        }
+        let t = PropertyTarget(origin.property, keyPaths: nil, what: "results")
+        let steps = values.steps
+        let state: (Snapshot) throws -> [StorageValue] = { snap in
+            let all: [StorageValue]
+            switch try t.value(snap) {
+            case .list(let items)?: all = items
+            case .map(let entries)?: all = entries.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map(\.value)
+            default: all = []
+            }
+            return try ValueResults<Element>.evaluate(all, steps).map { all[$0] }
+        }
+        let logic = NotifierLogic<[StorageValue], CollectionDiff>(
+            tables: [t.table], initial: state,
+            compute: { _, old, new, changes in
+                if t.isDeleted(changes) {
+                    var d = CollectionDiff()
+                    d.deletions = Array(old.indices)
+                    return NotifierOutcome(state: [], change: d, isFinal: true)
+                }
+                let now = try state(new)
+                let d = CollectionDiff.compute(old: old, new: now) { _ in false }
+                return NotifierOutcome(state: now, change: d.isEmpty ? nil : d)
+            })
+        return Observation(logic: logic, make: { realm, _ in Results(values: values.moved(to: realm)) }, report: collectionReport)
     }
 
     func observation(_ keyPaths: [String]?) -> Observation<[ObjectKey], CollectionDiff, Results, RealmCollectionChange<Results>> {
-        if values != nil {
-            fatalError("Results of \(Element.self) values cannot be observed here; observe the object that holds the collection.")
-        }
         let realm = base.realm
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen results do not change and cannot be observed; observe the live results (thaw()).") }
