@@ -1,6 +1,7 @@
 import Foundation
 import RealmStorage
 import RealmTestSupport
+import Synchronization
 import Testing
 
 @testable import RealmSwift
@@ -185,6 +186,27 @@ import Testing
             _ = list.filter("self > 0").observe { _ in }
         }
         #expect(ConfinementTests.stderr(observed).contains("Only results of values of a managed collection can be observed"))
+    }
+
+    /// A thread-safe reference carries results of values (their source and steps) to another thread.
+    @Test func resultsOfValuesTravelByThreadSafeReference() throws {
+        let (realm, dir) = try makeKennelRealm()
+        let k = Kennel(value: ["id": 1, "ints": [4, 1, 6, 9]])
+        try realm.write { realm.add(k) }
+        let ref = ThreadSafeReference(to: k.ints.filter("self > 2").sorted(ascending: false))
+        let mapRef = ThreadSafeReference(to: k.scores.sorted())
+        let config = realm.configuration
+        let result = Mutex<String>("")
+        let t = Thread {
+            let other = try! Realm(configuration: config)
+            let values = other.resolve(ref).map { Array($0) } ?? [-1]
+            let scores = other.resolve(mapRef).map { Array($0) } ?? [-1]
+            result.withLock { $0 = "\(values) \(scores)" }
+        }
+        t.start()
+        while result.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(result.withLock { $0 } == "[9, 6, 4] []")
+        withExtendedLifetime(dir) {}
     }
 
     /// On a queue, the block gets the same results in a Realm confined to that queue.

@@ -10,7 +10,7 @@ import RealmStorage
 /// Thread-confined like the collection it reads; the cache is locked so frozen results can be
 /// read from any thread.
 final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
-    enum Step {
+    enum Step: Sendable {
         case filter(String, [QueryArgument])
         case sort(ascending: Bool)
         case distinct
@@ -70,10 +70,12 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         if let results = collection as? Results<Element>, let values = results.values { return values.adding(steps) }
         var origin: Origin?
         if let list = collection as? List<Element>, let p = list.property {
-            origin = Origin(property: p, isMap: false) { over(List<Element>._rlmGet($0, p.index), steps: $1) }
+            let index = p.index
+            origin = Origin(property: p, isMap: false) { over(List<Element>._rlmGet($0, index), steps: $1) }
         }
         if let set = collection as? MutableSet<Element>, let p = set.property {
-            origin = Origin(property: p, isMap: false) { over(MutableSet<Element>._rlmGet($0, p.index), steps: $1) }
+            let index = p.index
+            origin = Origin(property: p, isMap: false) { over(MutableSet<Element>._rlmGet($0, index), steps: $1) }
         }
         return ValueResults(
             collection._rlmCollection, steps: steps, origin: origin, frozen: { over(collection.freeze(), steps: steps) },
@@ -82,11 +84,26 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
 
     /// Results over the values of `map` (in key order) after `steps`.
     static func over<Key>(_ map: Map<Key, Element>, steps: [Step]) -> ValueResults {
-        let origin = map.property.map { p in Origin(property: p, isMap: true) { over(Map<Key, Element>._rlmGet($0, p.index), steps: $1) } }
+        let origin = map.property.map { p in
+            let index = p.index
+            return Origin(property: p, isMap: true) { over(Map<Key, Element>._rlmGet($0, index), steps: $1) }
+        }
         return ValueResults(
             map.valuesCollection, steps: steps, origin: origin,
             frozen: { over(map.freeze(), steps: steps) }, thawed: { map.thaw().map { over($0, steps: steps) } },
             invalidated: { map.isInvalidated })
+    }
+
+    /// Makes these results again in another Realm (for ``ThreadSafeReference``): nil when the
+    /// object holding the collection is gone there.
+    var resolver: (Realm) -> Results<Element>? {
+        guard let origin else { fatalError("Cannot create a ThreadSafeReference to results of values of an unmanaged collection.") }
+        let owner = origin.property.parent
+        let (info, key, rebuild, steps) = (owner._rlmClass, owner._rlmKey, origin.rebuild, steps)
+        return { realm in
+            let parent = realm.makeObject(info.type, key, info)
+            return realm.containsObject(parent) ? Results(values: rebuild(parent, steps)) : nil
+        }
     }
 
     /// These results over the same collection in `realm` (a queue's, actor's or frozen Realm).

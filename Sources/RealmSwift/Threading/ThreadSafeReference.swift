@@ -31,6 +31,9 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     let version: UInt64
     /// The filters, sorts and collection a `Results` carries.
     let query: ResultsQuery?
+    /// Makes results of values again in the resolving Realm (it captures only the holder's class,
+    /// key and property index and the steps, all immutable).
+    let values: Unchecked<(Realm) -> Any?>?
 
     /// A reference to `value`, which must be managed by a Realm and not in a write transaction.
     public init(to value: Confined) {
@@ -41,7 +44,12 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
         }
         path = realm.store.path
         version = realm.currentSnapshot.version
+        values = (value as? any ValueResultsCarrier)?.valueResolver
         switch value {
+        case is any ValueResultsCarrier where values != nil:
+            className = nil
+            key = nil
+            query = nil
         case let o as ObjectBase:
             className = o._rlmClass.className
             key = o._rlmKey
@@ -55,6 +63,19 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
             key = nil
             query = nil
         }
+    }
+}
+
+/// Results of values, which a thread-safe reference carries as the way to make them again.
+protocol ValueResultsCarrier {
+    var valueResolver: Unchecked<(Realm) -> Any?>? { get }
+}
+
+extension Results: ValueResultsCarrier {
+    var valueResolver: Unchecked<(Realm) -> Any?>? {
+        guard let values else { return nil }
+        let make = values.resolver
+        return Unchecked({ make($0) })
     }
 }
 
@@ -77,6 +98,7 @@ extension Realm {
         guard reference.path == store.path else { fatalError("The ThreadSafeReference belongs to another Realm file.") }
         if !isInWriteTransaction, currentSnapshot.version < reference.version { refresh() }
         if Confined.self is Realm.Type { return self as? Confined }
+        if let values = reference.values { return values.value(self) as? Confined }
         guard let className = reference.className else { return nil }
         if let key = reference.key {
             guard let type = Confined.self as? ObjectBase.Type else { return nil }
