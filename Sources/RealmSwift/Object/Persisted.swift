@@ -91,7 +91,8 @@ public struct Persisted<Value: _Persistable> {
         guard let i = info.markedIndex(in: proto) else {
             fatalError("The property behind \(storage) is not a @Persisted property of \(info.className).")
         }
-        info.cacheIndex(storage, i)
+        // The wrapper's initial value, read with the static types (no dynamic cast per object).
+        info.cacheIndex(storage, i) { ($0 as! E)[keyPath: storage].initial.map { $0 as Any } }
         return i
     }
 }

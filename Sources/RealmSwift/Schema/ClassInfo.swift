@@ -174,9 +174,9 @@ final class ClassInfo: @unchecked Sendable {
         KeyPathIndexes.index(keyPath) ?? keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
     }
 
-    func cacheIndex(_ keyPath: AnyKeyPath, _ index: Int) {
+    func cacheIndex(_ keyPath: AnyKeyPath, _ index: Int, initial: ((ObjectBase) -> Any?)? = nil) {
         // The key path is retained (here, for good) so its identity cannot be reused by another.
-        let retained = RetainedKeyPath(value: keyPath)
+        let retained = RetainedKeyPath(value: keyPath, initial: initial)
         keyPathCache.withLock { cache in
             guard cache[ObjectIdentifier(keyPath)] == nil else { return }
             cache[ObjectIdentifier(keyPath)] = (retained, index)
@@ -210,7 +210,9 @@ final class ClassInfo: @unchecked Sendable {
         let wrappers = needMirror ? Self.wrappers(of: object) : []
         for i in properties.indices where missing(i) {
             var initial: Any?
-            if let kp = paths[i]?.value, !isDynamic {
+            if let read = paths[i]?.initial, !isDynamic {
+                initial = read(object)
+            } else if let kp = paths[i]?.value, !isDynamic {
                 initial = (object[keyPath: kp] as? any PersistedProperty)?.initialAny
             } else if i < wrappers.count {
                 initial = wrappers[i].1.initialAny
@@ -268,6 +270,8 @@ enum KeyPathIndexes {
 /// A key path kept alive in a cache. `@unchecked Sendable`: key path objects are immutable.
 struct RetainedKeyPath: @unchecked Sendable {
     let value: AnyKeyPath
+    /// Reads the wrapper's initial value from an object of the class (nil: read it dynamically).
+    var initial: ((ObjectBase) -> Any?)? = nil
 }
 
 /// One slot of a class's key path table: the key path's identity (0 = empty) and its index.
