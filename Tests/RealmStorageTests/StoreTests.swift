@@ -290,6 +290,26 @@ import Testing
         withExtendedLifetime(other) {}
     }
 
+    /// A commit that leaves the schema alone copies the previous record's catalog bytes; they must
+    /// be exactly what encoding the catalog gives, before and after schema changes.
+    @Test func unchangedCatalogBytesAreCopiedExactly() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 3)
+        try store.write { try $0.insert("Person", row: person(3)) }
+        try store.write { try $0.addColumn("Person", ColumnSchema("nick", .string, nullable: true)) }
+        try store.write { try $0.insert("Person", ["id": .int(4), "nick": .string("n")]) }
+        try store.write { try $0.createTable("Dog") }
+        try store.write { try $0.insert("Dog", [:]) }
+        let reopened = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
+        for r in try reopened.ancestorRecords(downTo: 0) {
+            var w = ByteWriter()
+            r.catalog.encode(into: &w)
+            #expect(r.catalogBytes == w.bytes, "version \(r.version)")
+        }
+        #expect(reopened.catalog.table("Person")?.column("nick") != nil && reopened.catalog.table("Dog") != nil)
+        #expect(try reopened.value("Person", ObjectKey(4), "nick") == .string("n"))
+    }
+
     @Test func slotOptionReadsTheOtherHeaderSlotAndNeverAdvances() throws {
         let dir = TempDir()
         var writing = Store.Options(create: true)

@@ -153,6 +153,9 @@ package struct VersionRecord: Sendable {
     package var changeset: Changeset
     /// The encoded changeset (reader side), decoded on demand.
     package var changesetView: ByteView?
+    /// The catalog as encoded in this record: the next commit that leaves the schema alone copies
+    /// it instead of encoding the catalog again.
+    package var catalogBytes: [UInt8]? = nil
 
     /// The changeset, decoded from the file when this record was read.
     package func decodeChangeset() throws -> Changeset {
@@ -185,8 +188,9 @@ package struct VersionRecord: Sendable {
 
     func encode() -> [UInt8] { encodeWithChangesetRange().bytes }
 
-    /// The encoded record and where its changeset lies in it.
-    func encodeWithChangesetRange() -> (bytes: [UInt8], changeset: Range<Int>) {
+    /// The encoded record and where its changeset lies in it; the catalog's bytes are copied from
+    /// `previous` when it has the same catalog.
+    func encodeWithChangesetRange(reusing previous: VersionRecord? = nil) -> (bytes: [UInt8], changeset: Range<Int>, catalog: Range<Int>) {
         var w = ByteWriter(capacity: 1024)
         w.u32(BlockMagic.versionRecord)
         w.u32(0)
@@ -197,14 +201,20 @@ package struct VersionRecord: Sendable {
         w.u64(commitChecksum)
         w.i64(commitTime)
         w.u64(liveBytes)
-        catalog.encode(into: &w)
+        let catalogStart = w.count
+        if let previous, let bytes = previous.catalogBytes, previous.catalog == catalog {
+            w.append(bytes)
+        } else {
+            catalog.encode(into: &w)
+        }
+        let catalogEnd = w.count
         w.u32(UInt32(tables.count))
         for (_, t) in tables.sorted(by: { $0.key < $1.key }) { t.encode(into: &w) }
         let changesetStart = w.count
         changeset.encode(into: &w)
         let changesetEnd = w.count
         w.sealBlock()
-        return (w.bytes, changesetStart..<changesetEnd)
+        return (w.bytes, changesetStart..<changesetEnd, catalogStart..<catalogEnd)
     }
 
     /// Decodes a record of a file whose static header says `formatVersion`.
@@ -217,7 +227,9 @@ package struct VersionRecord: Sendable {
         let commitChecksum = try r.u64()
         let time = try r.i64()
         let live = try r.u64()
+        let catalogStart = r.offset
         let catalog = try Catalog.decode(&r, formatVersion: formatVersion)
+        let catalogBytes = try v.bytes(catalogStart, r.offset - catalogStart)
         let n = try r.count(max: 1 << 16, "table state count")
         var tables: [UInt32: TableState] = [:]
         for _ in 0..<n {
@@ -241,6 +253,6 @@ package struct VersionRecord: Sendable {
         return VersionRecord(
             version: version, parentVersion: parentVersion, parentRecord: parentRecord, commitStart: commitStart,
             commitChecksum: commitChecksum, commitTime: time, liveBytes: live, catalog: catalog, tables: tables,
-            changeset: Changeset(), changesetView: changesetView)
+            changeset: Changeset(), changesetView: changesetView, catalogBytes: catalogBytes)
     }
 }

@@ -459,14 +459,7 @@ public final class Store: Sendable {
     func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
         let before = s.localPins[version]?[kind] ?? 0
         s.localPins[version, default: [:]][kind] = before + 1
-        if before == 0 && kind != Self.transactionPinKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
-    }
-
-    static func publishable(_ pins: [UInt64: [String: Int]]) -> [UInt64: [String: Int]] {
-        pins.compactMapValues { kinds in
-            let k = kinds.filter { $0.key != transactionPinKind }
-            return k.isEmpty ? nil : k
-        }
+        if before == 0 && kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
     }
 
     func unpin(_ version: UInt64, _ kind: String) {
@@ -475,7 +468,7 @@ public final class Store: Sendable {
             if n <= 1 {
                 s.localPins[version]?[kind] = nil
                 if s.localPins[version]?.isEmpty == true { s.localPins[version] = nil }
-                if kind != Self.transactionPinKind { try? lockFile?.publish(Self.publishable(s.localPins)) }
+                if kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
             } else {
                 s.localPins[version]?[kind] = n - 1
             }

@@ -101,14 +101,14 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Writes this store's pins (version → kind → count) into its slot.
-    func publish(_ pins: [UInt64: [String: Int]]) throws {
+    func publish(_ pins: [UInt64: [String: Int]], except skipped: String? = nil) throws {
         guard let slot else { return }
-        var w = ByteWriter(capacity: Self.slotDataSize)
+        var w = ByteWriter(capacity: 256)
         w.u32(0x4E49_5050)  // "PPIN"
         w.u32(UInt32(bitPattern: SystemFile.processID))
         var entries: [(UInt64, UInt32, Int)] = []
         for (v, kinds) in pins.sorted(by: { $0.key < $1.key }) {
-            for (k, n) in kinds where n > 0 {
+            for (k, n) in kinds where n > 0 && k != skipped {
                 entries.append((v, UInt32(Self.kindNames.firstIndex(of: k) ?? Self.kindNames.count - 1), n))
             }
         }
