@@ -58,6 +58,7 @@ enum Tour {
         #expect(ada.dogs.filter("name BEGINSWITH 'R'").first?.name == "Rex")
         #expect(ada.dogs.first?.owners.sorted(byKeyPath: "age").first?.name == "Ada")
         #expect(ada.scores.max() == 1200)
+        #expect(Array(ada.tags.filter("self BEGINSWITH 'e'")) == ["engines"])
         #expect(people.value(forKey: "name") as? [String] == ["Ada", "Grace"])
         #expect(String(decoding: try JSONEncoder().encode(ada.dogs), as: UTF8.self) == #"[{"name":"Rex"}]"#)
 
