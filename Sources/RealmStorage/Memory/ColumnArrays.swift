@@ -315,6 +315,30 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
         }
     }
 
+    /// The position of `value` in an ascending lane (a row group's object keys), or nil: a binary
+    /// search on the encoding's own array (the collection algorithm re-dispatched on the
+    /// encoding at every probe).
+    package func sortedIndex(of value: Int64) -> Int? {
+        switch self {
+        case .plain(let p):
+            var lo = 0
+            var hi = p.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if p[mid] < value { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < p.count && p[lo] == value ? lo : nil
+        case .packed(let p):
+            var lo = 0
+            var hi = p.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if p[mid] < value { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < p.count && p[lo] == value ? lo : nil
+        }
+    }
+
     /// Counts values in `lo...hi` with the loop specialized for the encoding.
     package func countInRange(_ lo: Int64, _ hi: Int64) -> Int {
         switch self {

@@ -13,12 +13,18 @@ struct IndexCursor {
     /// true; returns whether it did.
     mutating func forEachKey(hash h: UInt64, in snapshot: Snapshot, _ body: (Int64) throws -> Bool) throws -> Bool {
         for ci in directory.chunks(possiblyHolding: h) {
-            let chunk = try self.chunk(ci, in: snapshot)
-            var a = chunk.lowerBound(h)
-            while a < chunk.count, chunk.hash(a) == h {
-                if try body(chunk.key(a)) { return true }
-                a += 1
-            }
+            if chunks[ci] == nil { chunks[ci] = try snapshot.indexChunk(directory.chunks[ci]) }
+            // Searched where it is stored: copying a chunk out retains each of its buffers.
+            if try Self.scan(&chunks[ci]!, h, body) { return true }
+        }
+        return false
+    }
+
+    private static func scan(_ chunk: inout IndexChunk, _ h: UInt64, _ body: (Int64) throws -> Bool) throws -> Bool {
+        var a = chunk.lowerBound(h)
+        while a < chunk.count, chunk.hash(a) == h {
+            if try body(chunk.key(a)) { return true }
+            a += 1
         }
         return false
     }

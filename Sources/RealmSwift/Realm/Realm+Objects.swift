@@ -15,12 +15,11 @@ extension Realm {
     /// The object of `type` whose primary key is `key`, or nil.
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         checkThread()
-        let info = ClassInfo.of(type)
+        let info = classInfo(type)
         verifyOrTrap(info)
         guard let pk = info.primaryKey else {
             fatalError("'\(info.className)' does not have a primary key; declare one with @Persisted(primaryKey: true).")
         }
-        guard catalog.table(info.className) != nil else { return nil }
         let raw: StorageValue
         do {
             raw = try ValueCoercion.primaryKey(key, info.properties[pk].valueType._rlmInfo)
@@ -29,7 +28,9 @@ extension Realm {
         }
         let found: ObjectKey?
         do {
+            // A table reader exists only for a table the file has; the other paths look it up.
             if let tx = transaction {
+                guard catalog.table(info.className) != nil else { return nil }
                 found = try tx.objectKey(info.className, primaryKey: raw)
             } else if !isFrozen, let bound = try reader(info, currentSnapshot) {
                 // A live Realm outside a write: the class's table reader finds the key and the
@@ -39,12 +40,24 @@ extension Realm {
                 if let location = try bound.reader.locate(key) { object._rlmPlace(at: location, version: bound.version, reader: bound) }
                 return object
             } else {
+                guard catalog.table(info.className) != nil else { return nil }
                 found = try currentSnapshot.objectKey(info.className, primaryKey: raw)
             }
         } catch {
             fatalError("Realm could not look up '\(info.className)': \(error)")
         }
         return found.map { makeObject(type, $0, info) }
+    }
+
+    /// The class description of `type`: from this live Realm's last lookup when it was the same
+    /// type, else from the process-wide registry.
+    func classInfo(_ type: ObjectBase.Type) -> ClassInfo {
+        if isFrozen { return ClassInfo.of(type) }
+        let id = ObjectIdentifier(type)
+        if let c = lastClass, c.type == id { return c.info }
+        let info = ClassInfo.of(type)
+        lastClass = (id, info)
+        return info
     }
 
     /// A managed object of `type` for `key`.

@@ -43,6 +43,10 @@ public final class Realm {
     let handle: StoreHandle
     /// Classes checked against the file's schema, by class.
     var verified: Set<ObjectIdentifier> = []
+    /// The last class looked up by type, and the last one found verified (live Realms only: they
+    /// are confined to one thread, so these need no lock).
+    @exclusivity(unchecked) var lastClass: (type: ObjectIdentifier, info: ClassInfo)?
+    @exclusivity(unchecked) var lastVerified: ClassInfo?
     /// The update policy of the `add` in progress (linked objects are added with the same one).
     var addPolicy: UpdatePolicy = .error
     /// Insert layouts by class, valid for the current write transaction's schema.

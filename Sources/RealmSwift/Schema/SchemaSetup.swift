@@ -197,8 +197,12 @@ extension Realm {
     /// Checks `info` against the file once per Realm, creating its tables inside a write
     /// transaction; a mismatch stops the process with the migration message.
     func verifyOrTrap(_ info: ClassInfo) {
+        if isFrozen || lastVerified === info { return }
         let id = ObjectIdentifier(info.type)
-        if verified.contains(id) || isFrozen { return }
+        if verified.contains(id) {
+            lastVerified = info
+            return
+        }
         let errors = info.modelErrors
         if !errors.isEmpty { fatalError(errors.joined(separator: " ")) }
         let diffs = SchemaSetup.differences(info, catalog)
