@@ -320,23 +320,20 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
     /// encoding at every probe).
     package func sortedIndex(of value: Int64) -> Int? {
         switch self {
-        case .plain(let p):
-            var lo = 0
-            var hi = p.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if p[mid] < value { lo = mid + 1 } else { hi = mid }
-            }
-            return lo < p.count && p[lo] == value ? lo : nil
-        case .packed(let p):
-            var lo = 0
-            var hi = p.count
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if p[mid] < value { lo = mid + 1 } else { hi = mid }
-            }
-            return lo < p.count && p[lo] == value ? lo : nil
+        case .plain(let p): Self.search(p.count, value) { p[$0] }
+        case .packed(let p): Self.search(p.count, value) { p[$0] }
         }
+    }
+
+    @inline(__always)
+    private static func search(_ count: Int, _ value: Int64, _ at: (Int) -> Int64) -> Int? {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if at(mid) < value { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < count && at(lo) == value ? lo : nil
     }
 
     /// Counts values in `lo...hi` with the loop specialized for the encoding.
