@@ -152,4 +152,57 @@ import Testing
         try commits(store, 1, from: 70)
         #expect(try Inspector().inspect(path: dir.file()).chainedCommits == 1)
     }
+
+    /// A store whose own commit failed still follows the commits other stores chain after theirs
+    /// (found in review: it skipped chains, built on an older commit and overwrote theirs).
+    @Test func aStoreWhoseCommitFailedStillFollowsOtherStoresChains() throws {
+        guard FaultInjection.isAvailable else { return }
+        let dir = TempDir()
+        let a = try makePeopleStore(dir)
+        try commits(a, 2)  // v3, v4
+        let b = try Store.open(at: dir.file())
+        let plan = FaultPlan()
+        plan.arm(.fsync, at: 1)
+        #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try commits(a, 1, from: 50) } }  // v5 fails
+        try commits(b, 3, from: 60)  // v6 with a slot (after the failed commit's bytes), v7 and v8 chained
+        try commits(a, 1, from: 70)  // on v8
+        let s = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
+        #expect(s.version == 9)
+        #expect(try s.objectCount("Person") == 6)
+        for id in [0, 1, 60, 61, 62, 70] { #expect(try s.objectKey("Person", primaryKey: .int(Int64(id))) != nil, "\(id)") }
+        #expect(try s.objectKey("Person", primaryKey: .int(50)) == nil)
+        #expect(Verifier().verify(s).isClean)
+    }
+
+    /// A commit is visible between its write and its sync. If it then fails, no store adopts it
+    /// from then on, and a store that adopted it before goes back before its next write (found in
+    /// review: the next commit built on it, and its sync made the failed commit's cleared head
+    /// durable, so the next open lost both).
+    @Test func aCommitThatFailedAfterOthersSawItIsNotBuiltOn() throws {
+        guard FaultInjection.isAvailable else { return }
+        let dir = TempDir()
+        let a = try makePeopleStore(dir)
+        try commits(a, 2)  // v3, v4
+        let b = try Store.open(at: dir.file())
+        // v5's sync fails, and so does clearing its head: its head and bytes stay in the file.
+        let plan = FaultPlan()
+        plan.arm(.fsync, at: 1)
+        plan.arm(.pwrite, at: 2)
+        #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try commits(a, 1, from: 50) } }
+        #expect(try b.snapshot().version == 4)
+        #expect(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot().version == 4)
+        // What a refresh in the window between v5's write and its sync saw: b moved to v5.
+        let adopted = try Store.recover(b.state.withLock { $0.current.file })
+        #expect(adopted.record.version == 5)
+        b.state.withLock { $0.current = adopted }
+        try commits(b, 1, from: 60)  // goes back to v4 first; v6 starts after v5's bytes, with a slot
+        let s = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
+        #expect(s.version == 6)
+        #expect(try s.objectKey("Person", primaryKey: .int(50)) == nil)
+        #expect(try s.objectKey("Person", primaryKey: .int(60)) != nil)
+        #expect(Verifier().verify(s).isClean)
+        // a's own next commit follows b's.
+        try commits(a, 1, from: 70)
+        #expect(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot().objectCount("Person") == 4)
+    }
 }

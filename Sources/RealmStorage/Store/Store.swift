@@ -93,6 +93,16 @@ public final class Store: Sendable {
         var fileReplaced = false
     }
 
+    /// A commit reported as failed after its bytes may have been seen (Spec/FORMAT.md §6.2): its
+    /// version and committed length.
+    typealias FailedCommit = (version: UInt64, fileLength: UInt64)
+
+    /// The failed commit this store remembers, else the one the lock file records.
+    func failedCommit() -> FailedCommit? {
+        if let own = state.withLock({ $0.failedCommit }) { return (own.version, own.fileLength) }
+        return lockFile?.failedCommit()
+    }
+
     let state: Mutex<State>
     let lockFile: LockFile?
     let cache = BlockCache()
@@ -124,7 +134,7 @@ public final class Store: Sendable {
                 if !SystemFile.exists(path) { try create(path) }
             }
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
-            let current = try recover(file, durable: lock?.durableCommit(), onlySlot: options.slot)
+            let current = try recover(file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit())
             let store = Store(path: path, options: options, current: current, lockFile: lock)
             let size = try file.size()
             store.state.withLock { $0.allocatedLength = size }
@@ -175,7 +185,8 @@ public final class Store: Sendable {
     /// - Parameter onlySlot: consider only this slot (forensics); its commit region is checked when it
     ///   is the newest valid slot, as it would be.
     static func recover(
-        _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil, onlySlot: Int? = nil
+        _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil, onlySlot: Int? = nil,
+        rejecting failed: FailedCommit? = nil
     ) throws -> Current {
         let size = try file.size()
         guard size >= 64 else {
@@ -217,13 +228,17 @@ public final class Store: Sendable {
                 let settled =
                     onlySlot != nil
                     ? (try settle(current, checkFirst: true, durable: { durable }, cache: nil, readable: size, follow: false))
-                    : (try settle(current, checkFirst: i == newest, durable: { durable }, cache: nil, readable: size))
+                    : (try settle(
+                        current, checkFirst: i == newest, durable: { durable }, cache: nil, readable: size, rejecting: { failed }))
                 guard let settled else {
                     throw StorageError.corrupted(
                         "the newest commit's bytes do not match its checksum (torn commit)", at: Int(record.commitStart))
                 }
                 return settled
-            } catch let e as StorageError {
+            } catch let e as StorageError where e.code != .io {
+                // A slot whose commit does not verify: try the older one. An I/O error while
+                // following the chain is not a reason to open an older version (the next commit
+                // would overwrite acknowledged ones); it is reported.
                 lastError = e
                 continue
             }
@@ -242,12 +257,14 @@ public final class Store: Sendable {
     /// - Throws: only when the file cannot be read or mapped.
     static func settle(
         _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
-        readable: Int, follow: Bool = true
+        readable: Int, rejecting failed: () -> FailedCommit? = { nil }, follow: Bool = true
     ) throws -> Current? {
         var previous: Current?
         var last = c
         var size: Int?
-        while follow, last.formatVersion >= FileHeader.chainedCommitsVersion, let next = try chained(after: last, &size, readable, cache) {
+        while follow, last.formatVersion >= FileHeader.chainedCommitsVersion,
+            let next = try chained(after: last, &size, readable, cache, rejecting: failed)
+        {
             previous = last
             last = next
         }
@@ -258,18 +275,23 @@ public final class Store: Sendable {
     }
 
     /// The commit chained after `c`: a valid head at its committed length that names `c` as its
-    /// parent, whose record loads and starts right after the head. Its region is not checked here.
-    /// The first `readable` bytes of the file are known to exist and are read through the mapping.
-    private static func chained(after c: Current, _ size: inout Int?, _ readable: Int, _ cache: BlockCache?) throws -> Current? {
+    /// parent, whose record loads and starts right after the head, and that is not the commit
+    /// `failed` names (reported failed: it may never become durable). Its region is not checked
+    /// here. The first `readable` bytes of the file are known to exist and are read through the
+    /// mapping (copied first: another process may be rewriting them).
+    private static func chained(
+        after c: Current, _ size: inout Int?, _ readable: Int, _ cache: BlockCache?, rejecting failed: () -> FailedCommit?
+    ) throws -> Current? {
         let at = Int(c.slot.fileLength)
         let bytes =
-            at + CommitHead.size <= readable
-            ? try c.mapping.view(validLength: at + CommitHead.size).slice(at, CommitHead.size)
+            at + CommitHead.size <= min(readable, c.mapping.length)
+            ? ByteView(copying: try c.mapping.view(validLength: at + CommitHead.size).bytes(at, CommitHead.size))
             : ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
         guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes),
             head.parentVersion == c.slot.version, head.parentRecordChecksum == c.slot.recordChecksum,
             head.slot.version > c.slot.version, head.slot.fileLength > UInt64(at + CommitHead.size)
         else { return nil }
+        if let f = failed(), f.version == head.slot.version, f.fileLength == head.slot.fileLength { return nil }
         let fileSize = try size ?? c.file.size()
         size = fileSize
         let slot = head.slot
@@ -375,13 +397,14 @@ public final class Store: Sendable {
         if let (index, slot) = Self.newestSlot(header), slot.version > known.version, try adoptSlot(file, formatVersion, index, slot) {
             advanced = true
         }
-        // Then the commits chained after the current one (format 3), unless this store's own last
-        // commit failed: it must not build on that commit's bytes, which may never become durable.
-        let (current, failed, readable) = state.withLock { ($0.current, $0.failedCommit != nil, $0.allocatedLength) }
-        guard current.formatVersion >= FileHeader.chainedCommitsVersion, !failed else { return advanced }
+        // Then the commits chained after the current one (format 3), but never a commit reported as
+        // failed (by this store or in the lock file): its bytes may never become durable.
+        let (current, readable) = state.withLock { ($0.current, $0.allocatedLength) }
+        guard current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
         guard
             let next = try Self.settle(
-                current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache, readable: readable),
+                current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache, readable: readable,
+                rejecting: { self.failedCommit() }),
             next.record.version > current.record.version
         else { return advanced }
         state.withLock { s in
@@ -444,7 +467,9 @@ public final class Store: Sendable {
     static func newestSlot(_ header: ByteView) -> (Int, CommitSlot)? {
         var best: (Int, CommitSlot)?
         for (i, o) in FileHeader.slotOffsets.enumerated() {
-            guard let v = try? header.slice(o, FileHeader.slotSize) else { continue }
+            // Copied before decoding: another process may be rewriting the slot in the mapping.
+            guard let b = try? header.bytes(o, FileHeader.slotSize) else { continue }
+            let v = ByteView(copying: b)
             if let s = CommitSlot.decode(v), s.version > (best?.1.version ?? 0) { best = (i, s) }
         }
         return best
@@ -510,12 +535,27 @@ public final class Store: Sendable {
         do {
             try lockFile?.lockWriter()
             try refresh()
+            try abandonFailedCommit()
             let base = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.transactionPinKind) }
             return WriteTransaction(store: self, base: base)
         } catch {
             lockFile?.unlockWriter()
             writerGate.withLock { $0 = false }
             throw error
+        }
+    }
+
+    /// A commit is visible to refreshes between its write and its sync; if it then failed, this
+    /// store may have moved to it. A write transaction must not build on it (it may never become
+    /// durable, and the next commit's sync would make its cleared head durable): the store goes
+    /// back to what recovery finds without it (Spec/FORMAT.md §6.2).
+    func abandonFailedCommit() throws {
+        guard let f = failedCommit() else { return }
+        let file = state.withLock { $0.current.file }
+        guard state.withLock({ $0.current.slot.version == f.version && $0.current.slot.fileLength == f.fileLength }) else { return }
+        let recovered = try Self.recover(file, durable: lockFile?.durableCommit(), rejecting: f)
+        state.withLock { s in
+            if s.current.slot.version == f.version && s.current.slot.fileLength == f.fileLength { s.current = recovered }
         }
     }
 

@@ -32,8 +32,10 @@ extension WriteTransaction {
         // After a failed commit whose slot other processes may have seen, never reuse its version
         // number or its bytes (Spec/FORMAT.md §6.2).
         // Ours, or one another store recorded in the lock file; only one past our base matters.
-        var failed: (fileLength: UInt64, version: UInt64)? = store.state.withLock { $0.failedCommit }
-        if let shared = store.lockFile?.failedCommit(), shared.version > base.version, shared.version > failed?.version ?? 0 {
+        let own = store.state.withLock { $0.failedCommit }
+        let shared = store.lockFile?.failedCommit()
+        var failed = own
+        if let shared, shared.version > base.version, shared.version > failed?.version ?? 0 {
             failed = (fileLength: shared.fileLength, version: shared.version)
         }
         let newVersion = max(base.version, failed?.version ?? 0) + 1
@@ -46,11 +48,20 @@ extension WriteTransaction {
             let active = Set(pins.map(\.version)).union([newVersion]).count
             if active > limit { throw StorageError.maximumActiveVersions(active: active, limit: limit) }
         }
-        let (file, slotIndex, baseSlot, formatVersion, chained) = store.state.withLock {
-            ($0.current.file, $0.current.slotIndex, $0.current.slot, $0.current.formatVersion, $0.current.chained)
-        }
+        let baseCurrent = store.state.withLock { $0.current }
+        let (file, slotIndex, baseSlot, formatVersion, chained) = (
+            baseCurrent.file, baseCurrent.slotIndex, baseCurrent.slot, baseCurrent.formatVersion, baseCurrent.chained
+        )
         guard baseSlot.version == base.version else {
             throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
+        }
+        // Never build on a commit reported failed (beginWrite moves off one; this is the guard).
+        if [own.map { ($0.version, $0.fileLength) }, shared.map { ($0.version, $0.fileLength) }].contains(where: {
+            $0?.0 == baseSlot.version && $0?.1 == baseSlot.fileLength
+        }) {
+            throw StorageError(
+                .invalidTransactionState, "the version this transaction read was reported failed; begin a new transaction",
+                path: store.path)
         }
         // Format 3: a commit head precedes the commit region (Spec/FORMAT.md §3.4).
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
@@ -124,7 +135,11 @@ extension WriteTransaction {
             // reuses its version number nor overwrites bytes a reader may have seen meanwhile.
             if writesSlot { try? file.write(previousSlotBytes, at: slotOffset) }
             if hasHead { try? file.write([UInt8](repeating: 0, count: CommitHead.size), at: Int(start)) }
-            store.state.withLock { $0.failedCommit = (slot.fileLength, newVersion) }
+            store.state.withLock { s in
+                s.failedCommit = (slot.fileLength, newVersion)
+                // A refresh on another thread may have moved this store to the commit meanwhile.
+                if s.current.record.version >= newVersion { s.current = baseCurrent }
+            }
             store.lockFile?.recordFailed(version: newVersion, fileLength: slot.fileLength)
             throw error
         }
