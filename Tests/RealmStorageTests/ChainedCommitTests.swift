@@ -153,17 +153,25 @@ import Testing
         #expect(try Inspector().inspect(path: dir.file()).chainedCommits == 1)
     }
 
-    /// A store whose own commit failed still follows the commits other stores chain after theirs
-    /// (found in review: it skipped chains, built on an older commit and overwrote theirs).
-    @Test func aStoreWhoseCommitFailedStillFollowsOtherStoresChains() throws {
-        guard FaultInjection.isAvailable else { return }
-        let dir = TempDir()
+    /// Stores `a` and `b` on one file at v4, after `a`'s commit of v5 (object 50) failed its sync
+    /// (and the second call at `alsoFailing` failed too).
+    func twoStoresAfterAFailedCommit(_ dir: TempDir, alsoFailing point: FaultPoint?) throws -> (Store, Store) {
         let a = try makePeopleStore(dir)
         try commits(a, 2)  // v3, v4
         let b = try Store.open(at: dir.file())
         let plan = FaultPlan()
         plan.arm(.fsync, at: 1)
-        #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try commits(a, 1, from: 50) } }  // v5 fails
+        if let point { plan.arm(point, at: 2) }
+        #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try commits(a, 1, from: 50) } }
+        return (a, b)
+    }
+
+    /// A store whose own commit failed still follows the commits other stores chain after theirs
+    /// (found in review: it skipped chains, built on an older commit and overwrote theirs).
+    @Test func aStoreWhoseCommitFailedStillFollowsOtherStoresChains() throws {
+        guard FaultInjection.isAvailable else { return }
+        let dir = TempDir()
+        let (a, b) = try twoStoresAfterAFailedCommit(dir, alsoFailing: nil)
         try commits(b, 3, from: 60)  // v6 with a slot (after the failed commit's bytes), v7 and v8 chained
         try commits(a, 1, from: 70)  // on v8
         let s = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
@@ -181,14 +189,8 @@ import Testing
     @Test func aCommitThatFailedAfterOthersSawItIsNotBuiltOn() throws {
         guard FaultInjection.isAvailable else { return }
         let dir = TempDir()
-        let a = try makePeopleStore(dir)
-        try commits(a, 2)  // v3, v4
-        let b = try Store.open(at: dir.file())
-        // v5's sync fails, and so does clearing its head: its head and bytes stay in the file.
-        let plan = FaultPlan()
-        plan.arm(.fsync, at: 1)
-        plan.arm(.pwrite, at: 2)
-        #expect(throws: StorageError.self) { try FaultInjection.run(plan) { try commits(a, 1, from: 50) } }
+        // Clearing v5's head fails too: its head and bytes stay in the file.
+        let (a, b) = try twoStoresAfterAFailedCommit(dir, alsoFailing: .pwrite)
         #expect(try b.snapshot().version == 4)
         #expect(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot().version == 4)
         // What a refresh in the window between v5's write and its sync saw: b moved to v5.
