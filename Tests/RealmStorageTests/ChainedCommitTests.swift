@@ -196,7 +196,10 @@ import Testing
         // What a refresh in the window between v5's write and its sync saw: b moved to v5.
         let adopted = try Store.recover(b.state.withLock { $0.current.file })
         #expect(adopted.record.version == 5)
-        b.state.withLock { $0.current = adopted }
+        b.state.withLock {
+            $0.current = adopted
+            $0.adopted = true  // as a refresh that moved it sets
+        }
         try commits(b, 1, from: 60)  // goes back to v4 first; v6 starts after v5's bytes, with a slot
         let s = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
         #expect(s.version == 6)

@@ -91,6 +91,9 @@ public final class Store: Sendable {
         /// to it yet (something failed in between): it must before it reads slots or writes again,
         /// or its commits would go to the unlinked original (see ``adoptReplacedFile()``).
         var fileReplaced = false
+        /// The current commit came from recovery or a refresh (another store's commit, which may
+        /// have failed since): the next write transaction checks it (``abandonFailedCommit()``).
+        var adopted = true
     }
 
     /// A commit reported as failed after its bytes may have been seen (Spec/FORMAT.md §6.2): its
@@ -408,7 +411,10 @@ public final class Store: Sendable {
             next.record.version > current.record.version
         else { return advanced }
         state.withLock { s in
-            if next.record.version > s.current.record.version { s.current = next }
+            if next.record.version > s.current.record.version {
+                s.current = next
+                s.adopted = true
+            }
         }
         return true
     }
@@ -433,6 +439,7 @@ public final class Store: Sendable {
             if record.version > s.current.record.version {
                 s.current = Current(
                     file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: index, record: record)
+                s.adopted = true
             }
         }
         return true
@@ -455,6 +462,7 @@ public final class Store: Sendable {
             $0.allocatedLength = size
             $0.failedCommit = nil
             $0.fileReplaced = false
+            $0.adopted = true
         }
     }
 
@@ -535,7 +543,10 @@ public final class Store: Sendable {
         do {
             try lockFile?.lockWriter()
             try refresh()
-            try abandonFailedCommit()
+            if state.withLock({ $0.adopted }) {
+                try abandonFailedCommit()
+                state.withLock { $0.adopted = false }
+            }
             let base = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.transactionPinKind) }
             return WriteTransaction(store: self, base: base)
         } catch {
