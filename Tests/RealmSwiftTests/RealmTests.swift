@@ -5,6 +5,26 @@ import Synchronization
 import Testing
 
 @Suite struct RealmTests {
+    /// Adds of several classes interleaved in one write (a run of one class reuses its checked
+    /// layout; another class, a cascade through links or a new transaction checks again).
+    @Test func interleavedAddsOfSeveralClasses() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            for i in 0..<20 {
+                realm.add(Dog(value: ["name": "d\(i)", "age": i]))
+                let p = Person(value: ["id": i, "name": "p\(i)", "dogs": [["name": "c\(i)"]]])
+                p.dog = Dog(value: ["name": "own\(i)"])
+                realm.add(p)
+                realm.add(Dog(value: ["name": "x\(i)"]))
+            }
+        }
+        try realm.write { realm.add(Dog(value: ["name": "late"])) }
+        #expect(realm.objects(Dog.self).count == 81 && realm.objects(Person.self).count == 20)
+        let p7 = try #require(realm.object(ofType: Person.self, forPrimaryKey: 7))
+        #expect(p7.name == "p7" && p7.dogs.first?.name == "c7" && p7.dog?.name == "own7")
+        #expect(realm.objects(Dog.self).filter("name == 'd7'").first?.age == 7)
+    }
+
     @Test func writeQueryAndReopen() throws {
         let dir = TempDir()
         do {

@@ -146,5 +146,8 @@ extension Realm {
         return info
     }
 
-    func bump() { stamp += 1 }
+    func bump() {
+        stamp += 1
+        lastInsert = nil  // a migration step may have removed or changed a table
+    }
 }

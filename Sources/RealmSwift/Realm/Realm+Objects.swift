@@ -295,11 +295,17 @@ extension Realm {
             return object._rlmKey
         }
         let info = object._rlmClass
-        try ensureTable(info)
+        let layout: [LayoutSlot]
+        if let last = lastInsert, last.info === info {
+            layout = last.slots
+        } else {
+            try ensureTable(info)
+            layout = try columnLayout(info, tx)
+            lastInsert = (info, layout)
+        }
         let provided = object._rlmValues
         let values = info.unmanagedValues(of: object)
         let table = info.className
-        let layout = try columnLayout(info, tx)
         var existing: ObjectKey?
         if let pk = info.primaryKey, addPolicy != .error {
             let pkRaw = try realmErrors { try info.properties[pk].valueType._rlmEncodeAny(values[pk]!, self).value }

@@ -50,7 +50,12 @@ public final class Realm {
     /// The update policy of the `add` in progress (linked objects are added with the same one).
     var addPolicy: UpdatePolicy = .error
     /// Insert layouts by class, valid for the current write transaction's schema.
-    var layouts: [ObjectIdentifier: (version: Int, slots: [LayoutSlot])] = [:]
+    var layouts: [ObjectIdentifier: (version: Int, slots: [LayoutSlot])] = [:] {
+        didSet { if layouts.isEmpty { lastInsert = nil } }
+    }
+    /// The class of the last `add` in this write transaction, whose table exists, and its layout:
+    /// a run of adds of one class checks its table once (forgotten with `layouts` and on `bump()`).
+    @exclusivity(unchecked) var lastInsert: (info: ClassInfo, slots: [LayoutSlot])?
     /// Table readers of the current snapshot, by class description.
     var readers: [ObjectIdentifier: BoundReader] = [:]
     var readersVersion: UInt64 = 0
