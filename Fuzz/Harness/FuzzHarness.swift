@@ -43,8 +43,20 @@ public enum FuzzHarness {
     /// `Predicate`: the bytes as query text — parse it and bind it against a fixed schema.
     public static func predicate(_ data: [UInt8]) {
         guard let text = String(validating: data, as: UTF8.self), let (catalog, table) = fixedSchema else { return }
-        _ = try? BoundPredicate.compile(text, arguments: [.value(.int(1)), .value(.string("a"))], table: table, catalog: catalog)
+        let arguments: [QueryArgument] = [.value(.int(1)), .value(.string("a"))]
+        _ = try? BoundPredicate.compile(text, arguments: arguments, table: table, catalog: catalog)
+        // The same text as a query on values (`self`, as `filter` on a list of primitives), bound
+        // and evaluated over small lists of several types.
+        for (values, type) in valueLists {
+            _ = try? StoredValues.matchingIndices(values, type: type, isNullable: true, predicate: text, arguments: arguments)
+        }
     }
+
+    static let valueLists: [([StorageValue], ColumnType)] = [
+        ([.int(1), .null, .int(-5), .int(.max)], .int), ([.string("a"), .string(""), .null, .string("É")], .string),
+        ([.double(.nan), .double(2), .double(-0.0)], .double), ([.bool(true), .null], .bool),
+        ([.timestamp(seconds: 1, nanoseconds: 0), .null], .timestamp), ([.int(3), .string("x"), .null, .double(1.5)], .mixed),
+    ]
 
     /// A `Person`/`Dog` schema with every column kind, built once in a temporary store.
     static let fixedSchema: (Catalog, TableSchema)? = {
