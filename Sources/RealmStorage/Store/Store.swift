@@ -286,8 +286,11 @@ public final class Store: Sendable {
         after c: Current, _ size: inout Int?, _ readable: Int, _ cache: BlockCache?, rejecting failed: () -> FailedCommit?
     ) throws -> Current? {
         let at = Int(c.slot.fileLength)
+        let mapped = at + CommitHead.size <= min(readable, c.mapping.length)
+        // Usually nothing follows (zeros): the magic alone says so, before anything is copied.
+        if mapped, try c.mapping.view(validLength: at + CommitHead.size).u32(at) != CommitHead.magic { return nil }
         let bytes =
-            at + CommitHead.size <= min(readable, c.mapping.length)
+            mapped
             ? ByteView(copying: try c.mapping.view(validLength: at + CommitHead.size).bytes(at, CommitHead.size))
             : ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
         guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes),
@@ -397,7 +400,12 @@ public final class Store: Sendable {
         var advanced = false
         // The slots are read through the mapping, which shows what any process last wrote (the
         // header lies inside every valid file).
-        if let (index, slot) = Self.newestSlot(header), slot.version > known.version, try adoptSlot(file, formatVersion, index, slot) {
+        // (A slot's version field is looked at first: when neither is newer, as for a store that
+        // made the last commit itself, nothing is copied or decoded.)
+        let newer = FileHeader.slotOffsets.contains { ((try? header.u64($0 + 8)) ?? 0) > known.version }
+        if newer, let (index, slot) = Self.newestSlot(header), slot.version > known.version,
+            try adoptSlot(file, formatVersion, index, slot)
+        {
             advanced = true
         }
         // Then the commits chained after the current one (format 3), but never a commit reported as
