@@ -131,3 +131,14 @@ package struct CommitHead: Sendable, Equatable {
             parentVersion: pv, parentRecordChecksum: prc)
     }
 }
+
+/// A commit reported as failed after its bytes may have been seen (Spec/FORMAT.md §6.2, §7): no
+/// chain follows it and no commit builds on it.
+struct FailedCommit: Sendable, Equatable {
+    let version: UInt64
+    /// Its committed length: the next commit starts at or after it.
+    let fileLength: UInt64
+
+    /// Whether `slot` (a slot's or a head's fields) names this commit.
+    func names(_ slot: CommitSlot) -> Bool { slot.version == version && slot.fileLength == fileLength }
+}

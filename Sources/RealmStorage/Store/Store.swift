@@ -86,7 +86,7 @@ public final class Store: Sendable {
         /// The file's size as last set by this store (it grows ahead of the committed length).
         var allocatedLength = 0
         /// Extent of the last commit that failed after writing its slot (see the commit protocol).
-        var failedCommit: (fileLength: UInt64, version: UInt64)?
+        var failedCommit: FailedCommit?
         /// An in-place compaction renamed its copy over the file but this store has not switched
         /// to it yet (something failed in between): it must before it reads slots or writes again,
         /// or its commits would go to the unlinked original (see ``adoptReplacedFile()``).
@@ -96,15 +96,8 @@ public final class Store: Sendable {
         var adopted = true
     }
 
-    /// A commit reported as failed after its bytes may have been seen (Spec/FORMAT.md §6.2): its
-    /// version and committed length.
-    typealias FailedCommit = (version: UInt64, fileLength: UInt64)
-
     /// The failed commit this store remembers, else the one the lock file records.
-    func failedCommit() -> FailedCommit? {
-        if let own = state.withLock({ $0.failedCommit }) { return (own.version, own.fileLength) }
-        return lockFile?.failedCommit()
-    }
+    func failedCommit() -> FailedCommit? { state.withLock { $0.failedCommit } ?? lockFile?.failedCommit() }
 
     let state: Mutex<State>
     let lockFile: LockFile?
@@ -225,15 +218,14 @@ public final class Store: Sendable {
                 let view = mapping.view(validLength: Int(slot.fileLength))
                 let record = try loadRecord(view, slot, formatVersion: formatVersion, cache: nil)
                 let current = Current(file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: i, record: record)
-                if onlySlot != nil && i != newest { return current }
                 // The newest slot's commit, or the last commit chained after a slot's, may have been
-                // torn by a crash: check every byte it wrote.
-                let settled =
-                    onlySlot != nil
-                    ? (try settle(current, checkFirst: true, durable: { durable }, cache: nil, readable: size, follow: false))
-                    : (try settle(
-                        current, checkFirst: i == newest, durable: { durable }, cache: nil, readable: size, rejecting: { failed }))
-                guard let settled else {
+                // torn by a crash: check every byte it wrote. (A slot read for forensics is not
+                // followed.)
+                guard
+                    let settled = try settle(
+                        current, checkFirst: i == newest, durable: { durable }, cache: nil, readable: size, rejecting: { failed },
+                        follow: onlySlot == nil)
+                else {
                     throw StorageError.corrupted(
                         "the newest commit's bytes do not match its checksum (torn commit)", at: Int(record.commitStart))
                 }
@@ -286,18 +278,20 @@ public final class Store: Sendable {
         after c: Current, _ size: inout Int?, _ readable: Int, _ cache: BlockCache?, rejecting failed: () -> FailedCommit?
     ) throws -> Current? {
         let at = Int(c.slot.fileLength)
-        let mapped = at + CommitHead.size <= min(readable, c.mapping.length)
-        // Usually nothing follows (zeros): the magic alone says so, before anything is copied.
-        if mapped, try c.mapping.view(validLength: at + CommitHead.size).u32(at) != CommitHead.magic { return nil }
-        let bytes =
-            mapped
-            ? ByteView(copying: try c.mapping.view(validLength: at + CommitHead.size).bytes(at, CommitHead.size))
-            : ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
+        let bytes: ByteView
+        if at + CommitHead.size <= min(readable, c.mapping.length) {
+            let view = c.mapping.view(validLength: at + CommitHead.size)
+            // Usually nothing follows (zeros): the magic alone says so, before anything is copied.
+            guard try view.u32(at) == CommitHead.magic else { return nil }
+            bytes = ByteView(copying: try view.bytes(at, CommitHead.size))
+        } else {
+            bytes = ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
+        }
         guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes),
             head.parentVersion == c.slot.version, head.parentRecordChecksum == c.slot.recordChecksum,
             head.slot.version > c.slot.version, head.slot.fileLength > UInt64(at + CommitHead.size)
         else { return nil }
-        if let f = failed(), f.version == head.slot.version, f.fileLength == head.slot.fileLength { return nil }
+        if failed()?.names(head.slot) == true { return nil }
         let fileSize = try size ?? c.file.size()
         size = fileSize
         let slot = head.slot
@@ -570,11 +564,11 @@ public final class Store: Sendable {
     /// back to what recovery finds without it (Spec/FORMAT.md §6.2).
     func abandonFailedCommit() throws {
         guard let f = failedCommit() else { return }
-        let file = state.withLock { $0.current.file }
-        guard state.withLock({ $0.current.slot.version == f.version && $0.current.slot.fileLength == f.fileLength }) else { return }
-        let recovered = try Self.recover(file, durable: lockFile?.durableCommit(), rejecting: f)
+        let current = state.withLock { $0.current }
+        guard f.names(current.slot) else { return }
+        let recovered = try Self.recover(current.file, durable: lockFile?.durableCommit(), rejecting: f)
         state.withLock { s in
-            if s.current.slot.version == f.version && s.current.slot.fileLength == f.fileLength { s.current = recovered }
+            if f.names(s.current.slot) { s.current = recovered }
         }
     }
 

@@ -13,11 +13,21 @@ struct IndexCursor {
     /// true; returns whether it did.
     mutating func forEachKey(hash h: UInt64, in snapshot: Snapshot, _ body: (Int64) throws -> Bool) throws -> Bool {
         for ci in directory.chunks(possiblyHolding: h) {
-            if chunks[ci] == nil { chunks[ci] = try snapshot.indexChunk(directory.chunks[ci]) }
+            try load(ci, in: snapshot)
             // Searched where it is stored: copying a chunk out retains each of its buffers.
             if try Self.scan(&chunks[ci]!, h, body) { return true }
         }
         return false
+    }
+
+    /// Every key whose entry carries hash `h`, in index order.
+    mutating func keys(hash h: UInt64, in snapshot: Snapshot) throws -> [Int64] {
+        var out: [Int64] = []
+        _ = try forEachKey(hash: h, in: snapshot) { key in
+            out.append(key)
+            return false
+        }
+        return out
     }
 
     private static func scan(_ chunk: inout IndexChunk, _ h: UInt64, _ body: (Int64) throws -> Bool) throws -> Bool {
@@ -32,14 +42,14 @@ struct IndexCursor {
     /// The largest hash in the index (0 when it is empty): its last chunk's last entry.
     mutating func largestHash(in snapshot: Snapshot) throws -> UInt64 {
         guard !directory.chunks.isEmpty else { return 0 }
-        let last = try chunk(directory.chunks.count - 1, in: snapshot)
-        return last.count == 0 ? 0 : last.hash(last.count - 1)
+        let ci = directory.chunks.count - 1
+        try load(ci, in: snapshot)
+        let n = chunks[ci]!.count
+        return n == 0 ? 0 : chunks[ci]!.hash(n - 1)
     }
 
-    private mutating func chunk(_ ci: Int, in snapshot: Snapshot) throws -> IndexChunk {
-        if let c = chunks[ci] { return c }
-        let c = try snapshot.indexChunk(directory.chunks[ci])
-        chunks[ci] = c
-        return c
+    /// Decodes chunk `ci` on first use.
+    private mutating func load(_ ci: Int, in snapshot: Snapshot) throws {
+        if chunks[ci] == nil { chunks[ci] = try snapshot.indexChunk(directory.chunks[ci]) }
     }
 }

@@ -297,17 +297,8 @@ public final class Snapshot: Sendable {
 
     /// Keys whose index entries carry `hash` (not yet confirmed against the column).
     package func indexCandidates(_ ref: BlockRef, _ hash: UInt64) throws -> [Int64] {
-        let dir = try indexDirectory(ref)
-        var out: [Int64] = []
-        for ci in dir.chunks(possiblyHolding: hash) {
-            let e = try indexChunk(dir.chunks[ci])
-            var a = e.lowerBound(hash)
-            while a < e.count, e.hash(a) == hash {
-                out.append(e.key(a))
-                a += 1
-            }
-        }
-        return out
+        var cursor = try IndexCursor(ref, in: self)
+        return try cursor.keys(hash: hash, in: self)
     }
 
     func indexLookup(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema, _ value: StorageValue) throws -> [ObjectKey] {

@@ -203,8 +203,8 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// The failed commit recorded by any writer, if the record is intact.
-    func failedCommit() -> (version: UInt64, fileLength: UInt64)? {
-        readRecord(Self.failedMagic, at: Self.failedOffset).map { (version: $0.0, fileLength: $0.1) }
+    func failedCommit() -> FailedCommit? {
+        readRecord(Self.failedMagic, at: Self.failedOffset).map { FailedCommit(version: $0.0, fileLength: $0.1) }
     }
 
     /// A 32-byte record: magic, reserved, two u64 values, XXH64 of the first 24 bytes.

@@ -95,13 +95,7 @@ final class IndexWork {
 
     /// The keys the base version's index holds for `h` (deleted ones included; the caller filters).
     func baseCandidates(_ h: UInt64, in base: Snapshot) throws -> [Int64] {
-        guard try baseCursor(base) else { return [] }
-        var out: [Int64] = []
-        _ = try baseIndex!.forEachKey(hash: h, in: base) { key in
-            out.append(key)
-            return false
-        }
-        return out
+        try baseCursor(base) ? baseIndex!.keys(hash: h, in: base) : []
     }
 
     var maxInsertedHash: UInt64? { insertsSorted ? inserts.last?.0 : inserts.map(\.0).max() }

@@ -35,9 +35,7 @@ extension WriteTransaction {
         let own = store.state.withLock { $0.failedCommit }
         let shared = store.lockFile?.failedCommit()
         var failed = own
-        if let shared, shared.version > base.version, shared.version > failed?.version ?? 0 {
-            failed = (fileLength: shared.fileLength, version: shared.version)
-        }
+        if let shared, shared.version > base.version, shared.version > failed?.version ?? 0 { failed = shared }
         let newVersion = max(base.version, failed?.version ?? 0) + 1
         if let limit = store.options.maximumNumberOfActiveVersions {
             var pins = store.pinnedVersions()
@@ -56,9 +54,7 @@ extension WriteTransaction {
             throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
         }
         // Never build on a commit reported failed (beginWrite moves off one; this is the guard).
-        if [own.map { ($0.version, $0.fileLength) }, shared.map { ($0.version, $0.fileLength) }].contains(where: {
-            $0?.0 == baseSlot.version && $0?.1 == baseSlot.fileLength
-        }) {
+        if own?.names(baseSlot) == true || shared?.names(baseSlot) == true {
             throw StorageError(
                 .invalidTransactionState, "the version this transaction read was reported failed; begin a new transaction",
                 path: store.path)
@@ -136,7 +132,7 @@ extension WriteTransaction {
             if writesSlot { try? file.write(previousSlotBytes, at: slotOffset) }
             if hasHead { try? file.write([UInt8](repeating: 0, count: CommitHead.size), at: Int(start)) }
             store.state.withLock { s in
-                s.failedCommit = (slot.fileLength, newVersion)
+                s.failedCommit = FailedCommit(version: newVersion, fileLength: slot.fileLength)
                 // A refresh on another thread may have moved this store to the commit meanwhile.
                 if s.current.record.version >= newVersion { s.current = baseCurrent }
             }
