@@ -80,6 +80,8 @@ extension Map where Value: _HasPersistedType, Value.PersistedType: AddableType {
 extension Map where Value: _HasPersistedType, Value.PersistedType: SortableType {
     /// The values sorted (stably from key order; nil first ascending), as live results.
     public func sorted(ascending: Bool = true) -> Results<Value> {
-        Results(values: .over(self, steps: [.sort(ascending: ascending)]))
+        do { return try ValueResults<Value>.results(.sort(ascending: ascending)) { .over(self, steps: $0) } } catch {
+            fatalError("\(error)")
+        }
     }
 }

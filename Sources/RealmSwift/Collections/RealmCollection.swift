@@ -69,13 +69,7 @@ public struct _RLMCollection<Element: RealmCollectionValue> {
                 table: owner._rlmClass.className, key: owner._rlmKey, column: owner._rlmClass.properties[property.index].name)
             return Results(realm: realm, info: ClassInfo.of(type), query: ResultsQuery(collection: ref))
         }
-        stored = {
-            switch property.read() {
-            case .list(let items): items
-            case .map(let entries): entries.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map(\.value)
-            default: []
-            }
-        }
+        stored = { storedElements(property.read()) }
     }
 
     init(
@@ -101,6 +95,16 @@ public struct _RLMCollection<Element: RealmCollectionValue> {
                     + "filter/sorted on the elements.")
         }
         return results
+    }
+}
+
+/// The elements of a stored list or set in order, or a map's values in key order (UTF-8 bytes);
+/// none for anything else (a deleted holder's nil).
+func storedElements(_ value: StorageValue?) -> [StorageValue] {
+    switch value {
+    case .list(let items)?: items
+    case .map(let entries)?: entries.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map(\.value)
+    default: []
     }
 }
 

@@ -10,14 +10,14 @@ extension Results {
             switch step {
             case .filter(let text, let arguments): return try valueResults(.filter(text, arguments))
             case .sort(let descriptors):
-                guard descriptors.count == 1, Self.namesSelf(descriptors[0].keyPath, "sorted(by:)") else {
+                guard descriptors.count == 1 else {
                     fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
                 }
+                Self.requireSelf(descriptors[0].keyPath, "sorted(by:)")
                 return try valueResults(.sort(ascending: descriptors[0].ascending))
             case .distinct(let paths):
-                guard paths.count == 1, Self.namesSelf(paths[0], "distinct(by:)") else {
-                    fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".")
-                }
+                guard paths.count == 1 else { fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".") }
+                Self.requireSelf(paths[0], "distinct(by:)")
                 return try valueResults(.distinct)
             }
         }
@@ -77,17 +77,7 @@ extension Results {
 
     /// The index of the first object matching a query, or nil.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        if values != nil {
-            do {
-                let (type, nullable) = ValueResults<Element>.valueType
-                return try StoredValues.matchingIndices(
-                    _rlmCollection.stored(), type: type, isNullable: nullable, predicate: predicateFormat,
-                    arguments: try QueryArguments.convert(args)
-                ).first
-            } catch {
-                fatalError("\(error)")
-            }
-        }
+        if let values { return ValueResults<Element>.firstIndex(values.storedValues, matching: predicateFormat, args) }
         let matching = filter(predicateFormat, arguments: args)
         guard let first = matching.base.keys.first else { return nil }
         return base.keys.firstIndex(of: first)
@@ -106,9 +96,10 @@ extension Results {
     // MARK: Aggregates
 
     func aggregate(_ function: AggregateFunction, _ property: String) throws -> StorageValue? {
-        if let values, Self.namesSelf(property, "\(function)(ofProperty:)") {
+        if let values {
+            Self.requireSelf(property, "\(function)(ofProperty:)")
             do {
-                return try StoredValues.aggregate(values.storedValues, function, type: ValueResults<Element>.valueType.type)
+                return try StoredValues.aggregate(values.storedValues, function, type: Element._rlmInfo.type.columnType)
             } catch {
                 throw Realm.Error(.invalidQuery, "\(error)")
             }

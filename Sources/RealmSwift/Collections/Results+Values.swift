@@ -94,37 +94,38 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
             invalidated: { map.isInvalidated })
     }
 
-    /// Makes these results again in another Realm (for ``ThreadSafeReference``): nil when the
-    /// object holding the collection is gone there.
-    var resolver: (Realm) -> Results<Element>? {
-        guard let origin else { fatalError("Cannot create a ThreadSafeReference to results of values of an unmanaged collection.") }
+    /// Makes these results again in another Realm (a queue's, actor's or frozen one, or for a
+    /// ``ThreadSafeReference`` another thread's), over the holder with the same key there. It
+    /// captures only the holder's class and key, the rebuild and the steps.
+    var rebuilder: (Realm) -> ValueResults {
+        guard let origin else { fatalError("Results of values of an unmanaged collection cannot move to another Realm or thread.") }
         let owner = origin.property.parent
         let (info, key, rebuild, steps) = (owner._rlmClass, owner._rlmKey, origin.rebuild, steps)
-        return { realm in
-            let parent = realm.makeObject(info.type, key, info)
-            return realm.containsObject(parent) ? Results(values: rebuild(parent, steps)) : nil
-        }
+        return { realm in rebuild(realm.makeObject(info.type, key, info), steps) }
     }
 
-    /// These results over the same collection in `realm` (a queue's, actor's or frozen Realm).
-    func moved(to realm: Realm) -> ValueResults {
-        guard let origin else { fatalError("Results of values over an unmanaged collection cannot move to another Realm.") }
-        let owner = origin.property.parent
-        return origin.rebuild(realm.makeObject(owner._rlmClass.type, owner._rlmKey, owner._rlmClass), steps)
+    /// The positions of `values` that match the query `text` on `self`, bound to the elements'
+    /// type (nullable when they are optional or mixed).
+    static func matching(_ values: [StorageValue], _ text: String, _ arguments: [QueryArgument]) throws -> [Int] {
+        let info = Element._rlmInfo
+        let type = info.type.columnType
+        return try StoredValues.matchingIndices(
+            values, type: type, isNullable: info.isOptional || type == .mixed, predicate: text, arguments: arguments)
+    }
+
+    /// The position of the first of `values` matching a query on `self`, or nil; stops with the
+    /// error on a malformed query (`index(matching:)`).
+    static func firstIndex(_ values: [StorageValue], matching text: String, _ args: [Any?]) -> Int? {
+        do { return try matching(values, text, try QueryArguments.convert(args)).first } catch { fatalError("\(error)") }
     }
 
     /// The positions of `values` that `steps` keep, in their order.
     static func evaluate(_ values: [StorageValue], _ steps: [Step]) throws -> [Int] {
         var positions = Array(values.indices)
-        let (type, nullable) = valueType
         for step in steps {
             let current = positions.map { values[$0] }
             switch step {
-            case .filter(let text, let arguments):
-                positions = try StoredValues.matchingIndices(
-                    current, type: type, isNullable: nullable, predicate: text, arguments: arguments
-                )
-                .map { positions[$0] }
+            case .filter(let text, let arguments): positions = try matching(current, text, arguments).map { positions[$0] }
             case .sort(let ascending): positions = StoredValues.sortedIndices(current, ascending: ascending).map { positions[$0] }
             case .distinct: positions = StoredValues.distinctIndices(current).map { positions[$0] }
             }
@@ -132,20 +133,14 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         return positions
     }
 
-    /// The column type and nullability a query binds `self` to.
-    static var valueType: (type: ColumnType, isNullable: Bool) {
-        let info = Element._rlmInfo
-        return (info.type.columnType, info.isOptional || info.type.columnType == .mixed)
-    }
-
-    /// Checks a filter's text and arguments now, as results of objects do.
+    /// Live results after `step` over the source `over` makes, the step checked now as results
+    /// of objects check theirs.
     /// - Throws: ``Realm/Error`` `.invalidQuery` with the position in the text.
-    static func validate(_ step: Step) throws {
-        guard case .filter(let text, let arguments) = step else { return }
-        let (type, nullable) = valueType
-        do { _ = try StoredValues.matchingIndices([], type: type, isNullable: nullable, predicate: text, arguments: arguments) } catch {
-            throw Realm.Error(.invalidQuery, "\(error)")
+    static func results(_ step: Step, over make: ([Step]) -> ValueResults) throws -> Results<Element> {
+        if case .filter(let text, let arguments) = step {
+            do { _ = try matching([], text, arguments) } catch { throw Realm.Error(.invalidQuery, "\(error)") }
         }
+        return Results(values: make([step]))
     }
 
     /// Invalidated results (their Realm invalidated, or the object holding the collection deleted)
@@ -181,16 +176,14 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
 extension RealmCollection {
     /// Live results of this collection's values after `step` (`self` is the only key path).
     func valueResults(_ step: ValueResults<Element>.Step) throws -> Results<Element> {
-        try ValueResults<Element>.validate(step)
-        return Results(values: .over(self, steps: [step]))
+        try ValueResults<Element>.results(step) { .over(self, steps: $0) }
     }
 
-    /// Whether `keyPath` names the value itself, as in `sorted(byKeyPath: "self")`.
-    static func namesSelf(_ keyPath: String, _ operation: String) -> Bool {
+    /// Stops unless `keyPath` names the value itself, as in `sorted(byKeyPath: "self")`.
+    static func requireSelf(_ keyPath: String, _ operation: String) {
         guard keyPath == "self" else {
             fatalError("\(operation) on \(Element.self) values takes the key path \"self\", not \"\(keyPath)\".")
         }
-        return true
     }
 }
 
@@ -216,15 +209,7 @@ extension RealmCollection where Element: _HasPersistedType {
 
     /// The index of the first value matching a query on `self`, or nil.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        do {
-            let values = _rlmCollection.stored()
-            let (type, nullable) = ValueResults<Element>.valueType
-            return try StoredValues.matchingIndices(
-                values, type: type, isNullable: nullable, predicate: predicateFormat, arguments: try QueryArguments.convert(args)
-            ).first
-        } catch {
-            fatalError("\(error)")
-        }
+        ValueResults<Element>.firstIndex(_rlmCollection.stored(), matching: predicateFormat, args)
     }
 }
 
@@ -238,9 +223,7 @@ extension Map where Value: _HasPersistedType {
     /// The throwing form of ``filter(_:_:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Value> {
-        let step = ValueResults<Value>.Step.filter(predicateFormat, try QueryArguments.convert(args))
-        try ValueResults<Value>.validate(step)
-        return Results(values: .over(self, steps: [step]))
+        try ValueResults<Value>.results(.filter(predicateFormat, try QueryArguments.convert(args))) { .over(self, steps: $0) }
     }
 
     /// The values matching a type-safe query, in key order: `scores.where { $0 > 3 }`.

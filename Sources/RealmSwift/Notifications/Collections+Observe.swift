@@ -46,20 +46,16 @@ struct PropertyTarget: Sendable {
     /// value, linked objects reported as modified when they changed.
     func orderedLogic() -> NotifierLogic<[StorageValue], CollectionDiff> {
         let me = self
-        func items(_ v: StorageValue?) -> [StorageValue] {
-            if case .list(let items) = v { return items }
-            return []
-        }
         return NotifierLogic(
             tables: tables,
-            initial: { snap in items(try me.value(snap)) },
+            initial: { snap in storedElements(try me.value(snap)) },
             compute: { old, oldItems, new, changes in
                 if me.isDeleted(changes) {
                     var d = CollectionDiff()
                     d.deletions = Array(oldItems.indices)
                     return NotifierOutcome(state: [], change: d, isFinal: true)
                 }
-                let newItems = items(try me.value(new))
+                let newItems = storedElements(try me.value(new))
                 let context = ChangeContext(old: old, new: new, changes: changes)
                 let d = CollectionDiff.compute(old: oldItems, new: newItems) { me.isModified($0, context) }
                 return NotifierOutcome(state: newItems, change: d.isEmpty ? nil : d)

@@ -67,12 +67,7 @@ extension Results {
         let t = PropertyTarget(origin.property, keyPaths: nil, what: "results")
         let steps = values.steps
         let state: (Snapshot) throws -> [StorageValue] = { snap in
-            let all: [StorageValue]
-            switch try t.value(snap) {
-            case .list(let items)?: all = items
-            case .map(let entries)?: all = entries.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map(\.value)
-            default: all = []
-            }
+            let all = storedElements(try t.value(snap))
             return try ValueResults<Element>.evaluate(all, steps).map { all[$0] }
         }
         let logic = NotifierLogic<[StorageValue], CollectionDiff>(
@@ -87,7 +82,8 @@ extension Results {
                 let d = CollectionDiff.compute(old: old, new: now) { _ in false }
                 return NotifierOutcome(state: now, change: d.isEmpty ? nil : d)
             })
-        return Observation(logic: logic, make: { realm, _ in Results(values: values.moved(to: realm)) }, report: collectionReport)
+        let rebuild = values.rebuilder
+        return Observation(logic: logic, make: { realm, _ in Results(values: rebuild(realm)) }, report: collectionReport)
     }
 
     func observation(_ keyPaths: [String]?) -> Observation<[ObjectKey], CollectionDiff, Results, RealmCollectionChange<Results>> {

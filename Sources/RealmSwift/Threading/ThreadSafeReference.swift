@@ -44,17 +44,13 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
         }
         path = realm.store.path
         version = realm.currentSnapshot.version
-        values = (value as? any ValueResultsCarrier)?.valueResolver
+        values = (value as? any ResultsType)?.valueResolver
         switch value {
-        case is any ValueResultsCarrier where values != nil:
-            className = nil
-            key = nil
-            query = nil
         case let o as ObjectBase:
             className = o._rlmClass.className
             key = o._rlmKey
             query = nil
-        case let r as any ResultsType:
+        case let r as any ResultsType where values == nil:
             className = r.className
             key = nil
             query = r.query
@@ -66,28 +62,26 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     }
 }
 
-/// Results of values, which a thread-safe reference carries as the way to make them again.
-protocol ValueResultsCarrier {
-    var valueResolver: Unchecked<(Realm) -> Any?>? { get }
-}
-
-extension Results: ValueResultsCarrier {
-    var valueResolver: Unchecked<(Realm) -> Any?>? {
-        guard let values else { return nil }
-        let make = values.resolver
-        return Unchecked({ make($0) })
-    }
-}
-
-/// The class name behind a `Results`, for thread-safe references.
+/// What a thread-safe reference carries of a `Results`: the class name and query of results of
+/// objects, or the way to make results of values again (nil for results of objects).
 protocol ResultsType {
     var className: String { get }
     var query: ResultsQuery { get }
+    var valueResolver: Unchecked<(Realm) -> Any?>? { get }
 }
 
 extension Results: ResultsType {
     var className: String { base.info.className }
     var query: ResultsQuery { base.query }
+    var valueResolver: Unchecked<(Realm) -> Any?>? {
+        guard let values else { return nil }
+        let make = values.rebuilder
+        // Gone there (the holder deleted): nil, as for an object.
+        return Unchecked({ realm in
+            let v = make(realm)
+            return v.isInvalidated ? nil : Results(values: v)
+        })
+    }
 }
 
 extension Realm {
