@@ -118,9 +118,9 @@ extension WriteTransaction {
             if size < end { try Self.extend(file, from: size, to: target) }
             store.state.withLock { $0.allocatedLength = max(size, size < end ? target : size) }
         }
-        if !hasHead {
-            try file.write(bytes, at: Int(start))
-        }
+        // Formats 1 and 2: a failed data write names nothing yet (no slot written), so it is not a
+        // failed commit; in format 3 the head it wrote may name the bytes (Spec/FORMAT.md §6.2).
+        if !hasHead { try file.write(bytes, at: Int(start)) }
         do {
             if hasHead { try file.write(bytes, at: Int(start)) }
             if writesSlot { try file.write(slot.encode(), at: slotOffset) }
