@@ -44,6 +44,25 @@ import Testing
             default: break
             }
         }
+        // The owner-free cursor answers the same, or nil (null rows, other lanes, out of range).
+        let c = r.cursor
+        for (i, v) in values.enumerated() {
+            switch (type, v) {
+            case (.int, .int(let x)): #expect(c.int(i) == x)
+            case (.bool, .bool(let x)): #expect(c.int(i) == (x ? 1 : 0))
+            case (.double, .double(let x)): #expect(c.double(i)?.bitPattern == x.bitPattern)
+            case (.float, .float(let x)): #expect(c.float(i)?.bitPattern == x.bitPattern)
+            case (.string, .string(let x)): #expect(c.string(i) == x)
+            case (_, .null): #expect(c.int(i) == nil && c.double(i) == nil && c.float(i) == nil && c.string(i) == nil)
+            default: break
+            }
+            if type != .string { #expect(c.string(i) == nil) }
+            if type != .double { #expect(c.double(i) == nil) }
+            if type != .float { #expect(c.float(i) == nil) }
+        }
+        for row in [-1, values.count, Int.max] {
+            #expect(c.int(row) == nil && c.double(row) == nil && c.float(row) == nil && c.string(row) == nil)
+        }
         guard !values.isEmpty else { return }
         if type != .string { expectCode(.typeMismatch) { _ = try r.string(0) } }
         if type != .double { expectCode(.typeMismatch) { _ = try r.double(0) } }
@@ -69,6 +88,46 @@ import Testing
         expectCode(.corrupted) { try r.string(0) }
         expectCode(.corrupted) { try r.string(1) }
         #expect(try r.string(2) == "f")
+    }
+
+    /// Every single-byte damage to an int, double or string segment (plain, packed, offsets,
+    /// dictionary) that still parses: each typed read and its cursor either agree with the checked
+    /// read of the row or decline (the cursor with nil, the typed read by throwing) — none traps or
+    /// reads outside the segment.
+    @Test func typedReadsOfDamagedSegmentsAgreeOrDecline() throws {
+        let columns: [(ColumnType, Bool, [StorageValue])] = [
+            (.int, false, (0..<40).map { .int(Int64($0 % 5) * 3) }),
+            (.int, true, (0..<40).map { $0 % 4 == 0 ? .null : .int(Int64($0) - 20) }),
+            (.double, true, (0..<20).map { $0 % 3 == 0 ? .null : .double(Double($0) / 3) }),
+            (.string, false, (0..<40).map { .string("c\($0 % 3)") }),
+            (.string, true, (0..<12).map { $0 % 5 == 0 ? .null : .string("s\($0 * 31)") }),
+        ]
+        for (type, nullable, values) in columns {
+            var b = ColumnBuffer(type: type, nullable: nullable, isList: false)
+            for v in values { b.append(v) }
+            let bytes = SegmentEncoder.encode(b)
+            for at in 0..<(bytes.count - 8) {
+                for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                    var damaged = bytes
+                    damaged[at] ^= flip
+                    guard let r = try? SegmentReader(block: ByteView(copying: damaged)) else { continue }
+                    let c = r.cursor
+                    for row in 0..<r.rowCount {
+                        let checked = try? r.value(row)
+                        switch type {
+                        case .int:
+                            if let v = c.int(row) { #expect(checked == .int(v)) }
+                            if let v = try? r.int(row) as Int64?? { #expect(checked == (v.map { .int($0) } ?? .null)) }
+                        case .double:
+                            if let v = c.double(row) { #expect(checked?.bitwiseEquals(.double(v)) == true) }
+                        default:
+                            if let v = c.string(row) { #expect(checked == .string(v)) }
+                            if let v = try? r.string(row) as String?? { #expect(checked == (v.map { .string($0) } ?? .null)) }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     @Test func integersAtTheEdges() throws {

@@ -164,4 +164,80 @@ import Testing
         }.prefix(50).map(\.id)
         #expect(top == Array(expectedTop))
     }
+
+    /// Iteration moves an accessor the loop let go of on to the next object. Accessors the code
+    /// still references — strongly or weakly — keep their object, and a class with ignored
+    /// properties always gets fresh accessors (its ignored state never carries over).
+    @Test func iterationMovesOnlyAccessorsNothingReferences() throws {
+        let (realm, _) = try seeded()
+        var sum = 0
+        for t in realm.objects(AllTypes.self) { sum += t.id }
+        #expect(sum == (0..<5000).reduce(0, +))
+
+        final class WeakBox {
+            weak var object: AllTypes?
+            let id: Int
+            init(_ o: AllTypes) {
+                object = o
+                id = o.id
+            }
+        }
+        var boxes: [WeakBox] = []
+        var kept: [AllTypes] = []
+        for t in realm.objects(AllTypes.self) {
+            boxes.append(WeakBox(t))
+            if t.id % 100 == 0 { kept.append(t) }
+        }
+        #expect(kept.map(\.id) == Array(stride(from: 0, to: 5000, by: 100)))
+        #expect(boxes.count == 5000 && boxes.map(\.id) == Array(0..<5000))
+        for b in boxes { if let o = b.object { #expect(o.id == b.id) } }
+        #expect(boxes.filter { $0.object != nil }.count >= kept.count)
+        // Two iterators over one Results, in step: each hands out its own objects.
+        var a = realm.objects(AllTypes.self).makeIterator()
+        var b = realm.objects(AllTypes.self).makeIterator()
+        while let x = a.next(), let y = b.next() {
+            #expect(x.id == y.id && x !== y)
+            if x.id == 50 { break }
+        }
+
+        let (other, _) = try makeRealm(types: [Noted.self])
+        try other.write { for i in 0..<20 { other.add(Noted(value: ["id": i])) } }
+        var seen = 0
+        for n in other.objects(Noted.self) {
+            #expect(n.note == "" && n.id == seen)
+            n.note = "read \(n.id)"
+            seen += 1
+        }
+        #expect(seen == 20)
+    }
+
+    /// Iterating all objects of a class walks the version the iteration began in: objects added
+    /// by a write during the loop are not visited, deleted ones are invalidated, and the visited
+    /// objects are live (they read the newest values after the write).
+    @Test func iterationWalksTheVersionItBeganIn() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write { for i in 0..<10 { realm.add(Dog(value: ["name": "d\(i)", "age": i])) } }
+        var ages: [Int] = []
+        var first: Dog?
+        for d in realm.objects(Dog.self) {
+            if first == nil { first = d }
+            if ages.count == 3 {
+                try realm.write {
+                    realm.add(Dog(value: ["name": "new", "age": 100]))
+                    realm.objects(Dog.self).filter("age == 8").first!.age = 80
+                    realm.delete(first!)
+                }
+            }
+            ages.append(d.age)
+        }
+        #expect(ages == [0, 1, 2, 3, 4, 5, 6, 7, 80, 9])
+        #expect(first!.isInvalidated)
+        #expect(realm.objects(Dog.self).count == 10)
+    }
+}
+
+/// A model with an ignored (not persisted) property.
+final class Noted: Object {
+    @Persisted(primaryKey: true) var id = 0
+    var note = ""
 }

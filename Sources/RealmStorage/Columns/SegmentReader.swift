@@ -17,8 +17,8 @@ package final class SegmentReader: Sendable {
 
     let validity: Bitmap?
     let values: Values
-    /// A single-value string segment's items when offsets-encoded, for ``string(_:)``.
-    let stringItems: BytesItems?
+    /// The single-value rows, read without retaining anything (for the object accessors).
+    package let cursor: SegmentCursor
     /// For lists and maps: element start index per row, rowCount + 1 entries.
     let listStarts: [Int]
     /// For maps: the key of each element (a bytes array, read and checked per row).
@@ -125,11 +125,25 @@ package final class SegmentReader: Sendable {
         }
         encodings = encs
         decodedSize = decoded
-        if t == .string, !isList, !isMap, case .offsets(let o) = values {
-            stringItems = try o.offsets.bytesItems(count: o.count, blob: o.blob)
-        } else {
-            stringItems = nil
+        var ints: LaneCursor?
+        var fixed: FixedCursor?
+        var items: ItemsCursor?
+        var indices: LaneCursor?
+        if !isList && !isMap {
+            switch values {
+            case .integers(let lane): ints = lane.cursor
+            case .fixed(let v, _, _): fixed = v.fixedCursor
+            case .offsets(let o) where t == .string:
+                items = ItemsCursor(try o.offsets.bytesItems(count: o.count, blob: o.blob))
+            case .dictionary(let d, let lane) where t == .string:
+                items = ItemsCursor(try d.offsets.bytesItems(count: d.count, blob: d.blob))
+                indices = lane.cursor
+            default: break
+            }
         }
+        self.cursor = SegmentCursor(
+            rows: isList || isMap ? 0 : rowCount, type: t, ints: ints, fixed: fixed, items: items, indices: indices,
+            validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
     }
 
     /// One parsed array: encoding, params, body.
@@ -330,44 +344,40 @@ package final class SegmentReader: Sendable {
     /// ``StorageValue`` in between): nil when the row is null. Each throws, as ``value(_:)`` does,
     /// for a row out of range or a segment whose lane holds another type.
     package func int(_ row: Int) throws -> Int64? {
+        if let v = cursor.int(row) { return v }
         try checkSingle(row)
         guard case .integers(let lane) = values else { throw wrongLane("an integer") }
-        if let validity, !(try validity.isSet(row)) { return nil }
+        if try isNull(row) { return nil }
         return lane[row]
     }
 
     /// Row `row` of a `double` segment (see ``int(_:)``).
     package func double(_ row: Int) throws -> Double? {
+        if let v = cursor.double(row) { return v }
         try checkSingle(row)
         guard type == .double, case .fixed(let v, _, _) = values else { throw wrongLane("a double") }
-        if let validity, !(try validity.isSet(row)) { return nil }
+        if try isNull(row) { return nil }
         return Double(bitPattern: try v.u64(row &* 8))
     }
 
     /// Row `row` of a `float` segment (see ``int(_:)``).
     package func float(_ row: Int) throws -> Float? {
+        if let v = cursor.float(row) { return v }
         try checkSingle(row)
         guard type == .float, case .fixed(let v, _, _) = values else { throw wrongLane("a float") }
-        if let validity, !(try validity.isSet(row)) { return nil }
+        if try isNull(row) { return nil }
         return Float(bitPattern: try v.u32(row &* 4))
     }
 
     /// Row `row` of a `string` segment (see ``int(_:)``).
     package func string(_ row: Int) throws -> String? {
+        if let v = cursor.string(row) { return v }
         try checkSingle(row)
         guard type == .string else { throw wrongLane("a string") }
-        if let validity, !(try validity.isSet(row)) { return nil }
-        // In place; damaged offsets fall through to the checked path, which says where.
-        if let stringItems, let s = stringItems.string(row) { return s }
-        switch values {
-        case .offsets(let o):
-            let (s, n) = try o.item(row)
-            return try o.blob.string(s, n)
-        case .dictionary(let d, let indices):
-            let (s, n) = try d.item(Int(indices[row]))
-            return try d.blob.string(s, n)
-        case .integers, .fixed: throw wrongLane("a string")
-        }
+        if try isNull(row) { return nil }
+        // Damaged offsets or a dictionary index out of range: the checked path says where.
+        let (blob, s, n) = try Self.item(values, row)
+        return try blob.string(s, n)
     }
 
     @inline(__always)

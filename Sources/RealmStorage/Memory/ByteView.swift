@@ -8,6 +8,8 @@
 package struct ByteView: @unchecked Sendable {
     private let owner: AnyObject?
     private let base: UnsafeRawPointer?
+    /// For the owner-free cursors of this layer only.
+    var baseAddress: UnsafeRawPointer? { base }
     /// Number of bytes in the window.
     package let count: Int
     /// The file offset of the first byte (used in error messages).

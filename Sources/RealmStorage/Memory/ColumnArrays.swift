@@ -4,7 +4,7 @@
 /// Sendable: the memory they read is immutable once published.
 package struct Int64Array: RandomAccessCollection, @unchecked Sendable {
     private let owner: AnyObject?
-    private let base: UnsafeRawPointer?
+    fileprivate let base: UnsafeRawPointer?
     package let count: Int
     init(owner: AnyObject?, base: UnsafeRawPointer?, count: Int) {
         self.owner = owner
@@ -34,8 +34,10 @@ package struct BytesItems: @unchecked Sendable {
     private let offsets: UnsafeRawPointer?
     private let blobOwner: AnyObject?
     private let blob: UnsafeRawPointer?
-    private let blobCount: Int
+    fileprivate let blobCount: Int
     package let count: Int
+    fileprivate var offsetsBase: UnsafeRawPointer? { offsets }
+    fileprivate var blobBase: UnsafeRawPointer? { blob }
 
     init(owner: AnyObject?, offsets: UnsafeRawPointer?, blobOwner: AnyObject?, blob: UnsafeRawPointer?, blobCount: Int, count: Int) {
         self.owner = owner
@@ -49,21 +51,14 @@ package struct BytesItems: @unchecked Sendable {
     /// Item `i` decoded as UTF-8 (invalid sequences repaired); nil when its offsets are out of
     /// order or leave the blob (a damaged segment).
     @inline(__always)
-    package func string(_ i: Int) -> String? {
-        precondition(i >= 0 && i < count, "BytesItems index out of range")
-        let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
-        let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
-        guard a <= b, b <= blobCount else { return nil }
-        guard a < b, let blob else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: blob + a, count: b &- a), as: UTF8.self)
-    }
+    package func string(_ i: Int) -> String? { ItemsCursor(self).string(i) }
 }
 
 /// A bit-packed, frame-of-reference integer array: value = reference + i·slope + (bits as unsigned);
 /// the slope is 0 except for the linear encoding.
 package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     private let owner: AnyObject?
-    private let base: UnsafeRawPointer?
+    fileprivate let base: UnsafeRawPointer?
     package let count: Int
     package let width: Int
     package let reference: Int64
@@ -87,22 +82,7 @@ package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
     package var endIndex: Int { count }
 
     @inline(__always)
-    private func word(_ w: Int) -> UInt64 {
-        UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: w &* 8, as: UInt64.self))
-    }
-
-    @inline(__always)
-    package subscript(i: Int) -> Int64 {
-        precondition(i >= 0 && i < count, "PackedIntArray index out of range")
-        let start = reference &+ Int64(i) &* slope
-        if width == 0 { return start }
-        let bit = i &* width
-        let w = bit >> 6
-        let shift = UInt64(bit & 63)
-        var v = word(w) >> shift
-        if Int(shift) + width > 64 { v |= word(w + 1) << (64 &- shift) }
-        return start &+ Int64(bitPattern: v & mask)
-    }
+    package subscript(i: Int) -> Int64 { cursor[i] }
 
     /// Counts values in `lo...hi`, translated into the packed domain and scanned with a loop
     /// specialized for the bit width (byte-aligned widths load directly).
@@ -368,4 +348,138 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
         }
         return (sum, lo, hi)
     }
+}
+
+// MARK: Owner-free cursors
+//
+// The object accessors read one row at a time; copying a view that holds its memory's owner costs
+// a retain and a release per read, more than the read. A cursor holds the same pointer and bounds
+// without the owner: it is valid only while the array it was taken from is alive, which its holder
+// guarantees (a ``SegmentReader`` keeps its arrays, and whoever holds a cursor keeps the reader).
+// Every read is still bounds-checked. They are public, with inlinable reads, only so the layers
+// above can inline them (package declarations are not inlined across modules).
+
+/// An integer lane (plain or packed) without its owner; a plain lane reads as a packed one of width
+/// 64 from reference 0.
+public struct LaneCursor: @unchecked Sendable {
+    @usableFromInline let base: UnsafeRawPointer?
+    @usableFromInline let count: Int
+    @usableFromInline let width: Int
+    @usableFromInline let reference: Int64
+    @usableFromInline let slope: Int64
+    @usableFromInline let mask: UInt64
+
+    @inline(__always)
+    init(base: UnsafeRawPointer?, count: Int, width: Int, reference: Int64, slope: Int64, mask: UInt64) {
+        self.base = base
+        self.count = count
+        self.width = width
+        self.reference = reference
+        self.slope = slope
+        self.mask = mask
+    }
+
+    /// A cursor over no values.
+    public static let empty = LaneCursor(base: nil, count: 0, width: 64, reference: 0, slope: 0, mask: ~0)
+
+    /// The number of values.
+    @inlinable public var valueCount: Int { count }
+
+    @inlinable @inline(__always)
+    public subscript(i: Int) -> Int64 {
+        precondition(i >= 0 && i < count, "LaneCursor index out of range")
+        let start = reference &+ Int64(i) &* slope
+        if width == 0 { return start }
+        let bit = i &* width
+        let w = bit >> 6
+        let shift = UInt64(bit & 63)
+        var v = UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: w &* 8, as: UInt64.self)) >> shift
+        if Int(shift) + width > 64 {
+            v |= UInt64(littleEndian: base!.loadUnaligned(fromByteOffset: (w &+ 1) &* 8, as: UInt64.self)) << (64 &- shift)
+        }
+        return start &+ Int64(bitPattern: v & mask)
+    }
+}
+
+extension Int64Array {
+    var cursor: LaneCursor { LaneCursor(base: base, count: count, width: 64, reference: 0, slope: 0, mask: ~0) }
+}
+
+extension PackedIntArray {
+    @inline(__always)
+    var cursor: LaneCursor { LaneCursor(base: base, count: count, width: width, reference: reference, slope: slope, mask: mask) }
+}
+
+extension IntegerLane {
+    /// The lane's owner-free cursor.
+    package var cursor: LaneCursor {
+        switch self {
+        case .plain(let p): p.cursor
+        case .packed(let p): p.cursor
+        }
+    }
+}
+
+/// The items of a bytes array (offsets into a blob) without their owners.
+public struct ItemsCursor: @unchecked Sendable {
+    @usableFromInline let offsets: UnsafeRawPointer?
+    @usableFromInline let blob: UnsafeRawPointer?
+    @usableFromInline let blobCount: Int
+    @usableFromInline let count: Int
+
+    init(_ items: BytesItems) {
+        offsets = items.offsetsBase
+        blob = items.blobBase
+        blobCount = items.blobCount
+        count = items.count
+    }
+
+    /// Item `i` decoded as UTF-8 (invalid sequences repaired); nil when `i` is out of range or its
+    /// offsets are out of order or leave the blob (a damaged segment).
+    @inlinable @inline(__always)
+    public func string(_ i: Int) -> String? {
+        guard i >= 0, i < count else { return nil }
+        let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
+        let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
+        guard a <= b, b <= blobCount else { return nil }
+        guard a < b, let blob else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: blob + a, count: b &- a), as: UTF8.self)
+    }
+}
+
+/// A fixed-width array's bytes, or a validity bitmap's words, without their owner.
+public struct FixedCursor: @unchecked Sendable {
+    @usableFromInline let base: UnsafeRawPointer?
+    @usableFromInline let count: Int
+
+    init(_ view: ByteView) {
+        base = view.baseAddress
+        count = view.count
+    }
+
+    /// The little-endian 8-byte value at `offset`; nil past the end.
+    @inlinable @inline(__always)
+    public func u64(_ offset: Int) -> UInt64? {
+        guard offset >= 0, offset <= count &- 8, let base else { return nil }
+        return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// The little-endian 4-byte value at `offset`; nil past the end.
+    @inlinable @inline(__always)
+    public func u32(_ offset: Int) -> UInt32? {
+        guard offset >= 0, offset <= count &- 4, let base else { return nil }
+        return UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// Bit `i` of a bitmap (nil past the end).
+    @inlinable @inline(__always)
+    public func bit(_ i: Int) -> Bool? {
+        guard i >= 0, let word = u64((i >> 6) &* 8) else { return nil }
+        return word & (UInt64(1) << UInt64(i & 63)) != 0
+    }
+}
+
+extension ByteView {
+    /// The view's owner-free cursor.
+    package var fixedCursor: FixedCursor { FixedCursor(self) }
 }

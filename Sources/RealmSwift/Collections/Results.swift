@@ -72,28 +72,109 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// Iterates the objects that match when iteration begins.
     public func makeIterator() -> Iterator {
-        if let values { return Iterator(base: nil, keys: [], locations: nil, elements: values.elements) }
-        return Iterator(base: base, keys: base.keys, locations: base.locations, elements: nil)
+        if let values { return Iterator(values: values.elements) }
+        return Iterator(base: base)
     }
 
-    /// Iterates a fixed list of keys (or, for results of values, of values).
+    /// Iterates the objects (or, for results of values, the values) that match when iteration
+    /// begins: a fixed list of keys, or — for all objects of a class in a live Realm outside a
+    /// write — a walk over the table's row groups in the version read then, without listing the
+    /// keys first.
+    ///
+    /// An accessor the loop let go of (nothing else holds a strong, weak or unowned reference to
+    /// it) is moved to the next object instead of making a new one, for classes that store only
+    /// `@Persisted` properties: no one can tell the difference, and a scan makes no allocation per
+    /// object.
     public struct Iterator: IteratorProtocol {
-        let base: ResultsBase?
+        private let base: ResultsBase?
         let keys: [ObjectKey]
-        let locations: (version: UInt64, [RowLocation])?
-        let elements: [Element]?
-        var i = 0
+        /// Where each key sits in the version the keys were resolved at (empty: the objects
+        /// locate themselves on their first read).
+        private let locations: [RowLocation]
+        private let reader: BoundReader?
+        /// The Realm's stamp while it still reads that version outside a write (-1: objects take
+        /// the general read path).
+        private let readStamp: Int
+        private let elements: [Element]?
+        private var i = 0
+        /// The accessor returned last, kept for reuse.
+        private var last: ObjectBase?
+        private let reusable: Bool
+        /// The view of the row group the last object sat in.
+        private var view: GroupView?
+        /// The walk over row groups, when walking.
+        private let walk: ObjectWalk?
+
+        init(values: [Element]) {
+            base = nil
+            keys = []
+            locations = []
+            reader = nil
+            readStamp = -1
+            elements = values
+            reusable = false
+            walk = nil
+        }
+
+        /// Iterates `base`; `walk`: by row groups when the results allow it.
+        init(base: ResultsBase, walk: Bool = true) {
+            self.base = base
+            elements = nil
+            reusable = base.info.isReusable
+            let realm = base.realm
+            if walk, base.query.isEmpty, let bound = base.tableReader() {
+                self.walk = ObjectWalk(base, bound)
+                keys = []
+                locations = []
+                reader = nil
+                readStamp = -1
+                return
+            }
+            self.walk = nil
+            keys = base.keys
+            let located = base.locations
+            locations = located?.1 ?? []
+            reader = base.cachedReader
+            if let located, reader?.version == located.version, realm.transaction == nil, !realm.isFrozen,
+                realm.snapshot?.version == located.version
+            {
+                readStamp = realm.stamp
+            } else {
+                readStamp = -1
+            }
+        }
+
         public mutating func next() -> Element? {
             if let elements {
                 guard i < elements.count else { return nil }
                 defer { i += 1 }
                 return elements[i]
             }
-            guard let base, i < keys.count else { return nil }
+            if let walk {
+                guard let o = walk.next() else { return nil }
+                return Element._rlmCast(o)
+            }
+            guard let base else { return nil }
+            guard i < keys.count else { return nil }
             defer { i += 1 }
-            let o = base.object(keys[i])
-            if let (version, locs) = locations { o._rlmPlace(at: locs[i], version: version, reader: base.cachedReader) }
-            return (o as! Element)
+            let o = accessor(base, keys[i])
+            if i < locations.count, let reader {
+                let location = locations[i]
+                if readStamp >= 0, view?.group != Int(location.group) { view = reader.view(Int(location.group)) }
+                o._rlmPlace(at: location, reader: reader, view: readStamp >= 0 ? view : nil, stamp: readStamp)
+            }
+            return Element._rlmCast(o)
+        }
+
+        /// The accessor for `key`: the last one returned when nothing else references it.
+        private mutating func accessor(_ base: ResultsBase, _ key: ObjectKey) -> ObjectBase {
+            if reusable, let l = ObjectBase._rlmUnshared(&last) {
+                l._rlmReuse(for: key, generation: base.realm.generation)
+                return l
+            }
+            let o = base.object(key)
+            if reusable { last = o }
+            return o
         }
     }
 
@@ -242,4 +323,80 @@ final class ResultsBase {
     }
 
     func object(_ key: ObjectKey) -> ObjectBase { realm.makeObject(info.type, key, info) }
+
+    /// The class's table reader in the version the live Realm reads, outside a write transaction
+    /// (nil otherwise, or when the file has no such table): iteration walks it.
+    func tableReader() -> BoundReader? {
+        realm.checkThread()
+        guard generation == realm.generation, !realm.isFrozen, realm.transaction == nil else { return nil }
+        do {
+            return try realm.reader(info, realm.currentSnapshot)
+        } catch {
+            fatalError("Realm could not read '\(info.className)': \(error)")
+        }
+    }
+}
+
+/// A walk over a class's table, row group by row group, in the version one live Realm reads: the
+/// iteration of all objects of a class without listing their keys first. Moves an accessor nothing
+/// else references on to the next object (see ``Results/Iterator``).
+final class ObjectWalk {
+    private let base: ResultsBase
+    private let reader: BoundReader
+    private let reusable: Bool
+    /// The Realm's stamp when the walk began (the objects' direct reads are valid while it holds).
+    private let stamp: Int
+    private let generation: Int
+    @exclusivity(unchecked) private var group = -1
+    @exclusivity(unchecked) private var row = 0
+    @exclusivity(unchecked) private var rows = 0
+    /// The group's keys; the lane keeps the cursor's memory alive.
+    @exclusivity(unchecked) private var keyLane: IntegerLane?
+    @exclusivity(unchecked) private var keys = LaneCursor.empty
+    @exclusivity(unchecked) private var view: GroupView?
+    @exclusivity(unchecked) private var last: ObjectBase?
+
+    init(_ base: ResultsBase, _ reader: BoundReader) {
+        self.base = base
+        self.reader = reader
+        reusable = base.info.isReusable
+        stamp = base.realm.stamp
+        generation = base.realm.generation
+    }
+
+    func next() -> ObjectBase? {
+        if row >= rows, !advance() { return nil }
+        let r = row
+        row = r + 1
+        let key = ObjectKey(keys[r])
+        let o: ObjectBase
+        if reusable, let l = ObjectBase._rlmUnshared(&last) {
+            l._rlmReuse(for: key, generation: generation)
+            o = l
+        } else {
+            o = base.object(key)
+            if reusable { last = o }
+        }
+        o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
+        return o
+    }
+
+    /// Moves to the next group that has rows; false at the end.
+    private func advance() -> Bool {
+        while row >= rows {
+            group += 1
+            guard group < reader.reader.groupCount else { return false }
+            do {
+                let lane = try reader.reader.keys(group: group)
+                keyLane = lane
+                keys = lane.cursor
+            } catch {
+                fatalError("Realm could not read '\(base.info.className)': \(error)")
+            }
+            rows = reader.reader.rowCount(group: group)
+            row = 0
+            view = reader.view(group)
+        }
+        return true
+    }
 }

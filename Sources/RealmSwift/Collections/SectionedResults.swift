@@ -187,7 +187,7 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
 
     private func resolve() -> Layout {
         // One pass over the results: their iterator reads through the rows' locations.
-        var iterator = results.makeIterator()
+        var iterator = Results<Element>.Iterator(base: results.base, walk: false)
         let objectKeys = iterator.keys
         var keyed: [(key: Key, object: ObjectKey)] = []
         keyed.reserveCapacity(objectKeys.count)

@@ -11,25 +11,31 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     // the accesses themselves on the property-read path: a managed object is confined to its
     // Realm's thread (frozen ones are only read), and no access to these overlaps another.
     /// The Realm managing this object (nil while unmanaged).
-    @exclusivity(unchecked) @usableFromInline package var _rlmRealm: Realm?
+    @exclusivity(unchecked) @usableFromInline package final var _rlmRealm: Realm?
     /// The object's key in its table, when managed.
-    @exclusivity(unchecked) package var _rlmKey = ObjectKey(-1)
+    @exclusivity(unchecked) package final var _rlmKey = ObjectKey(-1)
     /// Where the object sits in the snapshot of version `_rlmLocationVersion` (a read-path cache).
-    @exclusivity(unchecked) package var _rlmLocation = RowLocation(group: -1, row: -1)
-    @exclusivity(unchecked) package var _rlmLocationVersion: UInt64 = 0
+    @exclusivity(unchecked) package final var _rlmLocation = RowLocation(group: -1, row: -1)
+    @exclusivity(unchecked) package final var _rlmLocationVersion: UInt64 = 0
     /// The table reader of that version, once resolved.
-    @exclusivity(unchecked) var _rlmReader: BoundReader?
+    @exclusivity(unchecked) final var _rlmReader: BoundReader?
+    /// The view of the object's row group, for the direct read path; valid while
+    /// `_rlmReadStamp` is the Realm's stamp (-1: never).
+    @exclusivity(unchecked) final var _rlmGroup: GroupView?
+    @exclusivity(unchecked) final var _rlmReadStamp = -1
     /// Values set on an unmanaged object through its accessors (nil: not set yet).
-    @exclusivity(unchecked) @usableFromInline package var _rlmValues: [Any?] = []
+    @exclusivity(unchecked) @usableFromInline package final var _rlmValues: [Any?] = []
     /// The stored form of each value in `_rlmValues`, when it needs no Realm (set by accessors).
-    @exclusivity(unchecked) var _rlmStored: [StorageValue?] = []
+    @exclusivity(unchecked) final var _rlmStored: [StorageValue?] = []
     /// Bit i: property i (< 64) was set through ``_rlmSetUnmanaged(_:_:stored:)``.
-    @exclusivity(unchecked) var _rlmSetMask: UInt64 = 0
+    @exclusivity(unchecked) final var _rlmSetMask: UInt64 = 0
     /// When set, accessors report which property they read (key path → name).
-    @exclusivity(unchecked) @usableFromInline package var _rlmRecorder: IndexRecorder?
-    @exclusivity(unchecked) private var _rlmClassStorage: ClassInfo?
+    @exclusivity(unchecked) @usableFromInline package final var _rlmRecorder: IndexRecorder?
+    @exclusivity(unchecked) private final var _rlmClassStorage: ClassInfo?
+    /// The Realm's ``Realm/confinedThread`` (0: none), for the direct read path's thread check.
+    @exclusivity(unchecked) final var _rlmThread: UInt = 0
     /// The Realm's ``Realm/invalidate()`` generation when this object was bound to it.
-    @exclusivity(unchecked) var _rlmGeneration = 0
+    @exclusivity(unchecked) final var _rlmGeneration = 0
 
     /// Creates an unmanaged object.
     public required init() {}
@@ -43,12 +49,41 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
         _rlmRealm = realm
+        _rlmThread = realm.confinedThread
         _rlmGeneration = realm.generation
         _rlmKey = key
         _rlmClassStorage = info
         _rlmValues = []
         _rlmStored = []
         _rlmSetMask = 0
+        _rlmForgetPlace()
+    }
+
+    /// `accessor`, when nothing but the caller's variable references it (no other strong, weak
+    /// or unowned reference): it may then become another object's accessor, and no one can tell.
+    @inline(__always)
+    static func _rlmUnshared(_ accessor: inout ObjectBase?) -> ObjectBase? {
+        guard isKnownUniquelyReferenced(&accessor), let a = accessor, _getUnownedRetainCount(a) == 1, _getWeakRetainCount(a) <= 1
+        else { return nil }
+        return a
+    }
+
+    /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
+    /// accessor of the object `key`: results iteration reuses an accessor the loop let go of.
+    func _rlmReuse(for key: ObjectKey, generation: Int) {
+        _rlmKey = key
+        _rlmGeneration = generation
+        // The reader and view stay (the next placement usually keeps them); unplaced, the object
+        // locates itself again and takes the general path until then.
+        _rlmLocationVersion = 0
+        _rlmReadStamp = -1
+    }
+
+    private func _rlmForgetPlace() {
+        _rlmLocationVersion = 0
+        _rlmReader = nil
+        _rlmGroup = nil
+        _rlmReadStamp = -1
     }
 
     func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
@@ -56,9 +91,46 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// Records where the object sits in the snapshot of `version` (read through `reader`), so
     /// reads of that version find its row without looking it up.
     func _rlmPlace(at location: RowLocation, version: UInt64, reader: BoundReader?) {
+        if let reader, let realm = _rlmRealm, realm.transaction == nil, !realm.isFrozen, realm.snapshot?.version == version,
+            let view = reader.view(Int(location.group))
+        {
+            _rlmPlace(at: location, reader: reader, view: view, stamp: realm.stamp)
+        } else {
+            _rlmLocation = location
+            _rlmLocationVersion = version
+            _rlmReader = reader
+            _rlmGroup = nil
+            _rlmReadStamp = -1
+        }
+    }
+
+    /// Reads property `index` with `read` (view, property index, row) from the object's row-group
+    /// view when the read may skip the general path: the object was placed in the version its
+    /// live Realm reads, outside a write transaction, and nothing changed since (its read stamp is
+    /// the Realm's stamp, which every version change, write transaction and
+    /// ``Realm/invalidate()`` moves). nil sends the read through ``Realm/readValue(_:_:)``, which
+    /// checks and resolves the rest (and stops with its message for an invalidated or deleted
+    /// object).
+    @inline(__always)
+    final func _rlmReadDirect<T>(_ index: Int, _ read: (GroupView, Int, Int) -> T?) -> T? {
+        // No local reference to the Realm is kept across a call, so none is retained.
+        guard _rlmReadStamp == _rlmRealm?.stamp else { return nil }
+        if _rlmThread == 0 || _rlmThread != currentThreadIdentity() { _rlmRealm?.checkThread() }
+        guard let view = _rlmGroup else { return nil }
+        return read(view, index, Int(_rlmLocation.row))
+    }
+
+    /// Records where the object sits in the version `reader` reads, with the view of its row group
+    /// when `stamp` is the Realm's stamp while it reads that version outside a write (the direct
+    /// read path; -1 or a nil view: the general path).
+    @inline(__always)
+    func _rlmPlace(at location: RowLocation, reader: BoundReader, view: GroupView?, stamp: Int) {
         _rlmLocation = location
-        _rlmLocationVersion = version
-        _rlmReader = reader
+        _rlmLocationVersion = reader.version
+        // A reused accessor usually stays in its reader and group: no retain and release then.
+        if _rlmReader !== reader { _rlmReader = reader }
+        if _rlmGroup !== view { _rlmGroup = view }
+        _rlmReadStamp = view == nil ? -1 : stamp
     }
 
     @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
@@ -205,6 +277,7 @@ open class Object: ObjectBase, RealmCollectionValue, _Persistable {
     /// The class name: the name of its table in the file.
     open class func className() -> String { ClassInfo.name(of: self) }
 
+    public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("A to-one link must be optional: declare it as `\(Self.self)?`.")
@@ -233,6 +306,7 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
         do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
     }
 
+    public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("An embedded object property must be optional: declare it as `\(Self.self)?`.")

@@ -111,20 +111,6 @@ extension Realm {
         return bound
     }
 
-    /// The segment and row holding property `index` of `object` when the read may skip the general
-    /// path: a live Realm outside a write transaction, the object already located in the current
-    /// version. nil sends the read through ``readValue(_:_:)``, which checks and resolves the rest
-    /// (and stops with its message for an invalidated or deleted object).
-    func directSegment(_ object: ObjectBase, _ index: Int) -> (segment: SegmentReader, row: Int)? {
-        checkThread()
-        guard transaction == nil, !isFrozen, let snap = snapshot, object._rlmGeneration == generation,
-            object._rlmLocationVersion == snap.version, let bound = object._rlmReader, bound.version == snap.version
-        else { return nil }
-        let c = bound.columns[index]
-        guard c >= 0, let segment = try? bound.reader.segment(object._rlmLocation, column: c) else { return nil }
-        return (segment, Int(object._rlmLocation.row))
-    }
-
     /// The stored value of property `index` of a managed object.
     func readValue(_ object: ObjectBase, _ index: Int) -> StorageValue {
         checkThread()
@@ -466,13 +452,82 @@ extension Realm {
 }
 
 /// A table reader with the column position of each property of one class (-1: not stored).
+/// Belongs to one live Realm (confined to its thread).
 final class BoundReader {
     let reader: TableReader
     let columns: [Int]
     let version: UInt64
+    /// The views of the row groups read so far.
+    @exclusivity(unchecked) private var views: [GroupView?] = []
     init(reader: TableReader, columns: [Int]) {
         self.reader = reader
         self.columns = columns
         self.version = reader.snapshot.version
+    }
+
+    /// The view of row group `group` (nil for a group the table does not have).
+    func view(_ group: Int) -> GroupView? {
+        guard group >= 0, group < reader.groupCount else { return nil }
+        if views.isEmpty { views = [GroupView?](repeating: nil, count: reader.groupCount) }
+        if let v = views[group] { return v }
+        let v = GroupView(reader: reader, columns: columns, group: group)
+        views[group] = v
+        return v
+    }
+}
+
+/// The segments of one row group, by property index, resolved on a property's first read: the
+/// object accessors' direct read path (``ObjectBase/_rlmReadDirect(_:_:)``). Keeps each segment
+/// reader alive for as long as its cursor may be read.
+final class GroupView {
+    private let reader: TableReader
+    private let columns: [Int]
+    let group: Int
+    @exclusivity(unchecked) private var cursors: [SegmentCursor]
+    @exclusivity(unchecked) private var segments: [SegmentReader?]
+    @exclusivity(unchecked) private var resolved: [Bool]
+
+    init(reader: TableReader, columns: [Int], group: Int) {
+        self.reader = reader
+        self.columns = columns
+        self.group = group
+        cursors = [SegmentCursor](repeating: .none, count: columns.count)
+        segments = [SegmentReader?](repeating: nil, count: columns.count)
+        resolved = [Bool](repeating: false, count: columns.count)
+    }
+
+    /// Row `row` of property `index`, read in place through its cursor (nil: a null row, a
+    /// property without a readable segment — the general path then reads the value or reports the
+    /// problem).
+    @inline(__always)
+    func int(_ index: Int, _ row: Int) -> Int64? {
+        if !resolved[index] { resolve(index) }
+        return cursors[index].int(row)
+    }
+
+    @inline(__always)
+    func double(_ index: Int, _ row: Int) -> Double? {
+        if !resolved[index] { resolve(index) }
+        return cursors[index].double(row)
+    }
+
+    @inline(__always)
+    func float(_ index: Int, _ row: Int) -> Float? {
+        if !resolved[index] { resolve(index) }
+        return cursors[index].float(row)
+    }
+
+    @inline(__always)
+    func string(_ index: Int, _ row: Int) -> String? {
+        if !resolved[index] { resolve(index) }
+        return cursors[index].string(row)
+    }
+
+    private func resolve(_ index: Int) {
+        resolved[index] = true
+        let c = columns[index]
+        guard c >= 0, let segment = try? reader.segment(RowLocation(group: group, row: 0), column: c) else { return }
+        segments[index] = segment
+        cursors[index] = segment.cursor
     }
 }

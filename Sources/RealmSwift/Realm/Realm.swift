@@ -34,6 +34,9 @@ public final class Realm {
     /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
     @exclusivity(unchecked) var generation = 0
     let threadID: UInt
+    /// `threadID` when the Realm is confined to that thread alone (not to a queue or an actor, not
+    /// frozen), else 0: the accessors' fast check (``checkThread()`` does the others).
+    let confinedThread: UInt
     /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
     let isolation: (any Actor)?
     /// The serial queue this Realm is confined to (``init(configuration:queue:)``), if any.
@@ -98,6 +101,7 @@ public final class Realm {
         self.isolation = isolation
         self.queue = queue
         self.threadID = currentThreadIdentity()
+        self.confinedThread = isolation == nil && queue == nil ? threadID : 0
         self.handle = try StoreHandle.open(configuration)
         self.store = handle.store
         self.isFrozen = false
@@ -116,6 +120,7 @@ public final class Realm {
         self.isolation = nil
         self.queue = nil
         self.threadID = currentThreadIdentity()
+        self.confinedThread = 0
         self.handle = template.handle
         self.store = template.handle.store
         self.snapshot = snapshot

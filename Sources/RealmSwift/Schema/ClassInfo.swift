@@ -38,6 +38,10 @@ final class ClassInfo: @unchecked Sendable {
     let blankStored: [StorageValue?]
     let primaryKey: Int?
     let isEmbedded: Bool
+    /// Whether the class stores nothing but `@Persisted` properties, so one of its managed
+    /// accessors can be moved to another object once nothing references it (results iteration):
+    /// no ignored property would carry state from one object to the next.
+    let isReusable: Bool
     let schema: ObjectSchema
     let indexByName: [String: Int]
     private let keyPathCache = Mutex<[ObjectIdentifier: (RetainedKeyPath, Int)]>([:])
@@ -80,7 +84,9 @@ final class ClassInfo: @unchecked Sendable {
         self.className = Self.name(of: type)
         self.isEmbedded = type is EmbeddedObject.Type
         var props: [PropertyInfo] = []
-        for (label, wrapper) in Self.wrappers(of: type.init()) {
+        let prototype = type.init()
+        self.isReusable = Self.storesOnlyPersisted(prototype)
+        for (label, wrapper) in Self.wrappers(of: prototype) {
             let name = String(label.dropFirst())
             let info = wrapper.valueType._rlmInfo
             let isPK = wrapper.flags & 1 != 0
@@ -108,6 +114,7 @@ final class ClassInfo: @unchecked Sendable {
         self.type = DynamicObject.self
         self.className = table.name
         self.isEmbedded = false
+        self.isReusable = false
         let props = table.columns.map { c in
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
@@ -164,6 +171,17 @@ final class ClassInfo: @unchecked Sendable {
             mirror = m.superclassMirror
         }
         return levels.reversed().flatMap { $0 }
+    }
+
+    /// Whether every stored property the model classes of `object` declare (below `Object` or
+    /// `EmbeddedObject`) is a `@Persisted` wrapper.
+    static func storesOnlyPersisted(_ object: ObjectBase) -> Bool {
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let m = mirror, m.subjectType != Object.self, m.subjectType != EmbeddedObject.self, m.subjectType != ObjectBase.self {
+            guard m.children.allSatisfy({ $0.value is any PersistedProperty }) else { return false }
+            mirror = m.superclassMirror
+        }
+        return true
     }
 
     func makePrototype() -> ObjectBase { type.init() }

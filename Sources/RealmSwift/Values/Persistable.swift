@@ -43,6 +43,13 @@ public protocol _RealmValue {
     func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw
     /// Converts a loosely typed value (from a dictionary, an array or the dynamic API).
     static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self
+    /// `object` as this type (results hand out their accessors through it; the model classes' own
+    /// cast is a class check, cheaper than a generic cast). Stops when it is not one.
+    static func _rlmCast(_ object: ObjectBase) -> Self
+}
+
+extension _RealmValue {
+    public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
 }
 
 /// A type that can be an element of `List`, `MutableSet`, `Map` and `Results`.
@@ -79,12 +86,13 @@ extension _Persistable where Self: _RealmValue {
         let realm = object._rlmRealm!
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
     }
-    /// Property `index` of a managed object, read by `direct` from the object's located segment
-    /// when its Realm allows that (``Realm/directSegment(_:_:)``; nil from `direct`, a null row,
-    /// falls back too), else through the general path.
-    static func _rlmRead(_ object: ObjectBase, _ index: Int, direct: (SegmentReader, Int) throws -> Self?) -> Self {
+    /// Property `index` of a managed object, read by `direct` (view, property index, row) from the
+    /// object's row when its Realm allows that (``ObjectBase/_rlmReadDirect(_:_:)``; nil from
+    /// `direct` — a null row, another lane — falls back too), else through the general path.
+    @inline(__always)
+    static func _rlmRead(_ object: ObjectBase, _ index: Int, direct: (GroupView, Int, Int) -> Self?) -> Self {
+        if let v = object._rlmReadDirect(index, direct) { return v }
         let realm = object._rlmRealm!
-        if let (segment, row) = realm.directSegment(object, index), let v = try? direct(segment, row) { return v }
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
     }
     public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self) {
@@ -102,7 +110,7 @@ extension _Persistable where Self: _RealmValue {
 
 extension Bool: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.bool) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool { _rlmRead(object, index) { try $0.int($1).map { $0 != 0 } } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool { _rlmRead(object, index) { $0.int($1, $2).map { $0 != 0 } } }
     public static func _rlmDefaultValue() -> Bool { false }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Bool {
         if case .bool(let v) = raw.value { return v }
@@ -117,7 +125,7 @@ public protocol _RealmInteger: FixedWidthInteger, RealmCollectionValue, _Persist
 extension _RealmInteger {
     public static var _rlmInfo: _RLMTypeInfo { .init(.int) }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
-        _rlmRead(object, index) { try $0.int($1).map { Self(truncatingIfNeeded: $0) } }
+        _rlmRead(object, index) { $0.int($1, $2).map { Self(truncatingIfNeeded: $0) } }
     }
     public static func _rlmDefaultValue() -> Self { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
@@ -127,7 +135,13 @@ extension _RealmInteger {
     public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw { _RLMRaw(.int(Int64(self))) }
 }
 
-extension Int: _RealmInteger {}
+extension Int: _RealmInteger {
+    // Its own accessor read: the generic one's specializations are merged into one function that
+    // calls its reader through a pointer (the commonest property type pays for that on every read).
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Int {
+        _rlmRead(object, index) { $0.int($1, $2).map { Int(truncatingIfNeeded: $0) } }
+    }
+}
 extension Int8: _RealmInteger {}
 extension Int16: _RealmInteger {}
 extension Int32: _RealmInteger {}
@@ -135,7 +149,7 @@ extension Int64: _RealmInteger {}
 
 extension Float: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.float) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float { _rlmRead(object, index) { try $0.float($1) } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float { _rlmRead(object, index) { $0.float($1, $2) } }
     public static func _rlmDefaultValue() -> Float { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Float {
         if case .float(let v) = raw.value { return v }
@@ -146,7 +160,7 @@ extension Float: RealmCollectionValue, _Persistable {
 
 extension Double: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.double) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double { _rlmRead(object, index) { try $0.double($1) } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double { _rlmRead(object, index) { $0.double($1, $2) } }
     public static func _rlmDefaultValue() -> Double { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Double {
         if case .double(let v) = raw.value { return v }
@@ -157,7 +171,7 @@ extension Double: RealmCollectionValue, _Persistable {
 
 extension String: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.string) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String { _rlmRead(object, index) { try $0.string($1) } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String { _rlmRead(object, index) { $0.string($1, $2) } }
     public static func _rlmDefaultValue() -> String { "" }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> String {
         if case .string(let v) = raw.value { return v }

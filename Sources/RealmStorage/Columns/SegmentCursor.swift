@@ -1,0 +1,77 @@
+/// The single-value rows of one segment, read without retaining anything: the object accessors'
+/// per-row path. Made by ``SegmentReader/cursor``; valid while that reader is alive (it keeps the
+/// memory the cursors read).
+///
+/// Each read returns nil when it cannot answer here — a null row, a row out of range, a segment of
+/// another lane, damaged offsets — and the caller then takes the checked path
+/// (``SegmentReader/value(_:)``), which returns the null or throws with the reason. Public, with
+/// inlinable reads, only so the object accessors can inline them.
+public struct SegmentCursor: Sendable {
+    @usableFromInline let rows: Int
+    /// Whether `fixed` holds doubles, floats.
+    @usableFromInline let isDouble: Bool
+    @usableFromInline let isFloat: Bool
+    @usableFromInline let ints: LaneCursor?
+    @usableFromInline let fixed: FixedCursor?
+    @usableFromInline let items: ItemsCursor?
+    /// For dictionary-encoded strings: the item of each row.
+    @usableFromInline let indices: LaneCursor?
+    /// Present only when the segment has nulls.
+    @usableFromInline let validity: FixedCursor?
+
+    /// A cursor that answers nothing (every read falls back).
+    package static let none = SegmentCursor(
+        rows: 0, type: .int, ints: nil, fixed: nil, items: nil, indices: nil, validity: nil)
+
+    init(
+        rows: Int, type: ColumnType, ints: LaneCursor?, fixed: FixedCursor?, items: ItemsCursor?, indices: LaneCursor?,
+        validity: FixedCursor?
+    ) {
+        self.rows = rows
+        isDouble = type == .double
+        isFloat = type == .float
+        self.ints = ints
+        self.fixed = fixed
+        self.items = items
+        self.indices = indices
+        self.validity = validity
+    }
+
+    /// Whether row `row` exists and holds a value.
+    @inlinable @inline(__always)
+    func present(_ row: Int) -> Bool {
+        guard row >= 0, row < rows else { return false }
+        guard let validity else { return true }
+        return validity.bit(row) ?? false
+    }
+
+    /// The raw integer of row `row` of an integer lane (int, bool, link).
+    @inlinable @inline(__always)
+    public func int(_ row: Int) -> Int64? {
+        guard let ints, present(row), row < ints.valueCount else { return nil }
+        return ints[row]
+    }
+
+    /// Row `row` of a `double` segment.
+    @inlinable @inline(__always)
+    public func double(_ row: Int) -> Double? {
+        guard isDouble, let fixed, present(row), let bits = fixed.u64(row &* 8) else { return nil }
+        return Double(bitPattern: bits)
+    }
+
+    /// Row `row` of a `float` segment.
+    @inlinable @inline(__always)
+    public func float(_ row: Int) -> Float? {
+        guard isFloat, let fixed, present(row), let bits = fixed.u32(row &* 4) else { return nil }
+        return Float(bitPattern: bits)
+    }
+
+    /// Row `row` of a `string` segment.
+    @inlinable @inline(__always)
+    public func string(_ row: Int) -> String? {
+        guard let items, present(row) else { return nil }
+        guard let indices else { return items.string(row) }
+        guard row < indices.valueCount else { return nil }
+        return items.string(Int(truncatingIfNeeded: indices[row]))
+    }
+}
