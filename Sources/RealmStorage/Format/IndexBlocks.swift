@@ -57,9 +57,10 @@ package struct IndexDirectory: Sendable, Equatable {
     /// The chunks that may hold entries with hash `h` (equal hashes can span chunk boundaries).
     func chunks(possiblyHolding h: UInt64) -> Range<Int> {
         guard !chunks.isEmpty else { return 0..<0 }
-        var first = chunkIndex(for: h)
+        let end = chunks.partitionPoint { $0.firstHash <= h }
+        var first = max(0, end - 1)
         while first > 0 && chunks[first].firstHash == h { first -= 1 }
-        return first..<chunks.partitionPoint { $0.firstHash <= h }
+        return first..<end
     }
 
     static func encodeChunk(_ entries: [(UInt64, Int64)]) -> [UInt8] {
@@ -85,18 +86,29 @@ package struct IndexDirectory: Sendable, Equatable {
     }
 }
 
-/// The entries of one index chunk: zero-copy integer arrays of hashes and keys.
+/// The entries of one index chunk: zero-copy integer arrays of hashes and keys, read through their
+/// owner-free cursors (the lanes keep the memory alive).
 struct IndexChunk {
     let hashes: IntegerLane
     let keys: IntegerLane
     let count: Int
+    private let hashCursor: LaneCursor
+    private let keyCursor: LaneCursor
 
-    @inline(__always) func hash(_ i: Int) -> UInt64 { UInt64(bitPattern: hashes[i]) }
-    @inline(__always) func key(_ i: Int) -> Int64 { keys[i] }
+    init(hashes: IntegerLane, keys: IntegerLane, count: Int) {
+        self.hashes = hashes
+        self.keys = keys
+        self.count = count
+        hashCursor = hashes.cursor
+        keyCursor = keys.cursor
+    }
+
+    @inline(__always) func hash(_ i: Int) -> UInt64 { UInt64(bitPattern: hashCursor[i]) }
+    @inline(__always) func key(_ i: Int) -> Int64 { keyCursor[i] }
     var entries: [(UInt64, Int64)] { (0..<count).map { (hash($0), key($0)) } }
 
     /// The first index whose hash is not below `h` (hashes ascend as unsigned values).
-    func lowerBound(_ h: UInt64) -> Int { hashes.partitionPoint { UInt64(bitPattern: $0) < h } }
+    func lowerBound(_ h: UInt64) -> Int { hashCursor.unsignedLowerBound(h) }
 }
 
 /// The 64-bit index hash of a value (Spec/FORMAT.md §5.7): order-preserving for integers, XXH64

@@ -401,6 +401,31 @@ public struct LaneCursor: @unchecked Sendable {
     }
 }
 
+extension LaneCursor {
+    /// The position of `value` in an ascending lane, or nil (binary search).
+    func sortedIndex(of value: Int64) -> Int? {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if self[mid] < value { lo = mid &+ 1 } else { hi = mid }
+        }
+        return lo < count && self[lo] == value ? lo : nil
+    }
+
+    /// The first position whose value, read as unsigned, is not below `h`, in a lane ascending
+    /// as unsigned values (binary search).
+    func unsignedLowerBound(_ h: UInt64) -> Int {
+        var lo = 0
+        var hi = count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if UInt64(bitPattern: self[mid]) < h { lo = mid &+ 1 } else { hi = mid }
+        }
+        return lo
+    }
+}
+
 extension Int64Array {
     var cursor: LaneCursor { LaneCursor(base: base, count: count, width: 64, reference: 0, slope: 0, mask: ~0) }
 }

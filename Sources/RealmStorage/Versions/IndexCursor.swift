@@ -3,17 +3,20 @@
 struct IndexCursor {
     let directory: IndexDirectory
     private var chunks: [IndexChunk?]
+    /// Whether chunk i is loaded (checked without copying the chunk out of `chunks`).
+    private var loaded: [Bool]
 
     init(_ ref: BlockRef, in snapshot: Snapshot) throws {
         directory = try snapshot.indexDirectory(ref)
         chunks = [IndexChunk?](repeating: nil, count: directory.chunks.count)
+        loaded = [Bool](repeating: false, count: directory.chunks.count)
     }
 
     /// Calls `body` with each key whose entry carries hash `h`, in index order, until it returns
     /// true; returns whether it did.
     mutating func forEachKey(hash h: UInt64, in snapshot: Snapshot, _ body: (Int64) throws -> Bool) throws -> Bool {
         for ci in directory.chunks(possiblyHolding: h) {
-            try load(ci, in: snapshot)
+            if !loaded[ci] { try load(ci, in: snapshot) }
             // Searched where it is stored: copying a chunk out retains each of its buffers.
             if try Self.scan(&chunks[ci]!, h, body) { return true }
         }
@@ -50,6 +53,8 @@ struct IndexCursor {
 
     /// Decodes chunk `ci` on first use.
     private mutating func load(_ ci: Int, in snapshot: Snapshot) throws {
-        if chunks[ci] == nil { chunks[ci] = try snapshot.indexChunk(directory.chunks[ci]) }
+        if loaded[ci] { return }
+        chunks[ci] = try snapshot.indexChunk(directory.chunks[ci])
+        loaded[ci] = true
     }
 }

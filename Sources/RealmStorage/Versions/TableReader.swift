@@ -20,6 +20,8 @@ package final class TableReader {
     // Exempt from dynamic exclusivity checks (they dominated a property read): a reader is
     // confined to one thread and each access is a plain load or a store of one element.
     @exclusivity(unchecked) private var keySegments: [SegmentReader?]
+    /// Their lanes' cursors (valid while `keySegments` holds the segments).
+    @exclusivity(unchecked) private var keyCursors: [LaneCursor?]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
     @exclusivity(unchecked) private var columns: [ColumnSegments?]
     /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
@@ -43,6 +45,7 @@ package final class TableReader {
         (schema, state) = try snapshot.table(table)
         entries = try snapshot.rowGroups(state)
         keySegments = [SegmentReader?](repeating: nil, count: entries.count)
+        keyCursors = [LaneCursor?](repeating: nil, count: entries.count)
         columns = [ColumnSegments?](repeating: nil, count: schema.columns.count)
     }
 
@@ -52,8 +55,19 @@ package final class TableReader {
     package func rowCount(group g: Int) -> Int { entries[g].rowCount }
 
     /// The keys of group `g`, in order.
-    package func keys(group g: Int) throws -> IntegerLane {
-        if let s = keySegments[g] { return s.integers! }
+    package func keys(group g: Int) throws -> IntegerLane { try keySegment(g).integers! }
+
+    /// The keys of group `g` through their owner-free cursor (the reader keeps the segment).
+    package func keyCursor(group g: Int) throws -> LaneCursor {
+        if let c = keyCursors[g] { return c }
+        let c = try keySegment(g).integers!.cursor
+        keyCursors[g] = c
+        return c
+    }
+
+    /// Group `g`'s key segment (checked to hold its rows' keys as integers), read once.
+    private func keySegment(_ g: Int) throws -> SegmentReader {
+        if let s = keySegments[g] { return s }
         let group = try snapshot.rowGroup(entries[g].block)
         guard group.rowCount == entries[g].rowCount else {
             throw StorageError.corrupted(
@@ -61,14 +75,14 @@ package final class TableReader {
         }
         let s = try snapshot.keySegment(group)
         keySegments[g] = s
-        return s.integers!
+        return s
     }
 
     /// The location of `key`, or nil when the table has no such object.
     package func locate(_ key: ObjectKey) throws -> RowLocation? {
         let g = entries.partitionPoint { $0.lastKey < key.rawValue }
         guard g < entries.count, entries[g].firstKey <= key.rawValue else { return nil }
-        return try keys(group: g).sortedIndex(of: key.rawValue).map { RowLocation(group: g, row: $0) }
+        return try keyCursor(group: g).sortedIndex(of: key.rawValue).map { RowLocation(group: g, row: $0) }
     }
 
     /// The object whose primary key is `value`, through the persisted index. The index directory

@@ -37,7 +37,10 @@ extension Realm {
                 // object's row, so its property reads take the direct path from the start.
                 guard let key = try bound.reader.objectKey(primaryKey: raw) else { return nil }
                 let object = makeObject(type, key, info)
-                if let location = try bound.reader.locate(key) { object._rlmPlace(at: location, version: bound.version, reader: bound) }
+                if let location = try bound.reader.locate(key) {
+                    // The reader is of the snapshot this Realm reads, outside a write: the direct path.
+                    object._rlmPlace(at: location, reader: bound, view: bound.view(Int(location.group)), stamp: stamp)
+                }
                 return object
             } else {
                 guard catalog.table(info.className) != nil else { return nil }
