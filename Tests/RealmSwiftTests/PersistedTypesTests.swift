@@ -68,6 +68,36 @@ import Testing
         #expect(Self.same(realm.objects(AllTypes.self)[0], expected))
     }
 
+    /// An unmanaged object gives back exactly what was set, whichever way it was set (accessor,
+    /// dictionary, dynamic setter, in any order): numbers and strings are kept in their stored
+    /// form, dates (whose stored form counts whole nanoseconds) as set.
+    @Test func unmanagedObjectsKeepExactlyWhatWasSet() throws {
+        let fine = Date(timeIntervalSinceReferenceDate: 0.123_456_789_123_4)
+        let o = AllTypes(value: ["id": 7, "string": "from a dictionary", "date": fine])
+        #expect(o.id == 7 && o.string == "from a dictionary" && o.date == fine)
+        o.string = "then an accessor"
+        o.int8 = .min
+        o.float = -.nan
+        o.optDouble = -0.0
+        o.optString = nil
+        o.date = fine.addingTimeInterval(1e-12)
+        #expect(o.string == "then an accessor" && o.int8 == .min && o.float.bitPattern == (-Float.nan).bitPattern)
+        #expect(o.optDouble?.bitPattern == (-0.0 as Double).bitPattern && o.optString == nil)
+        #expect(o.date == fine.addingTimeInterval(1e-12) && o.date != fine)
+        try o.setValue("and a dynamic one", forProperty: "string")
+        let dynamic = try o.value(forProperty: "string") as? String
+        #expect(o.string == "and a dynamic one" && dynamic == "and a dynamic one")
+        o.string = "last"
+        let (last, int8) = (try o.value(forProperty: "string") as? String, try o.value(forProperty: "int8") as? Int8)
+        #expect(last == "last" && int8 == .min)
+        #expect(o.description.contains("string = \"last\""))
+        let (realm, _) = try makeRealm()
+        try realm.write { realm.add(o) }
+        let stored = realm.objects(AllTypes.self)[0]
+        #expect(stored.string == "last" && stored.int8 == .min && stored.optString == nil)
+        #expect(abs(stored.date.timeIntervalSince(fine)) < 1e-9)
+    }
+
     @Test func defaultsOfAnUnsetObject() throws {
         let (realm, _) = try makeRealm()
         let o = AllTypes()

@@ -23,12 +23,16 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// `_rlmReadStamp` is the Realm's stamp (-1: never).
     @exclusivity(unchecked) final var _rlmGroup: GroupView?
     @exclusivity(unchecked) final var _rlmReadStamp = -1
-    /// Values set on an unmanaged object through its accessors (nil: not set yet).
+    /// The values of an unmanaged object, set through its accessors, its initializers or the
+    /// dynamic API (empty until the first). A value is kept in `_rlmStored`, in its stored form,
+    /// when that decodes back to it exactly (numbers, strings, ...: no boxing into `Any`), else in
+    /// `_rlmValues` — and then in `_rlmStored` too when it has a stored form (dates), for `add`.
     @exclusivity(unchecked) @usableFromInline package final var _rlmValues: [Any?] = []
-    /// The stored form of each value in `_rlmValues`, when it needs no Realm (set by accessors).
-    @exclusivity(unchecked) final var _rlmStored: [StorageValue?] = []
-    /// Bit i: property i (< 64) was set through ``_rlmSetUnmanaged(_:_:stored:)``.
+    @exclusivity(unchecked) package final var _rlmStored: [StorageValue?] = []
+    /// Bit i: property i (< 64) was set.
     @exclusivity(unchecked) final var _rlmSetMask: UInt64 = 0
+    /// Bit i: property i (< 64) has its stored form in `_rlmStored`.
+    @exclusivity(unchecked) final var _rlmStoredMask: UInt64 = 0
     /// When set, accessors report which property they read (key path → name).
     @exclusivity(unchecked) @usableFromInline package final var _rlmRecorder: IndexRecorder?
     @exclusivity(unchecked) private final var _rlmClassStorage: ClassInfo?
@@ -56,6 +60,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmValues = []
         _rlmStored = []
         _rlmSetMask = 0
+        _rlmStoredMask = 0
         _rlmForgetPlace()
     }
 
@@ -133,15 +138,43 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmReadStamp = view == nil ? -1 : stamp
     }
 
-    @usableFromInline func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
-        if _rlmValues.isEmpty {
-            let info = _rlmClass
-            _rlmValues = info.blankValues
-            _rlmStored = info.blankStored
-        }
+    /// Keeps `value` of an unmanaged object's property `index` (with its stored form, when known).
+    @usableFromInline final func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
+        if _rlmValues.isEmpty { _rlmValues = [Any?](repeating: nil, count: _rlmClass.properties.count) }
+        if _rlmStored.isEmpty { _rlmStored = [StorageValue?](repeating: nil, count: _rlmClass.properties.count) }
         _rlmValues[index] = value
         _rlmStored[index] = stored?.value
-        if index < 64 { _rlmSetMask |= 1 << UInt64(index) }
+        guard index < 64 else { return }
+        _rlmSetMask |= 1 << UInt64(index)
+        if stored == nil { _rlmStoredMask &= ~(1 << UInt64(index)) } else { _rlmStoredMask |= 1 << UInt64(index) }
+    }
+
+    /// Keeps an unmanaged object's property `index` as `stored` alone (its value decodes from it
+    /// exactly).
+    @usableFromInline final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
+        if _rlmStored.isEmpty { _rlmStored = [StorageValue?](repeating: nil, count: _rlmClass.properties.count) }
+        _rlmStored[index] = stored.value
+        if index < _rlmValues.count { _rlmValues[index] = nil }
+        guard index < 64 else { return }
+        _rlmSetMask |= 1 << UInt64(index)
+        _rlmStoredMask |= 1 << UInt64(index)
+    }
+
+    /// The stored form an unmanaged object holds for property `index`, if any.
+    @usableFromInline final func _rlmStoredValue(_ index: Int) -> StorageValue? {
+        index < _rlmStored.count ? _rlmStored[index] : nil
+    }
+
+    /// Whether an unmanaged object holds a value for property `index`.
+    final func _rlmHasValue(_ index: Int) -> Bool {
+        (index < _rlmValues.count && _rlmValues[index] != nil) || _rlmStoredValue(index) != nil
+    }
+
+    /// The value an unmanaged object holds for property `index`, if any.
+    final func _rlmHeldValue(_ index: Int) -> Any? {
+        if index < _rlmValues.count, let v = _rlmValues[index] { return v }
+        if let s = _rlmStoredValue(index) { return _rlmClass.properties[index].valueType._rlmFromStoredAny(_RLMRaw(s)) }
+        return nil
     }
 
     /// The Realm that manages this object, or nil while it is unmanaged.
@@ -201,7 +234,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     func propertyValue(_ index: Int) -> Any {
         let p = _rlmClass.properties[index]
         if _rlmRealm != nil { return p.valueType._rlmGetAny(self, index) }
-        if index < _rlmValues.count, let v = _rlmValues[index] { return v }
+        if let v = _rlmHeldValue(index) { return v }
         let values = _rlmClass.unmanagedValues(of: self)
         return (index < values.count ? values[index] : nil) ?? p.valueType._rlmDefaultValue()
     }

@@ -50,6 +50,7 @@ public struct Persisted<Value: _Persistable> {
             if object._rlmRealm != nil { return Value._rlmGet(object, i) }
             if let recorder = object._rlmRecorder { return recorded(object, recorder, i) }
             if i < object._rlmValues.count, let v = object._rlmValues[i] { return v as! Value }
+            if let s = object._rlmStoredValue(i) { return Value._rlmFromStored(_RLMRaw(s)) }
             if let v = object[keyPath: storageKeyPath].initial { return v }
             let d = Value._rlmDefaultValue()
             object._rlmSetUnmanaged(i, d)
@@ -60,6 +61,8 @@ public struct Persisted<Value: _Persistable> {
             if let realm = object._rlmRealm {
                 realm.checkWritable(object, i)
                 Value._rlmSet(object, i, newValue)
+            } else if let stored = Value._rlmExactStoredForm(newValue) {
+                object._rlmSetStored(i, stored)
             } else {
                 object._rlmSetUnmanaged(i, newValue, stored: Value._rlmStoredForm(newValue))
             }

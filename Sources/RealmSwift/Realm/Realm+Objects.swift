@@ -292,8 +292,12 @@ extension Realm {
             layout = try columnLayout(info, tx)
             lastInsert = (info, layout)
         }
-        let provided = object._rlmValues
-        let values = info.unmanagedValues(of: object)
+        // Which properties the caller gave (before defaults fill the rest), for `providedOnly`.
+        let provided = providedOnly ? info.properties.indices.map { object._rlmHasValue($0) } : []
+        // Every stored property in stored form (the common case: scalars and strings set through
+        // accessors): the row is made from those alone, without the values as `Any`.
+        let allStored = info.storedMaskCovers && info.storedMask & ~object._rlmStoredMask == 0
+        let values = allStored && (info.primaryKey == nil || addPolicy == .error) ? [] : info.unmanagedValues(of: object)
         let table = info.className
         var existing: ObjectKey?
         if let pk = info.primaryKey, addPolicy != .error {
@@ -306,7 +310,7 @@ extension Realm {
             key = existing
             object._rlmBind(self, key, info)
             for (i, p) in info.properties.enumerated() where p.isStored && i != info.primaryKey {
-                if providedOnly && (i >= provided.count || provided[i] == nil) { continue }
+                if providedOnly && !provided[i] { continue }
                 if p.property.type == .object {
                     deferred.append(i)
                     continue
@@ -324,7 +328,7 @@ extension Realm {
                     if info.properties[i].property.type == .object {
                         deferred.append(i)
                         row.append(info.properties[i].column!.defaultValue)
-                    } else if i < object._rlmStored.count, let stored = object._rlmStored[i] {
+                    } else if let stored = object._rlmStoredValue(i) {
                         row.append(stored)
                     } else {
                         row.append(try realmErrors { try info.properties[i].valueType._rlmEncodeAny(values[i]!, self).value })
@@ -336,7 +340,7 @@ extension Realm {
             do {
                 key = try tx.insert(table, row: row)
             } catch let e as StorageError where e.code == .duplicatePrimaryKey {
-                let pk = info.primaryKey.map { String(describing: unwrapOptional(values[$0]!) ?? "nil") } ?? "?"
+                let pk = info.primaryKey.map { String(describing: unwrapOptional(object._rlmHeldValue($0) ?? "?") ?? "nil") } ?? "?"
                 throw Realm.Error(
                     .primaryKeyExists, "Attempting to create an object of type '\(table)' with an existing primary key value '\(pk)'.",
                     underlying: e)

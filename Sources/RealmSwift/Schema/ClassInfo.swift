@@ -33,9 +33,6 @@ final class ClassInfo: @unchecked Sendable {
     /// Bit i set for each stored property i < 64 (``storedMaskCovers``: every property is < 64).
     let storedMask: UInt64
     var storedMaskCovers: Bool { properties.count <= 64 }
-    /// An unmanaged object's first set copies these (no generic array allocation per object).
-    let blankValues: [Any?]
-    let blankStored: [StorageValue?]
     let primaryKey: Int?
     let isEmbedded: Bool
     /// Whether the class stores nothing but `@Persisted` properties, so one of its managed
@@ -100,8 +97,6 @@ final class ClassInfo: @unchecked Sendable {
         self.properties = props
         self.isStored = props.map(\.isStored)
         self.storedMask = Self.mask(props.map(\.isStored))
-        self.blankValues = [Any?](repeating: nil, count: props.count)
-        self.blankStored = [StorageValue?](repeating: nil, count: props.count)
         self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
         self.schema = ObjectSchema(className: className, properties: props.map(\.property), isEmbedded: isEmbedded)
         var byName: [String: Int] = [:]
@@ -126,8 +121,6 @@ final class ClassInfo: @unchecked Sendable {
         self.properties = props
         self.isStored = props.map(\.isStored)
         self.storedMask = Self.mask(props.map(\.isStored))
-        self.blankValues = [Any?](repeating: nil, count: props.count)
-        self.blankStored = [StorageValue?](repeating: nil, count: props.count)
         self.primaryKey = props.firstIndex { $0.property.isPrimaryKey }
         self.schema = ObjectSchema(className: table.name, properties: props.map(\.property), isEmbedded: false)
         var byName: [String: Int] = [:]
@@ -217,11 +210,18 @@ final class ClassInfo: @unchecked Sendable {
     /// The current values of an unmanaged object: those set through accessors, else the wrappers'
     /// initial values (read with `Mirror` only when some property was never set).
     func unmanagedValues(of object: ObjectBase) -> [Any?] {
-        let values = object._rlmValues
-        // Every stored property set through its accessor: nothing to look up.
-        if storedMaskCovers, values.count == isStored.count, storedMask & ~object._rlmSetMask == 0 { return values }
-        func missing(_ i: Int) -> Bool { isStored[i] && (i >= values.count || values[i] == nil) }
-        guard values.count == isStored.count ? isStored.indices.contains(where: missing) : true else { return values }
+        // Every stored property set: nothing to look up.
+        let allSet =
+            storedMaskCovers
+            ? storedMask & ~object._rlmSetMask == 0 : !isStored.indices.contains { isStored[$0] && !object._rlmHasValue($0) }
+        if !allSet { fillInitialValues(of: object) }
+        return properties.indices.map { object._rlmHeldValue($0) }
+    }
+
+    /// Gives each stored property of `object` that holds no value its wrapper's initial value (or
+    /// its type's default).
+    private func fillInitialValues(of object: ObjectBase) {
+        func missing(_ i: Int) -> Bool { isStored[i] && !object._rlmHasValue(i) }
         let isDynamic = object is DynamicObject
         let paths = storagePaths.withLock { $0 }
         let needMirror = !isDynamic && properties.indices.contains { missing($0) && paths[$0] == nil }
@@ -238,7 +238,6 @@ final class ClassInfo: @unchecked Sendable {
             let v = initial ?? properties[i].valueType._rlmDefaultValue()
             object._rlmSetUnmanaged(i, v)
         }
-        return object._rlmValues
     }
 }
 

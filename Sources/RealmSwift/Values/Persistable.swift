@@ -3,8 +3,8 @@ import RealmStorage
 
 /// A value in the storage engine's currency. Public only because generic constraints name it.
 public struct _RLMRaw {
-    package var value: StorageValue
-    package init(_ value: StorageValue) { self.value = value }
+    @usableFromInline package var value: StorageValue
+    @usableFromInline package init(_ value: StorageValue) { self.value = value }
 }
 
 /// How a Swift type is persisted. Public only because generic constraints name it.
@@ -46,10 +46,14 @@ public protocol _RealmValue {
     /// `object` as this type (results hand out their accessors through it; the model classes' own
     /// cast is a class check, cheaper than a generic cast). Stops when it is not one.
     static func _rlmCast(_ object: ObjectBase) -> Self
+    /// Whether decoding a value's stored form gives back exactly the value (false for dates,
+    /// whose stored form counts nanoseconds): unmanaged objects then keep only the stored form.
+    static var _rlmExactlyStored: Bool { get }
 }
 
 extension _RealmValue {
     public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
+    public static var _rlmExactlyStored: Bool { true }
 }
 
 /// A type that can be an element of `List`, `MutableSet`, `Map` and `Results`.
@@ -70,9 +74,20 @@ public protocol _Persistable {
     static func _rlmStoredForm(_ value: Self) -> _RLMRaw?
     /// Converts a loosely typed value (from a dictionary, an array or the dynamic API).
     static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self
+    /// The stored form of `value` when it decodes back to exactly `value` (an unmanaged object then
+    /// keeps only that form); nil otherwise.
+    static func _rlmExactStoredForm(_ value: Self) -> _RLMRaw?
+    /// The value a stored form from ``_rlmExactStoredForm(_:)`` stands for.
+    static func _rlmFromStored(_ raw: _RLMRaw) -> Self
 }
 
 extension _Persistable {
+    public static func _rlmExactStoredForm(_ value: Self) -> _RLMRaw? { nil }
+    public static func _rlmFromStored(_ raw: _RLMRaw) -> Self {
+        fatalError("\(Self.self) values are not kept in stored form.")
+    }
+    static func _rlmFromStoredAny(_ raw: _RLMRaw) -> Any { _rlmFromStored(raw) }
+
     static func _rlmEncodeAny(_ value: Any, _ realm: Realm) throws -> _RLMRaw {
         guard let v = value as? Self else {
             throw Realm.Error(.fail, "a value of type \(type(of: value)) cannot be stored in a property of type \(Self.self)")
@@ -82,6 +97,8 @@ extension _Persistable {
 }
 
 extension _Persistable where Self: _RealmValue {
+    public static func _rlmExactStoredForm(_ value: Self) -> _RLMRaw? { _rlmExactlyStored ? _rlmStoredForm(value) : nil }
+    public static func _rlmFromStored(_ raw: _RLMRaw) -> Self { _rlmDecode(raw, nil) }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
         let realm = object._rlmRealm!
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
@@ -194,6 +211,7 @@ extension Date: RealmCollectionValue, _Persistable {
     /// Seconds between 1970-01-01 and 2001-01-01.
     static let epochOffset: Int64 = 978_307_200
     public static var _rlmInfo: _RLMTypeInfo { .init(.date) }
+    public static var _rlmExactlyStored: Bool { false }
     public static func _rlmDefaultValue() -> Date { Date(timeIntervalSince1970: 0) }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Date {
         guard case .timestamp(let s, let ns) = raw.value else { return Date(timeIntervalSince1970: 0) }
@@ -258,6 +276,7 @@ extension Optional: _RealmValue where Wrapped: _RealmValue {
         i.isOptional = true
         return i
     }
+    public static var _rlmExactlyStored: Bool { Wrapped._rlmExactlyStored }
     public static func _rlmDefaultValue() -> Wrapped? { nil }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Wrapped? {
         if case .null = raw.value { return nil }
@@ -279,6 +298,7 @@ public protocol PersistableEnum: RawRepresentable, CaseIterable, RealmCollection
 
 extension PersistableEnum {
     public static var _rlmInfo: _RLMTypeInfo { RawValue._rlmInfo }
+    public static var _rlmExactlyStored: Bool { RawValue._rlmExactlyStored }
     public static func _rlmDefaultValue() -> Self { allCases.first! }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
         let r = RawValue._rlmDecode(raw, realm)
