@@ -25,9 +25,26 @@ extension FuzzHarness {
     static func readSegment(_ block: [UInt8]) {
         do {
             let reader = try SegmentReader(block: ByteView(copying: block, origin: 4096))
+            let cursor = reader.cursor
             for row in 0..<min(reader.rowCount, 4096) {
                 _ = try? reader.isNull(row)
-                _ = try? reader.value(row)
+                let checked = try? reader.value(row)
+                // The accessors' typed reads and owner-free cursor: an answer must be the checked one.
+                if let v = cursor.int(row) {
+                    precondition(
+                        checked == .int(v) || checked == .bool(v != 0) || checked == .link(ObjectKey(v)),
+                        "SegmentDecode: cursor int \(v) != \(String(describing: checked))")
+                }
+                if let v = cursor.double(row) { precondition(checked?.bitwiseEquals(.double(v)) == true, "SegmentDecode: cursor double") }
+                if let v = cursor.float(row) { precondition(checked?.bitwiseEquals(.float(v)) == true, "SegmentDecode: cursor float") }
+                if let v = cursor.string(row) { precondition(checked == .string(v), "SegmentDecode: cursor string") }
+                _ = try? reader.int(row)
+                _ = try? reader.double(row)
+                _ = try? reader.float(row)
+                _ = try? reader.string(row)
+            }
+            for row in [-1, reader.rowCount, Int.max] {
+                precondition(cursor.int(row) == nil && cursor.string(row) == nil, "SegmentDecode: cursor read outside the rows")
             }
             if let lane = reader.integers { _ = lane.prefix(4096).reduce(0, &+) }
             if reader.rowCount <= 1 << 16 { _ = try reader.decodeAll(isSet: reader.isList && block.count % 2 == 0) }

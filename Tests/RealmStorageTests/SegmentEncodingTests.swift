@@ -130,6 +130,28 @@ import Testing
         }
     }
 
+    /// The lane cursors' searches (row-group keys, index hashes) agree with a linear scan, with
+    /// and without gaps, with repeated values and at the extremes (their first guess must never
+    /// stand in for the search's answer when it is wrong).
+    @Test func laneSearchesMatchALinearScan() throws {
+        let lanes: [[Int64]] = [
+            [], [5], Array(0..<300), Array(10..<20) + Array(25..<40), [.min, -5, -4, 0, 7, 8, 9, .max],
+            [1, 2, 2, 2, 5, 6, 6], (0..<200).map { $0 * 3 },
+        ]
+        for lane in lanes {
+            let r = try Self.roundTrip(.int, lane.map { .int($0) })
+            let c = lane.isEmpty ? LaneCursor.empty : r.integers!.cursor
+            var probes: [Int64] = [.min, .min + 1, -1, 0, 1, 2, 3, 6, 7, 12, 21, 300, .max - 1, .max]
+            probes += lane
+            for v in probes {
+                if Set(lane).count == lane.count { #expect(c.sortedIndex(of: v) == lane.firstIndex(of: v)) }
+                let h = UInt64(bitPattern: v)
+                let sortedUnsigned = lane.allSatisfy { $0 >= 0 } || lane.allSatisfy { $0 < 0 }
+                if sortedUnsigned { #expect(c.unsignedLowerBound(h) == (lane.firstIndex { UInt64(bitPattern: $0) >= h } ?? lane.count)) }
+            }
+        }
+    }
+
     @Test func integersAtTheEdges() throws {
         _ = try Self.roundTrip(.int, [])
         _ = try Self.roundTrip(.int, [.int(42)])

@@ -402,8 +402,13 @@ public struct LaneCursor: @unchecked Sendable {
 }
 
 extension LaneCursor {
-    /// The position of `value` in an ascending lane, or nil (binary search).
+    /// The position of `value` in an ascending lane, or nil (binary search, after one guess: in a
+    /// lane without gaps — a row group's keys, mostly — `value` sits `value - first` places in).
     func sortedIndex(of value: Int64) -> Int? {
+        if count > 0 {
+            let (guess, overflow) = value.subtractingReportingOverflow(self[0])
+            if !overflow, guess >= 0, guess < count, self[Int(guess)] == value { return Int(guess) }
+        }
         var lo = 0
         var hi = count
         while lo < hi {
@@ -416,6 +421,14 @@ extension LaneCursor {
     /// The first position whose value, read as unsigned, is not below `h`, in a lane ascending
     /// as unsigned values (binary search).
     func unsignedLowerBound(_ h: UInt64) -> Int {
+        // One guess first, as in `sortedIndex(of:)`: an index of ascending integers is dense.
+        if count > 0 {
+            let first = UInt64(bitPattern: self[0])
+            if h >= first, h - first < UInt64(count) {
+                let g = Int(h - first)
+                if UInt64(bitPattern: self[g]) == h && (g == 0 || UInt64(bitPattern: self[g - 1]) < h) { return g }
+            }
+        }
         var lo = 0
         var hi = count
         while lo < hi {

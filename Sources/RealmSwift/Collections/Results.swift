@@ -346,7 +346,6 @@ final class ObjectWalk {
     private let reusable: Bool
     /// The Realm's stamp when the walk began (the objects' direct reads are valid while it holds).
     private let stamp: Int
-    private let generation: Int
     @exclusivity(unchecked) private var group = -1
     @exclusivity(unchecked) private var row = 0
     @exclusivity(unchecked) private var rows = 0
@@ -361,7 +360,6 @@ final class ObjectWalk {
         self.reader = reader
         reusable = base.info.isReusable
         stamp = base.realm.stamp
-        generation = base.realm.generation
     }
 
     func next() -> ObjectBase? {
@@ -371,7 +369,8 @@ final class ObjectWalk {
         let key = ObjectKey(keys[r])
         let o: ObjectBase
         if reusable, let l = ObjectBase._rlmUnshared(&last) {
-            l._rlmReuse(for: key, generation: generation)
+            // Bound to the Realm's current generation, as a new accessor would be.
+            l._rlmReuse(for: key, generation: base.realm.generation)
             o = l
         } else {
             o = base.object(key)

@@ -56,9 +56,10 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmThread = realm.confinedThread
         _rlmGeneration = realm.generation
         _rlmKey = key
-        _rlmClassStorage = info
-        _rlmValues = []
-        _rlmStored = []
+        if _rlmClassStorage !== info { _rlmClassStorage = info }
+        // A new accessor (the commonest case) holds nothing to release.
+        if !_rlmValues.isEmpty { _rlmValues = [] }
+        if !_rlmStored.isEmpty { _rlmStored = [] }
         _rlmSetMask = 0
         _rlmStoredMask = 0
         _rlmForgetPlace()
@@ -86,8 +87,8 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     private func _rlmForgetPlace() {
         _rlmLocationVersion = 0
-        _rlmReader = nil
-        _rlmGroup = nil
+        if _rlmReader != nil { _rlmReader = nil }
+        if _rlmGroup != nil { _rlmGroup = nil }
         _rlmReadStamp = -1
     }
 
