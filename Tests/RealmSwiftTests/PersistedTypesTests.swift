@@ -98,6 +98,34 @@ import Testing
         #expect(abs(stored.date.timeIntervalSince(fine)) < 1e-9)
     }
 
+    /// Adding objects hands their emptied value slots to new unmanaged objects: a new object never
+    /// sees another's values, and one whose add failed keeps its own.
+    @Test func newObjectsStartEmptyAfterOthersWereAdded() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            for i in 0..<100 {
+                let o = AllTypes()
+                o.id = i
+                if i % 2 == 0 {
+                    o.string = "set \(i)"
+                    o.int64 = Int64(i)
+                    o.optString = "opt"
+                }
+                #expect(i % 2 == 0 || (o.string == "" && o.int64 == 0 && o.optString == nil))
+                realm.add(o)
+            }
+            let duplicate = AllTypes()
+            duplicate.id = 3
+            duplicate.string = "mine"
+            #expect(throws: Realm.Error.self) { try realm.checkedAdd(duplicate) }
+            #expect(duplicate.realm == nil && duplicate.string == "mine" && duplicate.id == 3)
+        }
+        for o in realm.objects(AllTypes.self) {
+            #expect(o.string == (o.id % 2 == 0 ? "set \(o.id)" : "") && o.int64 == (o.id % 2 == 0 ? Int64(o.id) : 0))
+            #expect(o.optString == (o.id % 2 == 0 ? "opt" : nil))
+        }
+    }
+
     @Test func defaultsOfAnUnsetObject() throws {
         let (realm, _) = try makeRealm()
         let o = AllTypes()

@@ -59,7 +59,12 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         if _rlmClassStorage !== info { _rlmClassStorage = info }
         // A new accessor (the commonest case) holds nothing to release.
         if !_rlmValues.isEmpty { _rlmValues = [] }
-        if !_rlmStored.isEmpty { _rlmStored = [] }
+        if !_rlmStored.isEmpty {
+            // Emptied in place (this object is their only holder), then handed on for reuse.
+            for i in _rlmStored.indices where _rlmStored[i] != nil { _rlmStored[i] = nil }
+            info.recycle(_rlmStored)
+            _rlmStored = []
+        }
         _rlmSetMask = 0
         _rlmStoredMask = 0
         _rlmForgetPlace()
@@ -142,7 +147,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// Keeps `value` of an unmanaged object's property `index` (with its stored form, when known).
     @usableFromInline final func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
         if _rlmValues.isEmpty { _rlmValues = [Any?](repeating: nil, count: _rlmClass.properties.count) }
-        if _rlmStored.isEmpty { _rlmStored = [StorageValue?](repeating: nil, count: _rlmClass.properties.count) }
+        if _rlmStored.isEmpty { _rlmStored = _rlmClass.emptySlots() }
         _rlmValues[index] = value
         _rlmStored[index] = stored?.value
         guard index < 64 else { return }
@@ -153,7 +158,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// Keeps an unmanaged object's property `index` as `stored` alone (its value decodes from it
     /// exactly).
     @usableFromInline final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
-        if _rlmStored.isEmpty { _rlmStored = [StorageValue?](repeating: nil, count: _rlmClass.properties.count) }
+        if _rlmStored.isEmpty { _rlmStored = _rlmClass.emptySlots() }
         _rlmStored[index] = stored.value
         if index < _rlmValues.count { _rlmValues[index] = nil }
         guard index < 64 else { return }

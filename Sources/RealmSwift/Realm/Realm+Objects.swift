@@ -320,8 +320,13 @@ extension Realm {
                 try realmErrors { try tx.set(table, key, p.name, raw) }
             }
         } else {
-            var row: [StorageValue] = []
+            // The row is built in a buffer kept across inserts (a new array per object costs a
+            // generic metadata lookup and a witness call per element when freed).
+            var row = insertRow
+            insertRow = []
+            row.removeAll(keepingCapacity: true)
             row.reserveCapacity(layout.count)
+            defer { insertRow = row }
             for slot in layout {
                 switch slot {
                 case .property(let i):

@@ -59,6 +59,8 @@ public final class Realm {
     /// The class of the last `add` in this write transaction, whose table exists, and its layout:
     /// a run of adds of one class checks its table once (forgotten with `layouts` and on `bump()`).
     @exclusivity(unchecked) var lastInsert: (info: ClassInfo, slots: [LayoutSlot])?
+    /// The row buffer `add` builds each new object's row in (see ``insert(_:_:providedOnly:)``).
+    @exclusivity(unchecked) var insertRow: [StorageValue] = []
     /// Table readers of the current snapshot, by class description.
     var readers: [ObjectIdentifier: BoundReader] = [:]
     var readersVersion: UInt64 = 0
