@@ -192,6 +192,11 @@ import Testing
         #expect(boxes.count == 5000 && boxes.map(\.id) == Array(0..<5000))
         for b in boxes { if let o = b.object { #expect(o.id == b.id) } }
         #expect(boxes.filter { $0.object != nil }.count >= kept.count)
+        // A copy of an iterator goes on from the same place on its own.
+        var original = realm.objects(AllTypes.self).makeIterator()
+        _ = original.next()
+        var copy = original
+        #expect(original.next()?.id == 1 && original.next()?.id == 2 && copy.next()?.id == 1)
         // Two iterators over one Results, in step: each hands out its own objects.
         var a = realm.objects(AllTypes.self).makeIterator()
         var b = realm.objects(AllTypes.self).makeIterator()

@@ -91,10 +91,14 @@ import Testing
         let (last, int8) = (try o.value(forProperty: "string") as? String, try o.value(forProperty: "int8") as? Int8)
         #expect(last == "last" && int8 == .min)
         #expect(o.description.contains("string = \"last\""))
+        // Data is kept as set: a slice keeps its indices.
+        let whole = Data([0, 1, 2, 3, 4, 5, 6, 7])
+        o.data = whole[4..<8]
+        #expect(o.data.startIndex == 4 && o.data[4] == 4 && o.data == Data([4, 5, 6, 7]))
         let (realm, _) = try makeRealm()
         try realm.write { realm.add(o) }
         let stored = realm.objects(AllTypes.self)[0]
-        #expect(stored.string == "last" && stored.int8 == .min && stored.optString == nil)
+        #expect(stored.string == "last" && stored.int8 == .min && stored.optString == nil && stored.data == Data([4, 5, 6, 7]))
         #expect(abs(stored.date.timeIntervalSince(fine)) < 1e-9)
     }
 

@@ -102,8 +102,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         private let reusable: Bool
         /// The view of the row group the last object sat in.
         private var view: GroupView?
-        /// The walk over row groups, when walking.
-        private let walk: ObjectWalk?
+        /// The walk over row groups, when walking (copied on first use by a copy of the iterator,
+        /// so copies iterate independently).
+        private var walk: ObjectWalk?
 
         init(values: [Element]) {
             base = nil
@@ -150,8 +151,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 defer { i += 1 }
                 return elements[i]
             }
-            if let walk {
-                guard let o = walk.next() else { return nil }
+            if walk != nil {
+                if !isKnownUniquelyReferenced(&walk) { walk = walk!.copy() }
+                guard let o = walk!.next() else { return nil }
                 return Element._rlmCast(o)
             }
             guard let base else { return nil }
@@ -361,6 +363,22 @@ final class ObjectWalk {
         reusable = base.info.isReusable
         stamp = base.realm.stamp
     }
+
+    private init(copying other: ObjectWalk) {
+        base = other.base
+        reader = other.reader
+        reusable = other.reusable
+        stamp = other.stamp
+        group = other.group
+        row = other.row
+        rows = other.rows
+        keyLane = other.keyLane
+        keys = other.keys
+        view = other.view
+    }
+
+    /// A walk at the same place that makes its own accessors (for a copy of an iterator).
+    func copy() -> ObjectWalk { ObjectWalk(copying: self) }
 
     func next() -> ObjectBase? {
         if row >= rows, !advance() { return nil }

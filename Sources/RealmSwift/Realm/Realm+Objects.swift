@@ -139,6 +139,9 @@ extension Realm {
             if object._rlmLocationVersion != snap.version {
                 guard let loc = try bound.reader.locate(object._rlmKey) else { throw StorageError(.notFound, "no object") }
                 object._rlmPlace(at: loc, version: snap.version, reader: bound)
+            } else if object._rlmReadStamp != stamp {
+                // Same version, but the stamp moved (a cancelled write, say): back on the direct path.
+                object._rlmPlace(at: object._rlmLocation, version: snap.version, reader: bound)
             }
             let c = bound.columns[index]
             guard c >= 0 else { throw StorageError(.notFound, "no column") }
@@ -326,7 +329,11 @@ extension Realm {
             insertRow = []
             row.removeAll(keepingCapacity: true)
             row.reserveCapacity(layout.count)
-            defer { insertRow = row }
+            defer {
+                // Kept without its values (the last row could hold a large blob).
+                row.removeAll(keepingCapacity: true)
+                insertRow = row
+            }
             for slot in layout {
                 switch slot {
                 case .property(let i):

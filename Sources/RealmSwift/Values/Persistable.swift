@@ -199,6 +199,9 @@ extension String: RealmCollectionValue, _Persistable {
 
 extension Data: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.data) }
+    /// Kept as set on unmanaged objects: a `Data` rebuilt from its bytes would be a copy, and a
+    /// slice would lose its indices.
+    public static var _rlmExactlyStored: Bool { false }
     public static func _rlmDefaultValue() -> Data { Data() }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Data {
         if case .binary(let v) = raw.value { return Data(v) }
