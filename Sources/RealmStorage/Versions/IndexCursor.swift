@@ -33,6 +33,21 @@ struct IndexCursor {
         return out
     }
 
+    /// Every key whose entry carries hash `h` in the index `directory`, decoding only the chunks
+    /// that may hold it and keeping none (one-shot lookups: a cursor's per-chunk arrays cost more
+    /// than the search when made for one lookup).
+    static func keys(hash h: UInt64, directory: IndexDirectory, in snapshot: Snapshot) throws -> [Int64] {
+        var out: [Int64] = []
+        for ci in directory.chunks(possiblyHolding: h) {
+            var chunk = try snapshot.indexChunk(directory.chunks[ci])
+            _ = try scan(&chunk, h) { key in
+                out.append(key)
+                return false
+            }
+        }
+        return out
+    }
+
     private static func scan(_ chunk: inout IndexChunk, _ h: UInt64, _ body: (Int64) throws -> Bool) throws -> Bool {
         var a = chunk.lowerBound(h)
         while a < chunk.count, chunk.hash(a) == h {

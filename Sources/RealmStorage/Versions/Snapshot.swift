@@ -297,8 +297,7 @@ public final class Snapshot: Sendable {
 
     /// Keys whose index entries carry `hash` (not yet confirmed against the column).
     package func indexCandidates(_ ref: BlockRef, _ hash: UInt64) throws -> [Int64] {
-        var cursor = try IndexCursor(ref, in: self)
-        return try cursor.keys(hash: hash, in: self)
+        try IndexCursor.keys(hash: hash, directory: try indexDirectory(ref), in: self)
     }
 
     func indexLookup(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema, _ value: StorageValue) throws -> [ObjectKey] {
