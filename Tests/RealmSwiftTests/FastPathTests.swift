@@ -239,6 +239,95 @@ import Testing
         #expect(first!.isInvalidated)
         #expect(realm.objects(Dog.self).count == 10)
     }
+
+    /// Model-based: random writes (adds, changes, deletes, cancelled writes), iterations and
+    /// lookups that keep some accessors, `invalidate()` and frozen copies, checked after every step
+    /// against a plain dictionary. Every read of a kept accessor (direct path or not, reused or not)
+    /// must give the committed value, and a deleted object must read as invalidated.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func accessorsAgreeWithAModel(seed: UInt64) throws {
+        let (realm, _) = try makeRealm()
+        var rng = SplitMix(seed: seed)
+        var model: [Int: (string: String, int64: Int64)] = [:]
+        // Kept accessors with their ids (a deleted object's id cannot be read).
+        var kept: [(id: Int, object: AllTypes)] = []
+        var nextId = 0
+        func check(_ o: AllTypes, _ step: Int) {
+            guard let m = model[o.id] else {
+                Issue.record("step \(step): object \(o.id) is not in the model")
+                return
+            }
+            #expect(o.string == m.string && o.int64 == m.int64, "step \(step): object \(o.id)")
+        }
+        for step in 0..<400 {
+            switch rng.below(10) {
+            case 0, 1:
+                try realm.write {
+                    for _ in 0..<(1 + rng.below(40)) {
+                        let v = (string: "s\(rng.below(1000))", int64: Int64(rng.below(100)) - 50)
+                        realm.add(AllTypes(value: ["id": nextId, "string": v.string, "int64": v.int64]))
+                        model[nextId] = v
+                        nextId += 1
+                    }
+                }
+            case 2:
+                guard let id = model.keys.randomElement(using: &rng) else { continue }
+                let v = (string: "changed \(step)", int64: Int64(step))
+                try realm.write {
+                    let o = realm.object(ofType: AllTypes.self, forPrimaryKey: id)!
+                    o.string = v.string
+                    o.int64 = v.int64
+                }
+                model[id] = v
+            case 3:
+                guard let id = model.keys.randomElement(using: &rng) else { continue }
+                try realm.write { realm.delete(realm.object(ofType: AllTypes.self, forPrimaryKey: id)!) }
+                model[id] = nil
+            case 4:
+                guard let id = model.keys.randomElement(using: &rng) else { continue }
+                try realm.beginWrite()
+                realm.object(ofType: AllTypes.self, forPrimaryKey: id)!.string = "cancelled"
+                realm.cancelWrite()
+            case 5:
+                var seen = 0
+                for o in realm.objects(AllTypes.self) {
+                    check(o, step)
+                    seen += 1
+                    if rng.below(50) == 0 && kept.count < 40 { kept.append((o.id, o)) }
+                }
+                #expect(seen == model.count, "step \(step)")
+            case 6:
+                let id = rng.below(nextId + 1)
+                let o = realm.object(ofType: AllTypes.self, forPrimaryKey: id)
+                #expect((o == nil) == (model[id] == nil), "step \(step): lookup \(id)")
+                if let o {
+                    check(o, step)
+                    if kept.count < 40 { kept.append((id, o)) }
+                }
+            case 7:
+                if rng.below(4) == 0 {
+                    realm.invalidate()
+                    for k in kept { #expect(k.object.isInvalidated) }
+                    kept.removeAll()
+                } else {
+                    let frozen = realm.freeze().objects(AllTypes.self)
+                    #expect(frozen.count == model.count)
+                    for o in frozen.prefix(20) { check(o, step) }
+                }
+            default:
+                break
+            }
+            // Every kept accessor reads the committed values, or is invalidated when deleted.
+            kept.removeAll { k in
+                if model[k.id] == nil {
+                    #expect(k.object.isInvalidated, "step \(step)")
+                    return true
+                }
+                return false
+            }
+            for k in kept { check(k.object, step) }
+        }
+    }
 }
 
 /// A model with an ignored (not persisted) property.
