@@ -134,9 +134,9 @@ package final class SegmentReader: Sendable {
             case .integers(let lane): ints = lane.cursor
             case .fixed(let v, _, _): fixed = v.fixedCursor
             case .offsets(let o) where t == .string:
-                items = ItemsCursor(try o.offsets.bytesItems(count: o.count, blob: o.blob))
+                items = try o.offsets.itemsCursor(count: o.count, blob: o.blob)
             case .dictionary(let d, let lane) where t == .string:
-                items = ItemsCursor(try d.offsets.bytesItems(count: d.count, blob: d.blob))
+                items = try d.offsets.itemsCursor(count: d.count, blob: d.blob)
                 indices = lane.cursor
             default: break
             }

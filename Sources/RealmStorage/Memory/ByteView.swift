@@ -127,11 +127,12 @@ package struct ByteView: @unchecked Sendable {
     }
 
     /// The items of an offsets-encoded bytes array read in place: `count + 1` little-endian u32
-    /// offsets in this view, item `i` being `blob[offsets[i]..<offsets[i + 1]]`.
-    package func bytesItems(count n: Int, blob: ByteView) throws -> BytesItems {
+    /// offsets in this view, item `i` being `blob[offsets[i]..<offsets[i + 1]]`. The cursor holds
+    /// neither view's owner: valid while the caller keeps them (see ``ItemsCursor``).
+    package func itemsCursor(count n: Int, blob: ByteView) throws -> ItemsCursor {
         guard n >= 0, n < Int.max / 4 else { throw StorageError.corrupted("bad item count \(n)", at: origin) }
         try check(0, (n + 1) * 4, "offsets")
-        return BytesItems(owner: owner, offsets: base, blobOwner: blob.owner, blob: blob.base, blobCount: blob.count, count: n)
+        return ItemsCursor(offsets: base, blob: blob.base, blobCount: blob.count, count: n)
     }
 
     /// A zero-copy view of `count` little-endian Int64 values at `offset` (must be 8-byte aligned in memory).

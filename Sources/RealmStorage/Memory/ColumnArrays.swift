@@ -27,33 +27,6 @@ package struct Int64Array: RandomAccessCollection, @unchecked Sendable {
     }
 }
 
-/// The items of an offsets-encoded bytes array (strings), read in place: the fast path of string
-/// property reads. Item `i`'s offsets are checked against each other and the blob on every read.
-package struct BytesItems: @unchecked Sendable {
-    private let owner: AnyObject?
-    private let offsets: UnsafeRawPointer?
-    private let blobOwner: AnyObject?
-    private let blob: UnsafeRawPointer?
-    fileprivate let blobCount: Int
-    package let count: Int
-    fileprivate var offsetsBase: UnsafeRawPointer? { offsets }
-    fileprivate var blobBase: UnsafeRawPointer? { blob }
-
-    init(owner: AnyObject?, offsets: UnsafeRawPointer?, blobOwner: AnyObject?, blob: UnsafeRawPointer?, blobCount: Int, count: Int) {
-        self.owner = owner
-        self.offsets = offsets
-        self.blobOwner = blobOwner
-        self.blob = blob
-        self.blobCount = blobCount
-        self.count = count
-    }
-
-    /// Item `i` decoded as UTF-8 (invalid sequences repaired); nil when its offsets are out of
-    /// order or leave the blob (a damaged segment).
-    @inline(__always)
-    package func string(_ i: Int) -> String? { ItemsCursor(self).string(i) }
-}
-
 /// A bit-packed, frame-of-reference integer array: value = reference + i·slope + (bits as unsigned);
 /// the slope is 0 except for the linear encoding.
 package struct PackedIntArray: RandomAccessCollection, @unchecked Sendable {
@@ -465,11 +438,11 @@ public struct ItemsCursor: @unchecked Sendable {
     @usableFromInline let blobCount: Int
     @usableFromInline let count: Int
 
-    init(_ items: BytesItems) {
-        offsets = items.offsetsBase
-        blob = items.blobBase
-        blobCount = items.blobCount
-        count = items.count
+    init(offsets: UnsafeRawPointer?, blob: UnsafeRawPointer?, blobCount: Int, count: Int) {
+        self.offsets = offsets
+        self.blob = blob
+        self.blobCount = blobCount
+        self.count = count
     }
 
     /// Item `i` decoded as UTF-8 (invalid sequences repaired); nil when `i` is out of range or its
