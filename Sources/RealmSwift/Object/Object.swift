@@ -115,7 +115,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         }
     }
 
-    /// Reads property `index` with `read` (view, property index, row) from the object's row-group
+    /// Reads property `index` with `read` (its cursor, the row) from the object's row-group
     /// view when the read may skip the general path: the object was placed in the version its
     /// live Realm reads, outside a write transaction, and nothing changed since (its read stamp is
     /// the Realm's stamp, which every version change, write transaction and
@@ -123,12 +123,15 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// checks and resolves the rest (and stops with its message for an invalidated or deleted
     /// object).
     @inline(__always)
-    final func _rlmReadDirect<T>(_ index: Int, _ read: (GroupView, Int, Int) -> T?) -> T? {
-        // No local reference to the Realm is kept across a call, so none is retained.
+    final func _rlmReadDirect<T>(_ index: Int, _ read: (SegmentCursor, Int) -> T?) -> T? {
+        // No local reference to the Realm or the view is kept across a call, so none is retained:
+        // the cursor is copied out of the view (it holds no reference; the view, which this object
+        // keeps, keeps its memory).
         guard _rlmReadStamp == _rlmRealm?.stamp else { return nil }
         if _rlmThread == 0 || _rlmThread != currentThreadIdentity() { _rlmRealm?.checkThread() }
-        guard let view = _rlmGroup else { return nil }
-        return read(view, index, Int(_rlmLocation.row))
+        if let cursor = _rlmGroup?.resolvedCursor(index) { return read(cursor, Int(_rlmLocation.row)) }
+        guard let cursor = _rlmGroup?.cursor(index) else { return nil }
+        return read(cursor, Int(_rlmLocation.row))
     }
 
     /// Records where the object sits in the version `reader` reads, with the view of its row group

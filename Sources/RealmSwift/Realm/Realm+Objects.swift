@@ -515,31 +515,17 @@ final class GroupView {
         resolved = [Bool](repeating: false, count: columns.count)
     }
 
-    /// Row `row` of property `index`, read in place through its cursor (nil: a null row, a
-    /// property without a readable segment — the general path then reads the value or reports the
+    /// The cursor of property `index` once resolved (nil before its first read; see
+    /// ``cursor(_:)``). A copy: it holds no reference, so reading through it retains nothing.
+    @inline(__always)
+    func resolvedCursor(_ index: Int) -> SegmentCursor? { resolved[index] ? cursors[index] : nil }
+
+    /// The cursor of property `index`, resolving it on first use (``SegmentCursor/none`` for a
+    /// property without a readable segment: the general path then reads the value or reports the
     /// problem).
-    @inline(__always)
-    func int(_ index: Int, _ row: Int) -> Int64? {
+    func cursor(_ index: Int) -> SegmentCursor {
         if !resolved[index] { resolve(index) }
-        return cursors[index].int(row)
-    }
-
-    @inline(__always)
-    func double(_ index: Int, _ row: Int) -> Double? {
-        if !resolved[index] { resolve(index) }
-        return cursors[index].double(row)
-    }
-
-    @inline(__always)
-    func float(_ index: Int, _ row: Int) -> Float? {
-        if !resolved[index] { resolve(index) }
-        return cursors[index].float(row)
-    }
-
-    @inline(__always)
-    func string(_ index: Int, _ row: Int) -> String? {
-        if !resolved[index] { resolve(index) }
-        return cursors[index].string(row)
+        return cursors[index]
     }
 
     private func resolve(_ index: Int) {
