@@ -17,6 +17,35 @@ final class Thing: Object {
         try Realm(configuration: .init(fileURL: dir.url(), objectTypes: [Thing.self, Dog.self, Person.self, Address.self]))
     }
 
+    /// Unmanaged objects that reach each other through mixed values (and links) are added once
+    /// each: mixed values are stored after their object, like links (a cycle of them recursed
+    /// until the stack ran out).
+    @Test func cyclesThroughMixedValuesAreAddedOnce() throws {
+        let dir = TempDir()
+        let realm = try realm(dir)
+        let a = Thing()
+        a.id = 1
+        let b = Thing()
+        b.id = 2
+        a.value = .object(b)
+        b.value = .object(a)
+        b.values.append(.object(b))
+        let p = Person()
+        p.id = 7
+        let d = Dog()
+        a.values.append(.object(p))
+        p.dog = d
+        a.dogs.insert(d)
+        try realm.write { realm.add(a) }
+        #expect(realm.objects(Thing.self).count == 2 && realm.objects(Person.self).count == 1 && realm.objects(Dog.self).count == 1)
+        let storedA = realm.object(ofType: Thing.self, forPrimaryKey: 1)!
+        let storedB = realm.object(ofType: Thing.self, forPrimaryKey: 2)!
+        #expect(storedA.value.object(Thing.self)?.id == 2 && storedB.value.object(Thing.self)?.id == 1)
+        #expect(
+            storedB.values.first?.object(Thing.self)?.id == 2
+                && storedA.values.first?.object(Person.self)?.dog?.isSameObject(as: storedA.dogs.first) == true)
+    }
+
     @Test func everyAnyRealmValueRoundTripsThroughAReopen() throws {
         let dir = TempDir()
         let oid = ObjectId.generate()

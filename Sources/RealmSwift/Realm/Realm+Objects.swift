@@ -314,7 +314,7 @@ extension Realm {
             object._rlmBind(self, key, info)
             for (i, p) in info.properties.enumerated() where p.isStored && i != info.primaryKey {
                 if providedOnly && !provided[i] { continue }
-                if p.property.type == .object {
+                if p.property.type.holdsLinks {
                     deferred.append(i)
                     continue
                 }
@@ -337,7 +337,7 @@ extension Realm {
             for slot in layout {
                 switch slot {
                 case .property(let i):
-                    if info.properties[i].property.type == .object {
+                    if info.properties[i].property.type.holdsLinks {
                         deferred.append(i)
                         row.append(info.properties[i].column!.defaultValue)
                     } else if let stored = object._rlmStoredValue(i) {
@@ -361,7 +361,8 @@ extension Realm {
             }
             object._rlmBind(self, key, info)
         }
-        // Links last, so cycles between new objects resolve to keys that exist.
+        // Links last (and mixed values, which may hold links), so cycles between new objects
+        // resolve to keys that exist.
         for i in deferred {
             let p = info.properties[i]
             let raw = try realmErrors { try p.valueType._rlmEncodeAny(values[i]!, self).value }

@@ -31,6 +31,10 @@ public enum PropertyType: Int, Sendable, CustomStringConvertible {
         case .UUID: "uuid"
         }
     }
+
+    /// Whether values of this type may link to objects (links, and mixed values): `add` stores
+    /// them after the object itself, so cycles between new objects end.
+    var holdsLinks: Bool { self == .object || self == .any }
 }
 
 /// One property of an ``ObjectSchema``: its name, type and attributes.
