@@ -304,7 +304,8 @@ import Testing
         for r in try reopened.ancestorRecords(downTo: 0) {
             var w = ByteWriter()
             r.catalog.encode(into: &w)
-            #expect(r.catalogBytes == w.bytes, "version \(r.version)")
+            let kept = try r.catalogBytes.map { try $0.bytes(0, $0.count) }
+            #expect(kept == w.bytes, "version \(r.version)")
         }
         #expect(reopened.catalog.table("Person")?.column("nick") != nil && reopened.catalog.table("Dog") != nil)
         #expect(try reopened.value("Person", ObjectKey(4), "nick") == .string("n"))

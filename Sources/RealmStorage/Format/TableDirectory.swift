@@ -153,9 +153,9 @@ package struct VersionRecord: Sendable {
     package var changeset: Changeset
     /// The encoded changeset (reader side), decoded on demand.
     package var changesetView: ByteView?
-    /// The catalog as encoded in this record: the next commit that leaves the schema alone copies
-    /// it instead of encoding the catalog again.
-    package var catalogBytes: [UInt8]? = nil
+    /// The catalog as encoded in this record (in place, for a record read from the file): the next
+    /// commit that leaves the schema alone copies it instead of encoding the catalog again.
+    package var catalogBytes: ByteView? = nil
 
     /// The changeset, decoded from the file when this record was read.
     package func decodeChangeset() throws -> Changeset {
@@ -202,7 +202,7 @@ package struct VersionRecord: Sendable {
         w.i64(commitTime)
         w.u64(liveBytes)
         let catalogStart = w.count
-        if let previous, let bytes = previous.catalogBytes, previous.catalog == catalog {
+        if let previous, let view = previous.catalogBytes, previous.catalog == catalog, let bytes = try? view.bytes(0, view.count) {
             w.append(bytes)
         } else {
             catalog.encode(into: &w)
@@ -229,7 +229,7 @@ package struct VersionRecord: Sendable {
         let live = try r.u64()
         let catalogStart = r.offset
         let catalog = try Catalog.decode(&r, formatVersion: formatVersion)
-        let catalogBytes = try v.bytes(catalogStart, r.offset - catalogStart)
+        let catalogBytes = try v.slice(catalogStart, r.offset - catalogStart, "catalog")
         let n = try r.count(max: 1 << 16, "table state count")
         var tables: [UInt32: TableState] = [:]
         for _ in 0..<n {

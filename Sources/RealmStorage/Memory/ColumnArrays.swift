@@ -268,27 +268,6 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
         }
     }
 
-    /// The position of `value` in an ascending lane (a row group's object keys), or nil: a binary
-    /// search on the encoding's own array (the collection algorithm re-dispatched on the
-    /// encoding at every probe).
-    package func sortedIndex(of value: Int64) -> Int? {
-        switch self {
-        case .plain(let p): Self.search(p.count, value) { p[$0] }
-        case .packed(let p): Self.search(p.count, value) { p[$0] }
-        }
-    }
-
-    @inline(__always)
-    private static func search(_ count: Int, _ value: Int64, _ at: (Int) -> Int64) -> Int? {
-        var lo = 0
-        var hi = count
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if at(mid) < value { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < count && at(lo) == value ? lo : nil
-    }
-
     /// Counts values in `lo...hi` with the loop specialized for the encoding.
     package func countInRange(_ lo: Int64, _ hi: Int64) -> Int {
         switch self {

@@ -183,7 +183,7 @@ public final class Snapshot: Sendable {
             throw StorageError.corrupted(
                 "row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
         }
-        return try keySegment(g).integers!.sortedIndex(of: key.rawValue).map { (lo, g, $0) }
+        return try keySegment(g).integers!.cursor.sortedIndex(of: key.rawValue).map { (lo, g, $0) }
     }
 
     @inline(__always)

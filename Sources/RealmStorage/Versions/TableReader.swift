@@ -20,8 +20,6 @@ package final class TableReader {
     // Exempt from dynamic exclusivity checks (they dominated a property read): a reader is
     // confined to one thread and each access is a plain load or a store of one element.
     @exclusivity(unchecked) private var keySegments: [SegmentReader?]
-    /// Their lanes' cursors (valid while `keySegments` holds the segments).
-    @exclusivity(unchecked) private var keyCursors: [LaneCursor?]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
     @exclusivity(unchecked) private var columns: [ColumnSegments?]
     /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
@@ -45,7 +43,6 @@ package final class TableReader {
         (schema, state) = try snapshot.table(table)
         entries = try snapshot.rowGroups(state)
         keySegments = [SegmentReader?](repeating: nil, count: entries.count)
-        keyCursors = [LaneCursor?](repeating: nil, count: entries.count)
         columns = [ColumnSegments?](repeating: nil, count: schema.columns.count)
     }
 
@@ -57,13 +54,9 @@ package final class TableReader {
     /// The keys of group `g`, in order.
     package func keys(group g: Int) throws -> IntegerLane { try keySegment(g).integers! }
 
-    /// The keys of group `g` through their owner-free cursor (the reader keeps the segment).
-    package func keyCursor(group g: Int) throws -> LaneCursor {
-        if let c = keyCursors[g] { return c }
-        let c = try keySegment(g).integers!.cursor
-        keyCursors[g] = c
-        return c
-    }
+    /// The keys of group `g` through their owner-free cursor (the reader keeps the segment; a
+    /// key segment is checked to be a lane of integers, so its cursor has one).
+    package func keyCursor(group g: Int) throws -> LaneCursor { try keySegment(g).cursor.ints! }
 
     /// Group `g`'s key segment (checked to hold its rows' keys as integers), read once.
     private func keySegment(_ g: Int) throws -> SegmentReader {

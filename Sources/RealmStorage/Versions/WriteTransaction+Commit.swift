@@ -79,7 +79,7 @@ extension WriteTransaction {
             commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
             catalog: catalog, tables: states, changeset: changeset)
         var (recordBytes, changesetRange, catalogRange) = record.encodeWithChangesetRange(reusing: base.record)
-        record.catalogBytes = Array(recordBytes[catalogRange])
+        record.catalogBytes = ByteView(copying: Array(recordBytes[catalogRange]))
         // The commit head is never live: only recovery reads it.
         let live =
             Int64(base.record.liveBytes) + Int64(em.written) + Int64(recordBytes.count) - Int64(freed) - Int64(baseSlot.record.length)
