@@ -99,7 +99,6 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         private var i = 0
         /// The accessor returned last, kept for reuse.
         private var last: ObjectBase?
-        private let reusable: Bool
         /// The view of the row group the last object sat in.
         private var view: GroupView?
         /// The walk over row groups, when walking (copied on first use by a copy of the iterator,
@@ -113,7 +112,6 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             reader = nil
             readStamp = -1
             elements = values
-            reusable = false
             walk = nil
         }
 
@@ -121,8 +119,6 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         init(base: ResultsBase, walk: Bool = true) {
             self.base = base
             elements = nil
-            reusable = base.info.isReusable
-            let realm = base.realm
             if walk, base.query.isEmpty, let bound = base.tableReader() {
                 self.walk = ObjectWalk(base, bound)
                 keys = []
@@ -136,10 +132,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             let located = base.locations
             locations = located?.1 ?? []
             reader = base.cachedReader
-            if let located, reader?.version == located.version, realm.transaction == nil, !realm.isFrozen,
-                realm.snapshot?.version == located.version
-            {
-                readStamp = realm.stamp
+            if let located, reader?.version == located.version {
+                readStamp = base.realm.directReadStamp(located.version)
             } else {
                 readStamp = -1
             }
@@ -159,24 +153,13 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             guard let base else { return nil }
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            let o = accessor(base, keys[i])
+            let o = base.accessor(keys[i], reusing: &last)
             if i < locations.count, let reader {
                 let location = locations[i]
                 if readStamp >= 0, view?.group != Int(location.group) { view = reader.view(Int(location.group)) }
                 o._rlmPlace(at: location, reader: reader, view: readStamp >= 0 ? view : nil, stamp: readStamp)
             }
             return Element._rlmCast(o)
-        }
-
-        /// The accessor for `key`: the last one returned when nothing else references it.
-        private mutating func accessor(_ base: ResultsBase, _ key: ObjectKey) -> ObjectBase {
-            if reusable, let l = ObjectBase._rlmUnshared(&last) {
-                l._rlmReuse(for: key, generation: base.realm.generation)
-                return l
-            }
-            let o = base.object(key)
-            if reusable { last = o }
-            return o
         }
     }
 
@@ -326,6 +309,22 @@ final class ResultsBase {
 
     func object(_ key: ObjectKey) -> ObjectBase { realm.makeObject(info.type, key, info) }
 
+    /// The accessor of `key` for an iteration: `last` (the one it returned before) moved to `key`
+    /// when nothing else references it and its class stores only `@Persisted` properties, else a
+    /// new one, kept in `last` for next time.
+    @inline(__always)
+    func accessor(_ key: ObjectKey, reusing last: inout ObjectBase?) -> ObjectBase {
+        guard info.isReusable else { return object(key) }
+        if let l = ObjectBase._rlmUnshared(&last) {
+            // Bound to the Realm's current generation, as a new accessor would be.
+            l._rlmReuse(for: key, generation: realm.generation)
+            return l
+        }
+        let o = object(key)
+        last = o
+        return o
+    }
+
     /// The class's table reader in the version the live Realm reads, outside a write transaction
     /// (nil otherwise, or when the file has no such table): iteration walks it.
     func tableReader() -> BoundReader? {
@@ -344,15 +343,14 @@ final class ResultsBase {
 /// else references on to the next object (see ``Results/Iterator``).
 final class ObjectWalk {
     private let base: ResultsBase
+    /// The table reader walked (it keeps the key segments the cursors read).
     private let reader: BoundReader
-    private let reusable: Bool
     /// The Realm's stamp when the walk began (the objects' direct reads are valid while it holds).
     private let stamp: Int
     @exclusivity(unchecked) private var group = -1
     @exclusivity(unchecked) private var row = 0
     @exclusivity(unchecked) private var rows = 0
-    /// The group's keys; the lane keeps the cursor's memory alive.
-    @exclusivity(unchecked) private var keyLane: IntegerLane?
+    /// The group's keys.
     @exclusivity(unchecked) private var keys = LaneCursor.empty
     @exclusivity(unchecked) private var view: GroupView?
     @exclusivity(unchecked) private var last: ObjectBase?
@@ -360,19 +358,16 @@ final class ObjectWalk {
     init(_ base: ResultsBase, _ reader: BoundReader) {
         self.base = base
         self.reader = reader
-        reusable = base.info.isReusable
-        stamp = base.realm.stamp
+        stamp = base.realm.directReadStamp(reader.version)
     }
 
     private init(copying other: ObjectWalk) {
         base = other.base
         reader = other.reader
-        reusable = other.reusable
         stamp = other.stamp
         group = other.group
         row = other.row
         rows = other.rows
-        keyLane = other.keyLane
         keys = other.keys
         view = other.view
     }
@@ -384,16 +379,7 @@ final class ObjectWalk {
         if row >= rows, !advance() { return nil }
         let r = row
         row = r + 1
-        let key = ObjectKey(keys[r])
-        let o: ObjectBase
-        if reusable, let l = ObjectBase._rlmUnshared(&last) {
-            // Bound to the Realm's current generation, as a new accessor would be.
-            l._rlmReuse(for: key, generation: base.realm.generation)
-            o = l
-        } else {
-            o = base.object(key)
-            if reusable { last = o }
-        }
+        let o = base.accessor(ObjectKey(keys[r]), reusing: &last)
         o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
         return o
     }
@@ -404,9 +390,7 @@ final class ObjectWalk {
             group += 1
             guard group < reader.reader.groupCount else { return false }
             do {
-                let lane = try reader.reader.keys(group: group)
-                keyLane = lane
-                keys = lane.cursor
+                keys = try reader.reader.keyCursor(group: group)
             } catch {
                 fatalError("Realm could not read '\(base.info.className)': \(error)")
             }

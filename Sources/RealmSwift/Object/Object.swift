@@ -102,10 +102,8 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// Records where the object sits in the snapshot of `version` (read through `reader`), so
     /// reads of that version find its row without looking it up.
     func _rlmPlace(at location: RowLocation, version: UInt64, reader: BoundReader?) {
-        if let reader, let realm = _rlmRealm, realm.transaction == nil, !realm.isFrozen, realm.snapshot?.version == version,
-            let view = reader.view(Int(location.group))
-        {
-            _rlmPlace(at: location, reader: reader, view: view, stamp: realm.stamp)
+        if let reader, let stamp = _rlmRealm?.directReadStamp(version), stamp >= 0 {
+            _rlmPlace(at: location, reader: reader, view: reader.view(Int(location.group)), stamp: stamp)
         } else {
             _rlmLocation = location
             _rlmLocationVersion = version

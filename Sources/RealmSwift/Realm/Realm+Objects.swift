@@ -38,8 +38,8 @@ extension Realm {
                 guard let key = try bound.reader.objectKey(primaryKey: raw) else { return nil }
                 let object = makeObject(type, key, info)
                 if let location = try bound.reader.locate(key) {
-                    // The reader is of the snapshot this Realm reads, outside a write: the direct path.
-                    object._rlmPlace(at: location, reader: bound, view: bound.view(Int(location.group)), stamp: stamp)
+                    object._rlmPlace(
+                        at: location, reader: bound, view: bound.view(Int(location.group)), stamp: directReadStamp(bound.version))
                 }
                 return object
             } else {
@@ -325,9 +325,8 @@ extension Realm {
         } else {
             // The row is built in a buffer kept across inserts (a new array per object costs a
             // generic metadata lookup and a witness call per element when freed).
-            var row = insertRow
+            var row = insertRow  // empty: kept so after every insert
             insertRow = []
-            row.removeAll(keepingCapacity: true)
             row.reserveCapacity(layout.count)
             defer {
                 // Kept without its values (the last row could hold a large blob).

@@ -142,6 +142,13 @@ public final class Realm {
 
     var template: Template { Template(configuration: configuration, handle: handle, verified: verified, known: known) }
 
+    /// The stamp objects placed in `version` read directly under (``ObjectBase/_rlmReadDirect(_:_:)``):
+    /// the current stamp while this live Realm reads `version` outside a write transaction, else -1
+    /// (the general read path).
+    func directReadStamp(_ version: UInt64) -> Int {
+        transaction == nil && !isFrozen && snapshot?.version == version ? stamp : -1
+    }
+
     /// Moves to `snapshot` when it is newer than the version this Realm reads (notification
     /// delivery to a queue's or an actor's Realm).
     func advance(to s: Snapshot) {
