@@ -194,12 +194,20 @@ package enum SegmentEncoder {
     }
 
     /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays. The dictionary is tried
-    /// only when a sample of the values repeats.
+    /// only when a sample of the values repeats, and not for a handful of values (its headers
+    /// outweigh what it saves; small commits encode such arrays all the time).
+    /// Arrays of fewer values are never dictionary-encoded.
+    static let minimumDictionaryCount = 8
+
     static func appendBytesArray<C: Collection>(_ w: inout ByteWriter, _ values: [C]) where C.Element == UInt8 {
         let plain = offsetsArray(values)
         var best = plain
+        guard values.count >= minimumDictionaryCount else {
+            appendMaybeCompressed(&w, best)
+            return
+        }
         let sample = values.prefix(64).map { Array($0) }
-        guard values.count > 1, Set(sample).count <= sample.count / 2 else {
+        guard Set(sample).count <= sample.count / 2 else {
             appendMaybeCompressed(&w, best)
             return
         }

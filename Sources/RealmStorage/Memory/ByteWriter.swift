@@ -9,12 +9,12 @@ package struct ByteWriter: Sendable {
 
     package var count: Int { bytes.count }
 
-    package mutating func u8(_ v: UInt8) { bytes.append(v) }
-    package mutating func u16(_ v: UInt16) { appendLE(v) }
-    package mutating func u32(_ v: UInt32) { appendLE(v) }
-    package mutating func u64(_ v: UInt64) { appendLE(v) }
-    package mutating func i64(_ v: Int64) { appendLE(UInt64(bitPattern: v)) }
-    package mutating func i32(_ v: Int32) { appendLE(UInt32(bitPattern: v)) }
+    @inline(__always) package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    @inline(__always) package mutating func u16(_ v: UInt16) { appendLE(v) }
+    @inline(__always) package mutating func u32(_ v: UInt32) { appendLE(v) }
+    @inline(__always) package mutating func u64(_ v: UInt64) { appendLE(v) }
+    @inline(__always) package mutating func i64(_ v: Int64) { appendLE(UInt64(bitPattern: v)) }
+    @inline(__always) package mutating func i32(_ v: Int32) { appendLE(UInt32(bitPattern: v)) }
     package mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
     package mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
 

@@ -592,12 +592,28 @@ final class BlockCache: Sendable {
         var segmentBytes = 0
         var chunks: [Key: IndexChunk] = [:]
         var groups: [Key: DecodedGroup] = [:]
+        var lists: [Key: [RowGroupEntry]] = [:]
+        var indexes: [Key: IndexMemo] = [:]
     }
 
-    /// A row group's keys and column buffers as the commit that wrote the group held them.
+    /// A row group's block, keys and column buffers as the commit that wrote the group held them.
     struct DecodedGroup {
+        let block: RowGroupBlock
         let keys: [Int64]
         let columns: ColumnSet
+    }
+
+    /// An index directory, with its last entry when known (the largest hash and its key).
+    struct IndexMemo {
+        let directory: IndexDirectory
+        let lastEntry: (hash: UInt64, key: Int64)?
+    }
+
+    /// What a commit built, decoded, keyed by the block it wrote.
+    enum Product {
+        case group(DecodedGroup)
+        case list([RowGroupEntry])
+        case index(IndexMemo)
     }
     let inner = Mutex(Inner())
     static let maxSegmentBytes = 64 << 20
@@ -620,13 +636,33 @@ final class BlockCache: Sendable {
     /// tail that small commits keep merging into) starts from the buffers instead of decoding the
     /// segments again. At most ``maxGroups`` are kept.
     func group(_ key: Key) -> DecodedGroup? { inner.withLock { $0.groups[key] } }
-    func store(_ key: Key, _ g: DecodedGroup) {
+    static let maxGroups = 8
+    /// Row-group lists and index directories: those of the last commits (each transaction starts
+    /// from its base version's, so small commits would otherwise decode them every time) and those
+    /// readers decoded. At most ``maxStructures`` of each are kept.
+    func list(_ key: Key) -> [RowGroupEntry]? { inner.withLock { $0.lists[key] } }
+    func index(_ key: Key) -> IndexMemo? { inner.withLock { $0.indexes[key] } }
+    func store(_ key: Key, _ l: [RowGroupEntry]) { store([(key, .list(l))]) }
+    func store(_ key: Key, _ m: IndexMemo) { store([(key, .index(m))]) }
+    static let maxStructures = 64
+    /// Keeps a commit's products (one lock for all of them).
+    func store(_ products: [(Key, Product)]) {
         inner.withLock {
-            if $0.groups.count >= Self.maxGroups { $0.groups.removeAll(keepingCapacity: true) }
-            $0.groups[key] = g
+            for (key, p) in products {
+                switch p {
+                case .group(let g):
+                    if $0.groups.count >= Self.maxGroups { $0.groups.removeAll(keepingCapacity: true) }
+                    $0.groups[key] = g
+                case .list(let l):
+                    if $0.lists.count >= Self.maxStructures { $0.lists.removeAll(keepingCapacity: true) }
+                    $0.lists[key] = l
+                case .index(let m):
+                    if $0.indexes.count >= Self.maxStructures { $0.indexes.removeAll(keepingCapacity: true) }
+                    $0.indexes[key] = m
+                }
+            }
         }
     }
-    static let maxGroups = 8
     func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
     func store(_ key: Key, _ c: IndexChunk) {
         inner.withLock {

@@ -57,15 +57,6 @@ struct IndexCursor {
         return false
     }
 
-    /// The largest hash in the index (0 when it is empty): its last chunk's last entry.
-    mutating func largestHash(in snapshot: Snapshot) throws -> UInt64 {
-        guard !directory.chunks.isEmpty else { return 0 }
-        let ci = directory.chunks.count - 1
-        try load(ci, in: snapshot)
-        let n = chunks[ci]!.count
-        return n == 0 ? 0 : chunks[ci]!.hash(n - 1)
-    }
-
     /// Decodes chunk `ci` on first use.
     private mutating func load(_ ci: Int, in snapshot: Snapshot) throws {
         if loaded[ci] { return }

@@ -22,7 +22,7 @@ public final class Snapshot: Sendable {
     let view: ByteView
     private let lists = Mutex<[UInt32: [RowGroupEntry]]>([:])
     private let groups = Mutex<[BlockRef: RowGroupBlock]>([:])
-    private let indexDirs = Mutex<[BlockRef: IndexDirectory]>([:])
+    private let indexDirs = Mutex<[BlockRef: BlockCache.IndexMemo]>([:])
     private let columnSegmentCache = Mutex<[ColumnKey: [(rows: Int, segment: SegmentReader?)]]>([:])
 
     struct ColumnKey: Hashable {
@@ -104,13 +104,22 @@ public final class Snapshot: Sendable {
     package func rowGroups(_ st: TableState) throws -> [RowGroupEntry] {
         if st.rowGroups.isNone { return [] }
         if let l = lists.withLock({ $0[st.tableId] }) { return l }
-        let l = try RowGroupEntry.decodeList(try block(st.rowGroups, BlockMagic.rowGroupList))
+        // A list the last commit wrote, or another snapshot decoded, is in the store's cache.
+        let key = cacheKey(st.rowGroups)
+        let l: [RowGroupEntry]
+        if let key, let cached = store.cache.list(key) {
+            l = cached
+        } else {
+            l = try RowGroupEntry.decodeList(try block(st.rowGroups, BlockMagic.rowGroupList))
+            if let key { store.cache.store(key, l) }
+        }
         lists.withLock { $0[st.tableId] = l }
         return l
     }
 
     package func rowGroup(_ ref: BlockRef) throws -> RowGroupBlock {
         if let g = groups.withLock({ $0[ref] }) { return g }
+        if let key = cacheKey(ref), let cached = store.cache.group(key) { return cached.block }
         let g = try RowGroupBlock.decode(try block(ref, BlockMagic.rowGroup))
         groups.withLock { $0[ref] = g }
         return g
@@ -142,6 +151,20 @@ public final class Snapshot: Sendable {
         let c = try IndexDirectory.chunkEntries(b, expected: chunk.count)
         store.cache.store(BlockCache.Key(offset: chunk.block.offset, checksum: b.lastWord), c)
         return c
+    }
+
+    /// The last (largest) entry of an index chunk.
+    func lastEntry(of chunk: IndexDirectory.Chunk) throws -> (hash: UInt64, key: Int64) {
+        let c = try indexChunk(chunk)
+        return (c.hash(c.count - 1), c.key(c.count - 1))
+    }
+
+    /// The largest hash of the index at `ref` (0 when it is empty).
+    func largestIndexHash(_ ref: BlockRef) throws -> UInt64 {
+        let memo = try indexMemo(ref)
+        if let last = memo.lastEntry { return last.hash }
+        guard let chunk = memo.directory.chunks.last else { return 0 }
+        return try lastEntry(of: chunk).hash
     }
 
     /// The segment at `ref`, decoded for this call only: one pass over a whole file (verification,
@@ -289,8 +312,20 @@ public final class Snapshot: Sendable {
     }
 
     package func indexDirectory(_ ref: BlockRef) throws -> IndexDirectory {
+        try indexMemo(ref).directory
+    }
+
+    /// The index directory at `ref`, with its last entry when a commit of this store wrote it.
+    func indexMemo(_ ref: BlockRef) throws -> BlockCache.IndexMemo {
         if let d = indexDirs.withLock({ $0[ref] }) { return d }
-        let d = try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory))
+        let key = cacheKey(ref)
+        let d: BlockCache.IndexMemo
+        if let key, let cached = store.cache.index(key) {
+            d = cached
+        } else {
+            d = .init(directory: try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory)), lastEntry: nil)
+            if let key { store.cache.store(key, d) }
+        }
         indexDirs.withLock { $0[ref] = d }
         return d
     }

@@ -88,7 +88,7 @@ final class IndexWork {
     /// greater, and greater than this transaction's, cannot repeat an existing unique value.
     func baseMaxHash(in base: Snapshot) throws -> UInt64 {
         if let baseMax { return baseMax }
-        let h = try baseCursor(base) ? baseIndex!.largestHash(in: base) : 0
+        let h = baseRef.isNone ? 0 : try base.largestIndexHash(baseRef)
         baseMax = h
         return h
     }

@@ -10,14 +10,21 @@ extension WriteTransaction {
         var written: UInt64 = 0
         /// Every block emitted, with its checksum trailer.
         var blocks: [(BlockRef, UInt64)] = []
-        /// The row groups emitted, decoded, for the store's cache once the commit is acknowledged.
-        var groups: [(BlockCache.Key, BlockCache.DecodedGroup)] = []
+        /// What the commit built, decoded, for the store's cache once the commit is acknowledged.
+        var products: [(BlockCache.Key, BlockCache.Product)] = []
 
         mutating func emit(_ block: [UInt8]) -> BlockRef {
             let ref = BlockRef(offset: start + UInt64(out.count), length: UInt64(block.count))
             out.append(block)
             written += UInt64(block.count)
             blocks.append((ref, blockTrailer(block)))
+            return ref
+        }
+
+        /// Emits `block` and remembers `product`, its decoded form.
+        mutating func emit(_ block: [UInt8], decoded product: BlockCache.Product) -> BlockRef {
+            let ref = emit(block)
+            products.append((BlockCache.Key(offset: ref.offset, checksum: blocks[blocks.count - 1].1), product))
             return ref
         }
     }
@@ -147,7 +154,7 @@ extension WriteTransaction {
         // This store wrote these blocks and they are durable: its own reads need not hash them
         // again (other processes, and this one after reopening, still verify every block).
         for (ref, sum) in em.blocks { store.cache.markVerified(ref, sum) }
-        for (key, group) in em.groups { store.cache.store(key, group) }
+        store.cache.store(em.products)
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
@@ -226,14 +233,9 @@ extension WriteTransaction {
                     for (id, ref) in ob.columns where t.column(id: id) == nil { freed += ref.length }
                     freed += l.original!.block.length
                 }
-                let ref = em.emit(block.encode())
-                entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
                 // Every loaded buffer holds exactly what the group's segments now hold.
-                em.groups.append(
-                    (
-                        BlockCache.Key(offset: ref.offset, checksum: em.blocks.last!.1),
-                        BlockCache.DecodedGroup(keys: l.keys, columns: l.columns)
-                    ))
+                let ref = em.emit(block.encode(), decoded: .group(.init(block: block, keys: l.keys, columns: l.columns)))
+                entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
             }
         }
         var st = states[w.tableId] ?? w.baseState
@@ -241,7 +243,7 @@ extension WriteTransaction {
         st.objectCount = UInt64(w.objectCount)
         if changed {
             if !st.rowGroups.isNone { freed += st.rowGroups.length }
-            st.rowGroups = entries.isEmpty ? .none : em.emit(RowGroupEntry.encodeList(entries))
+            st.rowGroups = entries.isEmpty ? .none : em.emit(RowGroupEntry.encodeList(entries), decoded: .list(entries))
         }
         for (id, iw) in w.indexes.sorted(by: { $0.key < $1.key }) where t.column(id: id) != nil {
             let ref = try writeIndex(iw, &em)
@@ -302,14 +304,16 @@ extension WriteTransaction {
         if iw.inserts.isEmpty && iw.deletes.isEmpty && !iw.baseRef.isNone { return iw.baseRef }
         var inserts = iw.inserts
         if !iw.insertsSorted { inserts.sort { ($0.0, $0.1) < ($1.0, $1.1) } }
-        let dir = iw.baseRef.isNone ? IndexDirectory(columnId: iw.column.id, chunks: []) : try base.indexDirectory(iw.baseRef)
+        let memo = iw.baseRef.isNone ? nil : try base.indexMemo(iw.baseRef)
+        let dir = memo?.directory ?? IndexDirectory(columnId: iw.column.id, chunks: [])
         if !iw.baseRef.isNone { freed += iw.baseRef.length }
         let cap = capacity  // index chunks hold as many entries as row groups hold objects
         // Inserts past the last stored entry are appended as a fresh tail chunk.
         var appended: [(UInt64, Int64)] = []
+        var baseLast: (hash: UInt64, key: Int64)?
         if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
-            let e = try IndexDirectory.chunkEntries(try base.block(lastChunk.block, BlockMagic.indexChunk), expected: lastChunk.count)
-            let lastEntry = (e.hash(e.count - 1), e.key(e.count - 1))
+            let lastEntry = try memo?.lastEntry ?? base.lastEntry(of: lastChunk)
+            baseLast = lastEntry
             let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
             appended = Array(inserts[split...])
             inserts.removeSubrange(split...)
@@ -361,14 +365,19 @@ extension WriteTransaction {
             chunks.append(.fresh(merged))
         }
         var out = IndexDirectory(columnId: iw.column.id, chunks: [])
+        // The new last entry, when known without decoding (the next commit starts from it).
+        var lastEntry: (hash: UInt64, key: Int64)?
         for c in chunks {
             switch c {
-            case .stored(let chunk): out.chunks.append(chunk)
+            case .stored(let chunk):
+                out.chunks.append(chunk)
+                lastEntry = chunk == dir.chunks.last ? baseLast : nil
             case .fresh(let e):
-                guard !e.isEmpty else { continue }
+                guard let last = e.last else { continue }
                 out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: em.emit(IndexDirectory.encodeChunk(e))))
+                lastEntry = last
             }
         }
-        return em.emit(out.encode())
+        return em.emit(out.encode(), decoded: .index(.init(directory: out, lastEntry: lastEntry)))
     }
 }

@@ -233,15 +233,16 @@ public final class WriteTransaction {
         switch w.groups[i] {
         case .loaded(let l): g = l
         case .stored(let e):
-            let block = try base.rowGroup(e.block)
-            if let key = base.cacheKey(e.block), let cached = store.cache.group(key), cached.keys.count == block.rowCount {
+            if let key = base.cacheKey(e.block), let cached = store.cache.group(key), cached.keys.count == cached.block.rowCount {
                 // Written by this store's last commits: its buffers are the segments' contents.
+                let block = cached.block
                 var columns = ColumnSet()
                 for c in t.columns where block.columns[c.id] != nil {
                     if let b = cached.columns[c.id], b.rule == ValueRule(c), b.count == block.rowCount { columns[c.id] = b }
                 }
                 g = LoadedGroup(original: e, originalBlock: block, keys: cached.keys, columns: columns, rowsChanged: false)
             } else {
+                let block = try base.rowGroup(e.block)
                 let keySeg = try base.keySegment(block)
                 // keySegment checked that the keys are one integer lane of the group's row count.
                 g = LoadedGroup(original: e, originalBlock: block, keys: keySeg.integers!.array, columns: [:], rowsChanged: false)
