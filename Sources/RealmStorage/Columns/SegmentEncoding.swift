@@ -177,20 +177,28 @@ package enum SegmentEncoder {
     }
 
     static func offsetsArray<C: Collection>(_ items: [C]) -> [UInt8] where C.Element == UInt8 {
-        var body = ByteWriter(capacity: items.count * 4 + 8)
-        var total: UInt32 = 0
-        body.u32(0)
-        for it in items {
-            total += UInt32(it.count)
-            body.u32(total)
-        }
-        body.pad()
-        for it in items { body.append(contentsOf: it) }
-        body.pad()
-        var w = ByteWriter(capacity: body.count + 16)
-        header(&w, .bytesOffsets, count: items.count, bodyLength: body.count)
-        w.append(body.bytes)
+        let total = items.reduce(0) { $0 + $1.count }
+        var w = ByteWriter(capacity: 16 + offsetsBodyLength(count: items.count, total: total))
+        appendOffsetsArray(&w, items, total: total)
         return w.bytes
+    }
+
+    /// The body length of a bytes-offsets array of `count` values of `total` bytes.
+    static func offsetsBodyLength(count: Int, total: Int) -> Int { (4 * (count + 1) + 7) / 8 * 8 + (total + 7) / 8 * 8 }
+
+    /// Writes a complete bytes-offsets array of `items` (`total` bytes in all) to `w`.
+    static func appendOffsetsArray<C: Collection>(_ w: inout ByteWriter, _ items: [C], total: Int) where C.Element == UInt8 {
+        header(&w, .bytesOffsets, count: items.count, bodyLength: offsetsBodyLength(count: items.count, total: total))
+        var end: UInt32 = 0
+        w.u32(0)
+        for it in items {
+            end += UInt32(it.count)
+            w.u32(end)
+        }
+        // Padding counts from the array's start, wherever it lies in `w`.
+        for _ in 0..<(8 - 4 * (items.count + 1) % 8) % 8 { w.u8(0) }
+        for it in items { w.append(contentsOf: it) }
+        for _ in 0..<(8 - total % 8) % 8 { w.u8(0) }
     }
 
     /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays. The dictionary is tried
@@ -200,6 +208,12 @@ package enum SegmentEncoder {
     static let minimumDictionaryCount = 8
 
     static func appendBytesArray<C: Collection>(_ w: inout ByteWriter, _ values: [C]) where C.Element == UInt8 {
+        let total = values.reduce(0) { $0 + $1.count }
+        // Neither a dictionary nor LZ4 is tried: written in place.
+        if values.count < minimumDictionaryCount && 16 + offsetsBodyLength(count: values.count, total: total) < lz4MinimumInput {
+            appendOffsetsArray(&w, values, total: total)
+            return
+        }
         let plain = offsetsArray(values)
         var best = plain
         guard values.count >= minimumDictionaryCount else {
@@ -242,9 +256,13 @@ package enum SegmentEncoder {
         appendMaybeCompressed(&w, best)
     }
 
+    /// Arrays shorter than this (in bytes, header included) are never LZ4-wrapped.
+    static let lz4MinimumInput = 256
+
     /// Wraps a complete array in an LZ4 array when that saves at least `lz4MinimumSaving`.
     static func appendMaybeCompressed(_ w: inout ByteWriter, _ array: [UInt8]) {
-        if array.count >= 256, let c = LZ4.compress(array), Double(c.count + 16) <= Double(array.count) * (1 - lz4MinimumSaving) {
+        if array.count >= lz4MinimumInput, let c = LZ4.compress(array), Double(c.count + 16) <= Double(array.count) * (1 - lz4MinimumSaving)
+        {
             let padded = (c.count + 7) / 8 * 8
             header(&w, .lz4, count: 0, bodyLength: 8 + padded, param2: UInt32(array.count))
             w.u64(UInt64(c.count))

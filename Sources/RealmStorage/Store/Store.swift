@@ -80,9 +80,17 @@ public final class Store: Sendable {
         var chained = 0
     }
 
+    /// How many snapshots of one kind pin one version in this store.
+    struct LocalPin {
+        let version: UInt64
+        let kind: String
+        var count: Int
+    }
+
     struct State {
         var current: Current
-        var localPins: [UInt64: [String: Int]] = [:]
+        /// This store's pins, by version and kind (a few entries, searched from the newest).
+        var localPins: [LocalPin] = []
         /// The file's size as last set by this store (it grows ahead of the committed length).
         var allocatedLength = 0
         /// Extent of the last commit that failed after writing its slot (see the commit protocol).
@@ -492,20 +500,22 @@ public final class Store: Sendable {
     static let transactionPinKind = "transaction"
 
     func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
-        let before = s.localPins[version]?[kind] ?? 0
-        s.localPins[version, default: [:]][kind] = before + 1
-        if before == 0 && kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
+        if let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) {
+            s.localPins[i].count += 1
+            return
+        }
+        s.localPins.append(LocalPin(version: version, kind: kind, count: 1))
+        if kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
     }
 
     func unpin(_ version: UInt64, _ kind: String) {
         state.withLock { s in
-            guard let n = s.localPins[version]?[kind] else { return }
-            if n <= 1 {
-                s.localPins[version]?[kind] = nil
-                if s.localPins[version]?.isEmpty == true { s.localPins[version] = nil }
+            guard let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) else { return }
+            if s.localPins[i].count <= 1 {
+                s.localPins.remove(at: i)
                 if kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
             } else {
-                s.localPins[version]?[kind] = n - 1
+                s.localPins[i].count -= 1
             }
         }
     }
@@ -513,8 +523,8 @@ public final class Store: Sendable {
     /// Every pinned version, by whom: this store's pins and those other live stores publish in the lock file.
     public func pinnedVersions() -> [VersionPin] {
         let local = state.withLock { s in
-            s.localPins.flatMap { v, kinds in
-                kinds.map { VersionPin(version: v, processID: SystemFile.processID, kind: $0.key, count: $0.value, isLocal: true) }
+            s.localPins.map {
+                VersionPin(version: $0.version, processID: SystemFile.processID, kind: $0.kind, count: $0.count, isLocal: true)
             }
         }
         return (local + (lockFile?.otherPins() ?? [])).sorted { ($0.version, $0.kind) < ($1.version, $1.kind) }

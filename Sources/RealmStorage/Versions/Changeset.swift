@@ -47,7 +47,10 @@ public struct Changeset: Sendable, Equatable {
     }
 
     static func runs(_ keys: Set<ObjectKey>, plus extra: [KeyRun] = []) -> [(Int64, Int64)] {
-        var all = keys.map { KeyRun(start: $0.rawValue, count: 1) } + extra
+        if keys.isEmpty && extra.count <= 1 { return extra.map { ($0.start, $0.count) } }
+        var all = extra
+        all.reserveCapacity(keys.count + extra.count)
+        for k in keys { all.append(KeyRun(start: k.rawValue, count: 1)) }
         all.sort { $0.start < $1.start }
         var out: [(Int64, Int64)] = []
         for r in all {
@@ -65,14 +68,17 @@ public struct Changeset: Sendable, Equatable {
         w.u32(UInt32(tables.count))
         for (name, t) in tables.sorted(by: { $0.key < $1.key }) {
             w.string(name)
-            for (i, set) in [t.inserted, t.deleted, t.modified].enumerated() {
-                let r = Self.runs(set, plus: i == 0 ? t.insertedRuns : [])
+            func put(_ set: Set<ObjectKey>, plus extra: [KeyRun] = []) {
+                let r = Self.runs(set, plus: extra)
                 w.u32(UInt32(r.count))
                 for (s, n) in r {
                     w.i64(s)
                     w.i64(n)
                 }
             }
+            put(t.inserted, plus: t.insertedRuns)
+            put(t.deleted)
+            put(t.modified)
             w.u32(UInt32(t.modifiedColumns.count))
             for c in t.modifiedColumns.sorted() { w.u32(c) }
         }

@@ -90,7 +90,7 @@ final class LockFile: @unchecked Sendable {
                 w.u32(UInt32(i + 1))
                 try file.write(w.bytes, at: Self.highWaterOffset)
             }
-            try publish([:])
+            try publish([])
             return
         }
     }
@@ -101,17 +101,16 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Writes this store's pins (version → kind → count) into its slot.
-    func publish(_ pins: [UInt64: [String: Int]], except skipped: String? = nil) throws {
+    func publish(_ pins: [Store.LocalPin], except skipped: String? = nil) throws {
         guard let slot else { return }
         var w = ByteWriter(capacity: 256)
         w.u32(0x4E49_5050)  // "PPIN"
         w.u32(UInt32(bitPattern: SystemFile.processID))
         var entries: [(UInt64, UInt32, Int)] = []
-        for (v, kinds) in pins.sorted(by: { $0.key < $1.key }) {
-            for (k, n) in kinds where n > 0 && k != skipped {
-                entries.append((v, UInt32(Self.kindNames.firstIndex(of: k) ?? Self.kindNames.count - 1), n))
-            }
+        for p in pins where p.count > 0 && p.kind != skipped {
+            entries.append((p.version, UInt32(Self.kindNames.firstIndex(of: p.kind) ?? Self.kindNames.count - 1), p.count))
         }
+        entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         entries = Array(entries.prefix(Self.maxEntries))
         w.u32(UInt32(entries.count))
         w.u32(0)
