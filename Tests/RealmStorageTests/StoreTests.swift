@@ -210,6 +210,41 @@ import Testing
         #expect(try Verifier().verify(path: dir.file()).isClean)
     }
 
+    /// An insert that fails on any of its values (the first, a middle one, the last, or a
+    /// duplicate primary key) changes nothing: the rows around it commit intact.
+    @Test func aFailedInsertChangesNothing() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 4))
+        let tx = try store.beginWrite()
+        try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
+        try tx.addColumn("T", ColumnSchema("s", .string))
+        try tx.addColumn("T", ColumnSchema("n", .double, nullable: true))
+        try tx.addColumn("T", ColumnSchema("b", .bool))
+        var expected: [[StorageValue]] = []
+        let bad: [[StorageValue]] = [
+            [.string("x"), .string("a"), .double(1), .bool(true)],
+            [.int(100), .int(5), .double(1), .bool(true)],
+            [.int(101), .string("a"), .string("not a double"), .bool(true)],
+            [.int(102), .string("a"), .null, .null],
+            [.int(103), .string("a"), .double(2), .int(1)],
+        ]
+        for i in 0..<11 {
+            let row: [StorageValue] = [.int(Int64(i)), .string("s\(i)"), i % 3 == 0 ? .null : .double(Double(i)), .bool(i % 2 == 0)]
+            try tx.insert("T", row: row)
+            expected.append(row)
+            expectCode(.typeMismatch) { try tx.insert("T", row: bad[i % bad.count]) }
+            expectCode(.duplicatePrimaryKey) { try tx.insert("T", row: [.int(Int64(i)), .string("dup"), .null, .bool(false)]) }
+            #expect(try tx.objectCount("T") == i + 1)
+        }
+        let snap = try tx.commit()
+        #expect(try snap.objectCount("T") == expected.count)
+        for row in expected {
+            let key = try #require(try snap.objectKey("T", primaryKey: row[0]))
+            for (c, name) in ["id", "s", "n", "b"].enumerated() { #expect(try snap.value("T", key, name).bitwiseEquals(row[c])) }
+        }
+        #expect(try Verifier().verify(path: dir.file()).isClean)
+    }
+
     @Test func everyTypeRoundTrips() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))

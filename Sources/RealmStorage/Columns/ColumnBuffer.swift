@@ -357,6 +357,14 @@ package struct ValueRule: Sendable, Equatable {
         self.init(type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, isMap: column.isMap)
     }
 
+    /// Whether `value` is a scalar this column takes: the check most inserts need, without the
+    /// column name ``validate(_:column:)`` wants for its messages (false sends a value there).
+    @inline(__always)
+    package func acceptsScalar(_ value: StorageValue) -> Bool {
+        guard !isList && !isMap && type != .link && type != .mixed else { return false }
+        return value.isNull ? nullable : value.fits(type)
+    }
+
     /// Throws `.typeMismatch` (or `.notFound` for a negative link key) unless `value` fits.
     package func validate(_ value: StorageValue, column: String) throws {
         if type == .link || type == .mixed, let key = ColumnBuffer.negativeLinkKey(value) {

@@ -28,7 +28,9 @@ public final class WriteTransaction {
     @exclusivity(unchecked) var lastPlan: InsertPlan?
     var schemaChanged = false
     var freed: UInt64 = 0
-    public private(set) var isFinished = false
+    /// Read by every operation: exempt from dynamic exclusivity checks like the working state (the
+    /// transaction is confined to one thread, and no access to it overlaps another).
+    @exclusivity(unchecked) public private(set) var isFinished = false
     let capacity: Int
 
     init(store: Store, base: Snapshot) {
@@ -358,6 +360,8 @@ public final class WriteTransaction {
         let indexWorks: [IndexWork]
         /// Positions of mixed columns (whose typed links must name a table).
         let mixed: [Int]
+        /// Each column's default value, in catalog order.
+        let defaults: [StorageValue]
         /// The tail group new rows go to, with buffers in catalog order.
         @exclusivity(unchecked) var tail: LoadedGroup?
         init(
@@ -373,6 +377,7 @@ public final class WriteTransaction {
             self.indexPositions = indexed.map(\.0)
             self.indexWorks = indexed.map(\.1)
             self.mixed = mixed
+            self.defaults = schema.columns.map(\.defaultValue)
             self.tail = tail
         }
     }
@@ -396,11 +401,25 @@ public final class WriteTransaction {
     /// Inserts an object given one value per column, in catalog order (the fast path for bulk loads).
     @discardableResult
     public func insert(_ table: String, row: [StorageValue]) throws -> ObjectKey {
+        try insertRow(table, count: row.count) { _, i in row[i] }
+    }
+
+    /// Inserts an object given one value per column, in catalog order, where nil stands for the
+    /// column's default value.
+    @discardableResult
+    public func insert(_ table: String, values: [StorageValue?]) throws -> ObjectKey {
+        try insertRow(table, count: values.count) { plan, i in values[i] ?? plan.defaults[i] }
+    }
+
+    /// The one insert: `read(plan, i)` is column i's value (read a few times; inlined into both callers).
+    @inline(__always)
+    private func insertRow(_ table: String, count: Int, _ read: (InsertPlan, Int) -> StorageValue) throws -> ObjectKey {
         try checkOpen()
         let plan = try insertPlan(table)
+        func value(_ i: Int) -> StorageValue { read(plan, i) }
         let w = plan.table
-        guard row.count == plan.names.count else {
-            throw StorageError(.typeMismatch, "table '\(table)' has \(plan.names.count) columns; got \(row.count) values")
+        guard count == plan.names.count else {
+            throw StorageError(.typeMismatch, "table '\(table)' has \(plan.names.count) columns; got \(count) values")
         }
         // The tail: the last group if this transaction created it and it has room (buffers in
         // catalog order), else a new one.
@@ -414,29 +433,48 @@ public final class WriteTransaction {
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
-        for i in row.indices { try plan.rules[i].validate(row[i], column: plan.names[i]) }
-        for i in plan.mixed { try checkTypedLinks(row[i], column: plan.names[i]) }
         let key = w.nextKey
-        // Index checks before any change.
+        // Checks before any change: unique index values (checked themselves first) and typed links.
+        var uniqueHash: (n: Int, hash: UInt64)?
         for n in plan.indexWorks.indices where plan.indexWorks[n].unique {
             let i = plan.indexPositions[n]
+            let v = value(i)
+            if !plan.rules[i].acceptsScalar(v) { try plan.rules[i].validate(v, column: plan.names[i]) }
             let iw = plan.indexWorks[n]
-            let h = IndexHash.hash(row[i])
+            let h = IndexHash.hash(v)
             let baseMax = try iw.baseMaxHash(in: base)
             let fresh = iw.exact && h != IndexHash.nullHash && h > (iw.maxInsertedHash ?? 0) && h > baseMax
-            if !fresh, try !indexLookup(w, iw.column, row[i]).isEmpty {
-                throw StorageError(.duplicatePrimaryKey, "an object with primary key \(row[i]) already exists in '\(table)'")
+            if !fresh, try !indexLookup(w, iw.column, v).isEmpty {
+                throw StorageError(.duplicatePrimaryKey, "an object with primary key \(v) already exists in '\(table)'")
             }
+            uniqueHash = (n, h)
         }
+        for i in plan.mixed { try checkTypedLinks(value(i), column: plan.names[i]) }
         if plan.tail !== tail {
             w.groups.append(.loaded(tail))
             plan.tail = tail
             insertPlans[table] = plan
             lastPlan = plan
         }
+        // Each value is checked as it is appended (one read of it); a bad one takes the values
+        // appended before it back out, so a failed insert changes nothing.
+        for i in 0..<count {
+            let v = value(i)
+            if !plan.rules[i].acceptsScalar(v) {
+                do {
+                    try plan.rules[i].validate(v, column: plan.names[i])
+                } catch {
+                    for j in 0..<i { tail.columns.buffers[j].remove(sortedIndices: [tail.keys.count]) }
+                    throw error
+                }
+            }
+            tail.columns.buffers[i].append(v)
+        }
         tail.keys.append(key)
-        for i in row.indices { tail.columns.buffers[i].append(row[i]) }
-        for n in plan.indexWorks.indices { plan.indexWorks[n].insert(IndexHash.hash(row[plan.indexPositions[n]]), key) }
+        for n in plan.indexWorks.indices {
+            let h = uniqueHash?.n == n ? uniqueHash!.hash : IndexHash.hash(value(plan.indexPositions[n]))
+            plan.indexWorks[n].insert(h, key)
+        }
         w.nextKey += 1
         w.objectCount += 1
         w.listChanged = true

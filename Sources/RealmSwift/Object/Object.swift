@@ -61,7 +61,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         if !_rlmValues.isEmpty { _rlmValues = [] }
         if !_rlmStored.isEmpty {
             // Emptied in place (this object is their only holder), then handed on for reuse.
-            for i in _rlmStored.indices where _rlmStored[i] != nil { _rlmStored[i] = nil }
+            for i in _rlmStored.indices { _rlmStored[i] = nil }
             info.recycle(_rlmStored)
             _rlmStored = []
         }

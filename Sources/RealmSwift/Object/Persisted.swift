@@ -39,7 +39,7 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError("@Persisted can only be used as a property of a Realm object") }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,

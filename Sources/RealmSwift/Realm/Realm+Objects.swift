@@ -278,6 +278,15 @@ extension Realm {
         return try insert(object, requireWrite("add objects"), providedOnly: false)
     }
 
+    /// The error an insert of `object` throws for `e`.
+    private func insertError(_ e: StorageError, _ object: ObjectBase, _ info: ClassInfo) -> Realm.Error {
+        guard e.code == .duplicatePrimaryKey else { return Realm.Error(e) }
+        let pk = info.primaryKey.map { String(describing: unwrapOptional(object._rlmHeldValue($0) ?? "?") ?? "nil") } ?? "?"
+        return Realm.Error(
+            .primaryKeyExists, "Attempting to create an object of type '\(info.className)' with an existing primary key value '\(pk)'.",
+            underlying: e)
+    }
+
     /// Inserts (or, by primary key, updates) an unmanaged object and binds it.
     func insert(_ object: ObjectBase, _ tx: WriteTransaction, providedOnly: Bool) throws -> ObjectKey {
         if let r = object._rlmRealm {
@@ -288,12 +297,18 @@ extension Realm {
         }
         let info = object._rlmClass
         let layout: [LayoutSlot]
+        let direct: Bool
         if let last = lastInsert, last.info === info {
-            layout = last.slots
+            (layout, direct) = (last.slots, last.direct)
         } else {
             try ensureTable(info)
             layout = try columnLayout(info, tx)
-            lastInsert = (info, layout)
+            direct =
+                layout.count == info.properties.count
+                && layout.indices.allSatisfy { j in
+                    if case .property(let i) = layout[j] { i == j && !info.properties[i].property.type.holdsLinks } else { false }
+                }
+            lastInsert = (info, layout, direct)
         }
         // Which properties the caller gave (before defaults fill the rest), for `providedOnly`.
         let provided = providedOnly ? info.properties.indices.map { object._rlmHasValue($0) } : []
@@ -322,6 +337,14 @@ extension Realm {
                 if addPolicy == .modified, try realmErrors({ try tx.value(table, key, p.name) }).bitwiseEquals(raw) { continue }
                 try realmErrors { try tx.set(table, key, p.name, raw) }
             }
+        } else if direct && allStored && object._rlmStored.count == layout.count {
+            // The slots are the row.
+            do {
+                key = try tx.insert(table, values: object._rlmStored)
+            } catch let e as StorageError {
+                throw insertError(e, object, info)
+            }
+            object._rlmBind(self, key, info)
         } else {
             // The row is built in a buffer kept across inserts (a new array per object costs a
             // generic metadata lookup and a witness call per element when freed).
@@ -350,13 +373,8 @@ extension Realm {
             }
             do {
                 key = try tx.insert(table, row: row)
-            } catch let e as StorageError where e.code == .duplicatePrimaryKey {
-                let pk = info.primaryKey.map { String(describing: unwrapOptional(object._rlmHeldValue($0) ?? "?") ?? "nil") } ?? "?"
-                throw Realm.Error(
-                    .primaryKeyExists, "Attempting to create an object of type '\(table)' with an existing primary key value '\(pk)'.",
-                    underlying: e)
             } catch let e as StorageError {
-                throw Realm.Error(e)
+                throw insertError(e, object, info)
             }
             object._rlmBind(self, key, info)
         }
