@@ -21,7 +21,6 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var flags: UInt8 = 0
     /// Set only on a prototype to find which property a key path names.
     @usableFromInline var marker = false
-    @usableFromInline var origin: String?
 
     @usableFromInline static var primaryKeyFlag: UInt8 { 1 }
     @usableFromInline static var indexedFlag: UInt8 { 2 }
@@ -124,7 +123,8 @@ extension Persisted where Value: _RealmValue {
 extension Persisted {
     /// The objects of `Origin` whose `originProperty` links to this object.
     public init<Origin: ObjectBase>(originProperty: String) where Value == LinkingObjects<Origin> {
-        origin = originProperty
+        // The initial value (what an unmanaged object reads) carries the property's name.
+        initial = LinkingObjects(fromType: Origin.self, property: originProperty)
     }
 }
 
@@ -138,6 +138,14 @@ protocol PersistedProperty {
 }
 
 extension Persisted: PersistedProperty {
+    var origin: String? { (initial as? any LinkingObjectsOrigin)?.propertyName }
     var initialAny: Any? { initial.map { $0 as Any } }
     var valueType: any _Persistable.Type { Value.self }
 }
+
+/// What `@Persisted(originProperty:)` keeps: the linking property's name, in its initial value.
+protocol LinkingObjectsOrigin {
+    var propertyName: String { get }
+}
+
+extension LinkingObjects: LinkingObjectsOrigin {}

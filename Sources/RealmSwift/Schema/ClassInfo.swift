@@ -67,11 +67,13 @@ final class ClassInfo: @unchecked Sendable {
     /// The cached description of `type`, discovering it on first use.
     static func of(_ type: ObjectBase.Type) -> ClassInfo {
         let id = ObjectIdentifier(type)
+        if let info = ClassInfoSlots.info(id) { return info }
         if let info = registry.withLock({ $0[id] }) { return info }
         let info = ClassInfo(type)
         return registry.withLock { r in
             if let existing = r[id] { return existing }
             r[id] = info
+            ClassInfoSlots.insert(id, info)
             return info
         }
     }
@@ -296,6 +298,50 @@ enum KeyPathIndexes {
                 }
                 i = (i + 1) & (slots.count - 1)
             }
+        }
+    }
+}
+
+/// Class descriptions by class identity, read without a lock: every new object asks for its
+/// class's once, and the registry's lock and hash cost more than the rest of its first property
+/// set. Entries are only added (under the registry's lock), and classes are never unloaded.
+enum ClassInfoSlots {
+    /// `@unchecked Sendable`: `info` is written once, before `key` is published with release
+    /// ordering, and read only after an acquiring load of `key` saw it (an `AtomicLazyReference`
+    /// would do, but its load costs more than the registry it spares).
+    final class Slot: @unchecked Sendable {
+        let key = Atomic<UInt>(0)
+        var info: ClassInfo?
+    }
+    static let slots: [Slot] = (0..<512).map { _ in Slot() }
+
+    @inline(__always)
+    static func info(_ id: ObjectIdentifier) -> ClassInfo? {
+        let key = UInt(bitPattern: id)
+        var i = Int((key >> 4) & UInt(slots.count - 1))
+        for _ in 0..<8 {
+            let k = slots[i].key.load(ordering: .acquiring)
+            if k == key { return slots[i].info }
+            if k == 0 { return nil }
+            i = (i + 1) & (slots.count - 1)
+        }
+        return nil
+    }
+
+    /// Adds an entry when a free slot is near (callers hold the registry's lock); otherwise the
+    /// class is found through the registry.
+    static func insert(_ id: ObjectIdentifier, _ info: ClassInfo) {
+        let key = UInt(bitPattern: id)
+        var i = Int((key >> 4) & UInt(slots.count - 1))
+        for _ in 0..<8 {
+            let k = slots[i].key.load(ordering: .relaxed)
+            if k == key { return }
+            if k == 0 {
+                slots[i].info = info
+                slots[i].key.store(key, ordering: .releasing)
+                return
+            }
+            i = (i + 1) & (slots.count - 1)
         }
     }
 }
