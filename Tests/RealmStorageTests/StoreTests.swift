@@ -245,6 +245,30 @@ import Testing
         #expect(try Verifier().verify(path: dir.file()).isClean)
     }
 
+    /// `insert(_:values:)` takes one optional value per column: nil is the column's default.
+    @Test func insertWithOptionalValuesUsesColumnDefaults() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true))
+        let tx = try store.beginWrite()
+        try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
+        try tx.addColumn("T", ColumnSchema("s", .string))
+        try tx.addColumn("T", ColumnSchema("n", .double, nullable: true))
+        try tx.addColumn("T", ColumnSchema("l", .int, list: true))
+        let a = try tx.insert("T", values: [.int(1), nil, nil, nil])
+        let b = try tx.insert("T", values: [.int(2), .string("x"), .double(2.5), .list([.int(7)])])
+        expectCode(.typeMismatch) { try tx.insert("T", values: [.int(3), .int(3), nil, nil]) }
+        expectCode(.typeMismatch) { try tx.insert("T", values: [.int(3), nil]) }
+        expectCode(.duplicatePrimaryKey) { try tx.insert("T", values: [.int(1), nil, nil, nil]) }
+        let snap = try tx.commit()
+        #expect(try snap.objectCount("T") == 2)
+        #expect(try snap.value("T", a, "s") == .string(""))
+        #expect(try snap.value("T", a, "n") == .null)
+        #expect(try snap.value("T", a, "l") == .list([]))
+        #expect(try snap.value("T", b, "s") == .string("x"))
+        #expect(try snap.value("T", b, "n") == .double(2.5))
+        #expect(try snap.value("T", b, "l") == .list([.int(7)]))
+    }
+
     @Test func everyTypeRoundTrips() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))

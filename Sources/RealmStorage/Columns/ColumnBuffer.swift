@@ -59,6 +59,13 @@ package struct ColumnBuffer: Sendable {
     }
 
     /// An empty buffer for `column`.
+    /// A non-nullable int column holding `values` (a key segment's contents).
+    package init(ints values: [Int64]) {
+        self.init(type: .int, nullable: false, isList: false)
+        storage = .ints(values)
+        count = values.count
+    }
+
     package init(_ column: ColumnSchema, capacity: Int = 0) {
         self.init(
             type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, isMap: column.isMap,

@@ -16,7 +16,11 @@ package struct ByteWriter: Sendable {
     @inline(__always) package mutating func i64(_ v: Int64) { appendLE(UInt64(bitPattern: v)) }
     @inline(__always) package mutating func i32(_ v: Int32) { appendLE(UInt32(bitPattern: v)) }
     package mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
-    package mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 { bytes.append(contentsOf: s) }
+    /// Appends a sequence's bytes, copied in one step when they are contiguous (a native string's
+    /// UTF-8 view, an array).
+    package mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 {
+        if s.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: s) }
+    }
 
     /// A u32 length followed by the UTF-8 bytes.
     package mutating func string(_ s: String) {

@@ -210,9 +210,7 @@ extension WriteTransaction {
                 changed = true
                 var block = RowGroupBlock(rowCount: l.keys.count, keys: .none, columns: [:])
                 if l.rowsChanged || l.original == nil {
-                    var kb = ColumnBuffer(type: .int, nullable: false, isList: false, capacity: l.keys.count)
-                    for k in l.keys { kb.append(.int(k)) }
-                    block.keys = em.emit(SegmentEncoder.encode(kb))
+                    block.keys = em.emit(SegmentEncoder.encode(ColumnBuffer(ints: l.keys)))
                     if let ob = l.originalBlock { freed += ob.keys.length }
                 } else {
                     block.keys = l.originalBlock!.keys

@@ -218,7 +218,7 @@ extension Realm {
     ///   another Realm).
     public func checkedAdd(_ object: ObjectBase, update: UpdatePolicy = .error) throws {
         let tx = requireWrite("add objects")
-        if object is EmbeddedObject {
+        if object._rlmClass.isEmbedded {
             throw Realm.Error(.fail, "Embedded objects cannot be added directly; assign them to a property of their parent object.")
         }
         let saved = addPolicy
@@ -278,6 +278,21 @@ extension Realm {
         return try insert(object, requireWrite("add objects"), providedOnly: false)
     }
 
+    /// The column layout of the class inserted last (a class: read per insert without copying
+    /// its fields).
+    final class InsertLayout {
+        let info: ClassInfo
+        let slots: [LayoutSlot]
+        /// Column j holds property j for every column, and no property holds links: an object
+        /// whose every stored property is in stored form is inserted from its slots as they are.
+        let direct: Bool
+        init(info: ClassInfo, slots: [LayoutSlot], direct: Bool) {
+            self.info = info
+            self.slots = slots
+            self.direct = direct
+        }
+    }
+
     /// The error an insert of `object` throws for `e`.
     private func insertError(_ e: StorageError, _ object: ObjectBase, _ info: ClassInfo) -> Realm.Error {
         guard e.code == .duplicatePrimaryKey else { return Realm.Error(e) }
@@ -296,20 +311,33 @@ extension Realm {
             return object._rlmKey
         }
         let info = object._rlmClass
-        let layout: [LayoutSlot]
-        let direct: Bool
-        if let last = lastInsert, last.info === info {
-            (layout, direct) = (last.slots, last.direct)
-        } else {
+        if lastInsert?.info !== info {
             try ensureTable(info)
-            layout = try columnLayout(info, tx)
-            direct =
+            let layout = try columnLayout(info, tx)
+            let direct =
                 layout.count == info.properties.count
                 && layout.indices.allSatisfy { j in
                     if case .property(let i) = layout[j] { i == j && !info.properties[i].property.type.holdsLinks } else { false }
                 }
-            lastInsert = (info, layout, direct)
+            lastInsert = InsertLayout(info: info, slots: layout, direct: direct)
         }
+        let last = lastInsert!
+        // The commonest add, first: a new object whose stored properties are all set in stored
+        // form, its slots in column order: the slots are the row.
+        if last.direct, addPolicy == .error || info.primaryKey == nil, info.storedMaskCovers,
+            info.storedMask & ~object._rlmStoredMask == 0, object._rlmStored.count == last.slots.count
+        {
+            let key: ObjectKey
+            do {
+                key = try tx.insert(info.className, values: object._rlmStored)
+            } catch let e as StorageError {
+                throw insertError(e, object, info)
+            }
+            object._rlmBind(self, key, info)
+            stamp += 1
+            return key
+        }
+        let layout = last.slots
         // Which properties the caller gave (before defaults fill the rest), for `providedOnly`.
         let provided = providedOnly ? info.properties.indices.map { object._rlmHasValue($0) } : []
         // Every stored property in stored form (the common case: scalars and strings set through
@@ -337,14 +365,6 @@ extension Realm {
                 if addPolicy == .modified, try realmErrors({ try tx.value(table, key, p.name) }).bitwiseEquals(raw) { continue }
                 try realmErrors { try tx.set(table, key, p.name, raw) }
             }
-        } else if direct && allStored && object._rlmStored.count == layout.count {
-            // The slots are the row.
-            do {
-                key = try tx.insert(table, values: object._rlmStored)
-            } catch let e as StorageError {
-                throw insertError(e, object, info)
-            }
-            object._rlmBind(self, key, info)
         } else {
             // The row is built in a buffer kept across inserts (a new array per object costs a
             // generic metadata lookup and a witness call per element when freed).

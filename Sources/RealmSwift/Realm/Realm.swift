@@ -58,9 +58,7 @@ public final class Realm {
     }
     /// The class of the last `add` in this write transaction, whose table exists, and its layout:
     /// a run of adds of one class checks its table once (forgotten with `layouts` and on `bump()`).
-    /// `direct`: column j holds property j for every column, and no property holds links, so an
-    /// object whose every stored property is in stored form is inserted from its slots as they are.
-    @exclusivity(unchecked) var lastInsert: (info: ClassInfo, slots: [LayoutSlot], direct: Bool)?
+    @exclusivity(unchecked) var lastInsert: InsertLayout?
     /// The row buffer `add` builds each new object's row in (see ``insert(_:_:providedOnly:)``).
     @exclusivity(unchecked) var insertRow: [StorageValue] = []
     /// Table readers of the current snapshot, by class description.
