@@ -132,7 +132,7 @@ package struct ColumnBuffer: Sendable {
     }
 
     /// Appends a value already checked with ``validate(_:column:)``.
-    package mutating func append(_ value: StorageValue) {
+    package mutating func append(_ value: consuming StorageValue) {
         count += 1
         if valid != nil { valid!.append(!value.isNull) }
         switch storage {

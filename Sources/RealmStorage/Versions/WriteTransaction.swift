@@ -468,7 +468,7 @@ public final class WriteTransaction {
                     throw error
                 }
             }
-            tail.columns.buffers[i].append(v)
+            tail.columns.buffers[i].append(consume v)
         }
         tail.keys.append(key)
         for n in plan.indexWorks.indices {

@@ -28,11 +28,11 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// when that decodes back to it exactly (numbers, strings, ...: no boxing into `Any`), else in
     /// `_rlmValues` — and then in `_rlmStored` too when it has a stored form (dates), for `add`.
     @exclusivity(unchecked) @usableFromInline package final var _rlmValues: [Any?] = []
-    @exclusivity(unchecked) package final var _rlmStored: [StorageValue?] = []
+    @exclusivity(unchecked) @usableFromInline package final var _rlmStored: [StorageValue?] = []
     /// Bit i: property i (< 64) was set.
-    @exclusivity(unchecked) final var _rlmSetMask: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline final var _rlmSetMask: UInt64 = 0
     /// Bit i: property i (< 64) has its stored form in `_rlmStored`.
-    @exclusivity(unchecked) final var _rlmStoredMask: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline final var _rlmStoredMask: UInt64 = 0
     /// When set, accessors report which property they read (key path → name).
     @exclusivity(unchecked) @usableFromInline package final var _rlmRecorder: IndexRecorder?
     @exclusivity(unchecked) private final var _rlmClassStorage: ClassInfo?
@@ -158,7 +158,16 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     /// Keeps an unmanaged object's property `index` as `stored` alone (its value decodes from it
     /// exactly).
-    @usableFromInline final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
+    @inlinable @inline(__always) final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
+        // Inlined into each accessor's setter (its value's case is then known); the first set of
+        // an object, a property past 64 or one also held as a value take the general path.
+        guard !_rlmStored.isEmpty, index < 64, _rlmValues.isEmpty else { return _rlmSetStoredGeneral(index, stored) }
+        _rlmStored[index] = stored.value
+        _rlmSetMask |= 1 << UInt64(index)
+        _rlmStoredMask |= 1 << UInt64(index)
+    }
+
+    @usableFromInline final func _rlmSetStoredGeneral(_ index: Int, _ stored: _RLMRaw) {
         if _rlmStored.isEmpty { _rlmStored = _rlmClass.emptySlots() }
         _rlmStored[index] = stored.value
         if index < _rlmValues.count { _rlmValues[index] = nil }

@@ -134,6 +134,7 @@ extension Bool: RealmCollectionValue, _Persistable {
         return false
     }
     public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw { _RLMRaw(.bool(self)) }
+    @inlinable public static func _rlmExactStoredForm(_ value: Bool) -> _RLMRaw? { _RLMRaw(.bool(value)) }
 }
 
 /// Integers of every width are stored as 64-bit integers; reads truncate to the property's width.
@@ -150,6 +151,8 @@ extension _RealmInteger {
         return 0
     }
     public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw { _RLMRaw(.int(Int64(self))) }
+    /// Inlinable (as are those of the other scalars): an unmanaged setter builds the stored form in place.
+    @inlinable public static func _rlmExactStoredForm(_ value: Self) -> _RLMRaw? { _RLMRaw(.int(Int64(value))) }
 }
 
 extension Int: _RealmInteger {
@@ -158,6 +161,7 @@ extension Int: _RealmInteger {
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Int {
         _rlmRead(object, index) { $0.int($1).map { Int(truncatingIfNeeded: $0) } }
     }
+    @inlinable public static func _rlmExactStoredForm(_ value: Int) -> _RLMRaw? { _RLMRaw(.int(Int64(value))) }
 }
 extension Int8: _RealmInteger {}
 extension Int16: _RealmInteger {}
@@ -173,6 +177,7 @@ extension Float: RealmCollectionValue, _Persistable {
         return 0
     }
     public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw { _RLMRaw(.float(self)) }
+    @inlinable public static func _rlmExactStoredForm(_ value: Float) -> _RLMRaw? { _RLMRaw(.float(value)) }
 }
 
 extension Double: RealmCollectionValue, _Persistable {
@@ -184,6 +189,7 @@ extension Double: RealmCollectionValue, _Persistable {
         return 0
     }
     public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw { _RLMRaw(.double(self)) }
+    @inlinable public static func _rlmExactStoredForm(_ value: Double) -> _RLMRaw? { _RLMRaw(.double(value)) }
 }
 
 extension String: RealmCollectionValue, _Persistable {
@@ -195,6 +201,7 @@ extension String: RealmCollectionValue, _Persistable {
         return ""
     }
     public func _rlmEncode(_ realm: Realm?) throws -> _RLMRaw { _RLMRaw(.string(self)) }
+    @inlinable public static func _rlmExactStoredForm(_ value: String) -> _RLMRaw? { _RLMRaw(.string(value)) }
 }
 
 extension Data: RealmCollectionValue, _Persistable {
