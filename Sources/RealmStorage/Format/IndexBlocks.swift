@@ -18,12 +18,16 @@ package struct IndexDirectory: Sendable, Equatable {
         w.u32(columnId)
         w.u32(UInt32(chunks.count))
         w.u32(0)
+        // Four little-endian words per chunk, copied at once (rewritten on every commit).
+        var words: [UInt64] = []
+        words.reserveCapacity(chunks.count * 4)
         for c in chunks {
-            w.u64(c.firstHash)
-            w.u32(UInt32(c.count))
-            w.u32(0)
-            w.ref(c.block)
+            words.append(c.firstHash)
+            words.append(UInt64(UInt32(c.count)))
+            words.append(c.block.offset)
+            words.append(c.block.length)
         }
+        w.u64s(words)
         w.sealBlock()
         return w.bytes
     }

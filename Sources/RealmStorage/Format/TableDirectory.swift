@@ -59,13 +59,18 @@ package struct RowGroupEntry: Sendable, Equatable {
         var w = ByteWriter(capacity: 16 + entries.count * size)
         w.u32(BlockMagic.rowGroupList)
         w.u32(UInt32(entries.count))
+        // Five little-endian words per entry, copied at once (a large table rewrites its list on
+        // every commit).
+        var words: [UInt64] = []
+        words.reserveCapacity(entries.count * 5)
         for e in entries {
-            w.i64(e.firstKey)
-            w.i64(e.lastKey)
-            w.u32(UInt32(e.rowCount))
-            w.u32(0)
-            w.ref(e.block)
+            words.append(UInt64(bitPattern: e.firstKey))
+            words.append(UInt64(bitPattern: e.lastKey))
+            words.append(UInt64(UInt32(e.rowCount)))
+            words.append(e.block.offset)
+            words.append(e.block.length)
         }
+        w.u64s(words)
         w.sealBlock()
         return w.bytes
     }

@@ -45,15 +45,21 @@ package struct ByteWriter: Sendable {
     }
 
     /// Appends Int64 values in bulk.
-    package mutating func int64s(_ values: [Int64]) {
+    package mutating func int64s(_ values: [Int64]) { bulk(values) }
+
+    /// Appends UInt64 words in bulk (fixed-size records built as words, then copied at once).
+    package mutating func u64s(_ values: [UInt64]) { bulk(values) }
+
+    private mutating func bulk<T: FixedWidthInteger>(_ values: [T]) {
         let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: values.count * 8))
+        let size = MemoryLayout<T>.size
+        bytes.append(contentsOf: repeatElement(0, count: values.count * size))
         bytes.withUnsafeMutableBytes { raw in
             values.withUnsafeBytes { src in
                 #if _endian(little)
                     if let s = src.baseAddress { (raw.baseAddress! + start).copyMemory(from: s, byteCount: src.count) }
                 #else
-                    for (i, v) in values.enumerated() { raw.storeBytes(of: v.littleEndian, toByteOffset: start + i * 8, as: Int64.self) }
+                    for (i, v) in values.enumerated() { raw.storeBytes(of: v.littleEndian, toByteOffset: start + i * size, as: T.self) }
                 #endif
             }
         }

@@ -360,8 +360,8 @@ public final class WriteTransaction {
         let indexWorks: [IndexWork]
         /// Positions of mixed columns (whose typed links must name a table).
         let mixed: [Int]
-        /// Each column's default value, in catalog order.
-        let defaults: [StorageValue]
+        /// Each column's default value, in catalog order (made when an insert first needs one).
+        lazy var defaults: [StorageValue] = schema.columns.map(\.defaultValue)
         /// The tail group new rows go to, with buffers in catalog order.
         @exclusivity(unchecked) var tail: LoadedGroup?
         init(
@@ -377,7 +377,6 @@ public final class WriteTransaction {
             self.indexPositions = indexed.map(\.0)
             self.indexWorks = indexed.map(\.1)
             self.mixed = mixed
-            self.defaults = schema.columns.map(\.defaultValue)
             self.tail = tail
         }
     }
