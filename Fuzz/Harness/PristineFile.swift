@@ -56,6 +56,16 @@ struct PristineFile {
         for k in try tx2.objectKeys("Person").prefix(12) where k.rawValue % 3 == 0 { try tx2.delete("Person", k) }
         try tx2.set("Person", try tx2.objectKeys("Person")[0], "name", .string("changed"))
         try tx2.commit()
+        // A table of more than 32 row groups: its row-group list and index directory are paged
+        // (format 4, Spec/FORMAT.md §5.4, §5.7), then a commit rewrites some of the pages.
+        let tx3 = try store.beginWrite()
+        try tx3.createTable("Tick", primaryKey: ColumnSchema("id", .int))
+        for i in 0..<300 { try tx3.insert("Tick", row: [.int(Int64(i * 3))]) }
+        try tx3.commit()
+        let tx4 = try store.beginWrite()
+        try tx4.delete("Tick", ObjectKey(20))
+        try tx4.insert("Tick", row: [.int(1)])
+        try tx4.commit()
         bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let report = try Inspector().inspect(path: path, blocks: true)
         blocks = report.blocks.filter { !["header", "dead", "unknown"].contains($0.kind) && $0.length >= 16 }

@@ -19,12 +19,13 @@ import Testing
         return (8..<12).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1 - 8)) }
     }
 
-    @Test func newFilesAreVersion3() throws {
+    @Test func newFilesAreVersion4() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))
-        #expect(try store.snapshot().formatVersion == 3)
-        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 3))
-        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 3)
+        #expect(FileHeader.formatVersion == 4)
+        #expect(try store.snapshot().formatVersion == 4)
+        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 4))
+        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 4)
     }
 
     @Test func aVersion2FileKeepsItsVersionAndNamesEveryCommitByASlot() throws {
@@ -92,14 +93,14 @@ import Testing
         #expect(try s.objectKey("Pet", primaryKey: .string("Rex")) == ObjectKey(0))
         #expect(Verifier().verify(s).isClean)
         let before = try s.objectKeys("Person").map { try s.object("Person", $0) }
-        // A compacted copy and in-place compaction are version 3 and take the new columns.
+        // A compacted copy and in-place compaction are of the current version and take the new columns.
         try store.compact(to: dir.file("copy.realm"))
-        #expect(Self.headerVersion(dir.file("copy.realm")) == 3)
+        #expect(Self.headerVersion(dir.file("copy.realm")) == FileHeader.formatVersion)
         try store.compact()
-        #expect(Self.headerVersion(path) == 3)
-        #expect(try Inspector().inspect(path: path).formatVersion == 3)
+        #expect(Self.headerVersion(path) == FileHeader.formatVersion)
+        #expect(try Inspector().inspect(path: path).formatVersion == FileHeader.formatVersion)
         let compacted = try store.snapshot()
-        #expect(compacted.formatVersion == 3)
+        #expect(compacted.formatVersion == FileHeader.formatVersion)
         #expect(try compacted.objectKeys("Person").map { try compacted.object("Person", $0) } == before)
         try store.write { tx in
             try tx.addColumn("Person", ColumnSchema("any", .mixed))
@@ -108,7 +109,7 @@ import Testing
             try tx.set("Person", ObjectKey(7), "map", .map(["k": .string("v")]))
         }
         let reopened = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
-        #expect(reopened.formatVersion == 3)
+        #expect(reopened.formatVersion == FileHeader.formatVersion)
         #expect(try reopened.value("Person", ObjectKey(7), "any") == .typedLink(table: 1, key: ObjectKey(0)))
         #expect(try reopened.value("Person", ObjectKey(7), "map") == .map(["k": .string("v")]))
         #expect(try reopened.value("Person", ObjectKey(5), "map") == .map([:]))
@@ -132,7 +133,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: dir.file("v1.realm"), contents: Data(bytes))
         expectCode(.corrupted) { try Store.open(at: dir.file("v1.realm"), options: .init(readOnly: true)) }
         // Unknown versions are refused before anything else is read.
-        for version: UInt32 in [0, 4, .max] {
+        for version: UInt32 in [0, FileHeader.formatVersion + 1, .max] {
             bytes.replaceSubrange(0..<64, with: FileHeader.encodeStatic(version: version))
             _ = FileManager.default.createFile(atPath: dir.file("v\(version).realm"), contents: Data(bytes))
             expectCode(.unsupportedFormatVersion) { try Store.open(at: dir.file("v\(version).realm"), options: .init(readOnly: true)) }
@@ -148,7 +149,7 @@ import Testing
             let content = try s.catalog.tables.map { t in try s.objectKeys(t.name).map { try s.object(t.name, $0) } }
             try store.compact()
             let u = try store.snapshot()
-            #expect(u.formatVersion == 3 && u.version == s.version && u.catalog == s.catalog, "\(name)")
+            #expect(u.formatVersion == FileHeader.formatVersion && u.version == s.version && u.catalog == s.catalog, "\(name)")
             let upgraded = try u.catalog.tables.map { t in try u.objectKeys(t.name).map { try u.object(t.name, $0) } }
             #expect(upgraded.count == content.count, "\(name)")
             for (a, b) in zip(upgraded, content) {

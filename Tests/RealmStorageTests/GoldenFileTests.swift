@@ -3,7 +3,7 @@ import Testing
 
 @testable import RealmStorage
 
-/// The golden files under Spec/vectors/ were written by each format version (`v1-*`, `v2-*`, `v3-*`); every
+/// The golden files under Spec/vectors/ were written by each format version (`v1-*` … `v4-*`); every
 /// later version of the library must still open them and read the same content. Regenerate (only
 /// when adding a new format version's files, and then only those) with
 /// `REALM_WRITE_VECTORS=1 swift test --filter GoldenFileTests`.
@@ -226,6 +226,42 @@ import Testing
         #expect(Verifier().verify(s).isClean)
         let report = try Inspector().inspect(path: dir.file("v3-chained.realm"))
         #expect(report.slots.compactMap(\.version) == [1] && report.chainedCommits == 4)
+    }
+
+    /// Format 4: a table of 38 row groups (of 16), then 39, whose row-group list and primary-key index
+    /// directory are paged (Spec/FORMAT.md §5.4, §5.7); the second commit deletes object 40 (its
+    /// group shrinks: the first list page and the index pages it touches are rewritten), the
+    /// third appends id 600 (the last page and the page tables only).
+    @Test func v4Paged() throws {
+        if Self.writing {
+            try Self.write("v4-paged.realm") { store in
+                try store.write { tx in
+                    try tx.createTable("Tick", primaryKey: ColumnSchema("id", .int))
+                    for i in 0..<600 { try tx.insert("Tick", ["id": .int(Int64(i))]) }
+                }
+                try store.write { try $0.delete("Tick", ObjectKey(40)) }
+                try store.write { try $0.insert("Tick", ["id": .int(600)]) }
+            }
+        }
+        let dir = TempDir()
+        let s = try Self.open("v4-paged.realm", dir)
+        #expect(s.formatVersion == 4)
+        #expect(s.version == 4)
+        #expect(try s.objectCount("Tick") == 600)
+        let st = try s.tableState("Tick")
+        let list = try s.rowGroupList(st)
+        #expect(list.entries.count == 39 && list.pages.map(\.count) == [32, 7])
+        let index = try s.indexMemo(try #require(st.indexes.values.first))
+        #expect(index.pages.count == 2 && index.directory.chunks.reduce(0) { $0 + $1.count } == 600)
+        #expect(try s.contains("Tick", ObjectKey(40)) == false)
+        #expect(try s.objectKey("Tick", primaryKey: .int(40)) == nil)
+        for id in [0, 39, 41, 511, 512, 599] {
+            #expect(try s.objectKey("Tick", primaryKey: .int(Int64(id))) == ObjectKey(Int64(id)))
+        }
+        #expect(try s.objectKey("Tick", primaryKey: .int(600)) == ObjectKey(600))
+        #expect(Verifier().verify(s).isClean)
+        let kinds = Set(try Inspector().inspect(path: dir.file("v4-paged.realm"), blocks: true).blocks.filter(\.isLive).map(\.kind))
+        #expect(kinds.isSuperset(of: ["row-group list", "row-group list page", "index directory", "index directory page"]))
     }
 
     static let samples: [(ColumnType, StorageValue)] = [

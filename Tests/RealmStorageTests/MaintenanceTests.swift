@@ -40,7 +40,7 @@ import Testing
         for k in stride(from: 0, to: 10_000, by: 10) { try tx.set("Person", ObjectKey(Int64(k)), "age", .int(1)) }
         try tx.commit()
         let r = try Inspector().inspect(path: dir.file(), segments: true)
-        #expect(r.formatVersion == 3)
+        #expect(r.formatVersion == FileHeader.formatVersion)
         #expect(r.currentVersion == 3)
         // Versions 2 and 3 are small commits chained after version 1, which slot 0 names.
         #expect(r.slots.filter(\.isValid).map(\.version) == [1])

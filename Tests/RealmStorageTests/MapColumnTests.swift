@@ -189,7 +189,7 @@ import Testing
         try store.compact()
         try check(try store.snapshot(), "compacted")
         let report = try Inspector().inspect(path: dir.file(), segments: true)
-        #expect(report.formatVersion == 3 && report.segments.allSatisfy { $0.checksumOK })
+        #expect(report.formatVersion == FileHeader.formatVersion && report.segments.allSatisfy { $0.checksumOK })
     }
 
     @Test func schemaRules() throws {

@@ -131,7 +131,8 @@ struct StorageBench {
             let cpu = (user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system)
             print(
                 String(
-                    format: "  per commit: %.1f µs in all, %.1f µs of it on the CPU (user %.1f + system %.1f), %.1f µs waiting for the disk",
+                    format:
+                        "  per commit: %.1f µs in all, %.1f µs of it on the CPU (user %.1f + system %.1f), %.1f µs waiting for the disk",
                     t / Double(commits) * 1e6, (cpu.user + cpu.system) / Double(commits) * 1e6, cpu.user / Double(commits) * 1e6,
                     cpu.system / Double(commits) * 1e6, (t - cpu.user - cpu.system) / Double(commits) * 1e6))
         }

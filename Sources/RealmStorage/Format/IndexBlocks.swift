@@ -32,6 +32,28 @@ package struct IndexDirectory: Sendable, Equatable {
         return w.bytes
     }
 
+    /// A paged directory's top block (`RIDP`, format 4): the column, then each page's chunk count
+    /// and `RIDX` block (each page a directory of the same column).
+    static func encodePages(columnId: UInt32, _ pages: [Page]) -> [UInt8] {
+        var w = ByteWriter(capacity: 24 + pages.count * 24)
+        w.u32(BlockMagic.indexDirectoryPages)
+        w.u32(columnId)
+        w.u32(UInt32(pages.count))
+        w.u32(0)
+        Pages.encode(pages, into: &w)
+        w.sealBlock()
+        return w.bytes
+    }
+
+    static func decodePages(_ v: ByteView) throws -> (columnId: UInt32, pages: [Page]) {
+        var r = BlockReader(v, at: 4)
+        let col = try r.u32()
+        let n = Int(try r.u32())
+        _ = try r.u32()
+        guard n >= 1, n <= (v.count - 24) / 24 else { throw r.corrupted("index directory page count \(n) does not fit") }
+        return (col, try Pages.decode(&r, count: n, what: "index directory"))
+    }
+
     static func decode(_ v: ByteView) throws -> IndexDirectory {
         var r = BlockReader(v, at: 4)
         let col = try r.u32()

@@ -2,8 +2,10 @@
 enum BlockMagic {
     static let versionRecord: UInt32 = 0x5245_5652  // "RVER"
     static let rowGroupList: UInt32 = 0x534C_4752  // "RGLS"
+    static let rowGroupListPages: UInt32 = 0x504C_4752  // "RGLP" (format 4)
     static let rowGroup: UInt32 = 0x5052_4752  // "RGRP"
     static let indexDirectory: UInt32 = 0x5844_4952  // "RIDX"
+    static let indexDirectoryPages: UInt32 = 0x5044_4952  // "RIDP" (format 4)
     static let indexChunk: UInt32 = 0x4358_4952  // "RIXC"
     static let segment: UInt32 = SegmentEncoder.magic
 }
@@ -46,6 +48,13 @@ package struct TableState: Sendable, Equatable {
     }
 }
 
+/// A table's row-group list as read or written: its entries and, when it is paged (format 4),
+/// its pages (empty for a list in one block).
+package struct RowGroupList: Sendable {
+    package var entries: [RowGroupEntry]
+    package var pages: [Page]
+}
+
 /// An entry of a row-group list: which keys a row group holds and where it is (Spec/FORMAT.md §5.4).
 package struct RowGroupEntry: Sendable, Equatable {
     package var firstKey: Int64
@@ -73,6 +82,23 @@ package struct RowGroupEntry: Sendable, Equatable {
         w.u64s(words)
         w.sealBlock()
         return w.bytes
+    }
+
+    /// A paged list's top block (`RGLP`, format 4): each page's entry count and `RGLS` block.
+    static func encodeListPages(_ pages: [Page]) -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + pages.count * 24)
+        w.u32(BlockMagic.rowGroupListPages)
+        w.u32(UInt32(pages.count))
+        Pages.encode(pages, into: &w)
+        w.sealBlock()
+        return w.bytes
+    }
+
+    static func decodeListPages(_ v: ByteView) throws -> [Page] {
+        var r = BlockReader(v, at: 4)
+        let n = Int(try r.u32())
+        guard n >= 1, n <= (v.count - 16) / 24 else { throw r.corrupted("row-group list page count \(n) does not fit the block") }
+        return try Pages.decode(&r, count: n, what: "row-group list")
     }
 
     static func decodeList(_ v: ByteView) throws -> [RowGroupEntry] {

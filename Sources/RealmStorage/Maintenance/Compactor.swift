@@ -137,11 +137,11 @@ public struct Compactor: Sendable {
                     at: Int(st.rowGroups.offset))
             }
             counts[t.name] = rows
-            st.rowGroups = entries.isEmpty ? .none : try w.append(RowGroupEntry.encodeList(entries))
+            st.rowGroups = entries.isEmpty ? .none : try Self.appendList(entries, into: &w)
             for (col, ref) in st.indexes {
                 var dir = try s.indexDirectory(ref)
                 for i in dir.chunks.indices { dir.chunks[i].block = try w.copy(dir.chunks[i].block, BlockMagic.indexChunk, from: s) }
-                st.indexes[col] = try w.append(dir.encode())
+                st.indexes[col] = try Self.appendDirectory(dir, into: &w)
             }
             states[t.id] = st
         }
@@ -154,6 +154,22 @@ public struct Compactor: Sendable {
         record.liveBytes = UInt64(w.offset) + recordLength
         let bytes = record.encode()
         return (try w.append(bytes), bytes, counts)
+    }
+
+    /// A row-group list as a new file holds it: one block, or pages and their table (Spec §5.4).
+    private static func appendList(_ entries: [RowGroupEntry], into w: inout StreamingWriter) throws -> BlockRef {
+        guard entries.count > Pages.size else { return try w.append(RowGroupEntry.encodeList(entries)) }
+        let pages = try Pages.write(entries, base: nil) { try w.append(RowGroupEntry.encodeList(Array($0))) }.pages
+        return try w.append(RowGroupEntry.encodeListPages(pages))
+    }
+
+    /// An index directory as a new file holds it: one block, or pages and their table (Spec §5.7).
+    private static func appendDirectory(_ dir: IndexDirectory, into w: inout StreamingWriter) throws -> BlockRef {
+        guard dir.chunks.count > Pages.size else { return try w.append(dir.encode()) }
+        let pages = try Pages.write(dir.chunks, base: nil) {
+            try w.append(IndexDirectory(columnId: dir.columnId, chunks: Array($0)).encode())
+        }.pages
+        return try w.append(IndexDirectory.encodePages(columnId: dir.columnId, pages))
     }
 
     /// How many bytes the copy writes between releases of the source's resident pages.

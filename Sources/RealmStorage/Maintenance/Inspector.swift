@@ -73,8 +73,9 @@ public struct Inspector: Sendable {
     }
     /// A stretch of the file, for a map of it (with `blocks: true`).
     public struct Block: Sendable, Equatable {
-        /// What the bytes are: `header`, `record`, `row-group list`, `row group`, `segment`,
-        /// `index directory`, `index chunk`, or `dead` for bytes of a commit that the current
+        /// What the bytes are: `header`, `record`, `row-group list`, `row-group list page`, `row
+        /// group`, `segment`, `index directory`, `index directory page`, `index chunk`, or `dead`
+        /// for bytes of a commit that the current
         /// version no longer reaches, `unknown` for committed bytes of no reachable commit.
         public var kind: String
         public var offset: UInt64
@@ -188,7 +189,12 @@ public struct Inspector: Sendable {
                 info.objects = Int(st.objectCount)
                 if !st.rowGroups.isNone { live.append(Block(kind: "row-group list", ref: st.rowGroups)) }
                 info.bytes.addSaturating(st.rowGroups.length)
-                let groups = try s.rowGroups(st)
+                let list = try s.rowGroupList(st)
+                for p in list.pages {
+                    info.bytes.addSaturating(p.block.length)
+                    live.append(Block(kind: "row-group list page", ref: p.block))
+                }
+                let groups = list.entries
                 info.rowGroups = groups.count
                 for (gi, e) in groups.enumerated() {
                     do {
@@ -214,7 +220,12 @@ public struct Inspector: Sendable {
                     info.bytes.addSaturating(ref.length)
                     live.append(Block(kind: "index directory", ref: ref))
                     do {
-                        for chunk in try s.indexDirectory(ref).chunks {
+                        let memo = try s.indexMemo(ref)
+                        for p in memo.pages {
+                            info.bytes.addSaturating(p.block.length)
+                            live.append(Block(kind: "index directory page", ref: p.block))
+                        }
+                        for chunk in memo.directory.chunks {
                             info.bytes.addSaturating(chunk.block.length)
                             live.append(Block(kind: "index chunk", ref: chunk.block))
                         }

@@ -602,7 +602,7 @@ final class BlockCache: Sendable {
         var segmentBytes = 0
         var chunks: [Key: IndexChunk] = [:]
         var groups: [Key: DecodedGroup] = [:]
-        var lists: [Key: [RowGroupEntry]] = [:]
+        var lists: [Key: RowGroupList] = [:]
         var indexes: [Key: IndexMemo] = [:]
     }
 
@@ -617,12 +617,14 @@ final class BlockCache: Sendable {
     struct IndexMemo {
         let directory: IndexDirectory
         let lastEntry: (hash: UInt64, key: Int64)?
+        /// The pages of a paged directory (format 4); empty for a directory in one block.
+        var pages: [Page] = []
     }
 
     /// What a commit built, decoded, keyed by the block it wrote.
     enum Product {
         case group(DecodedGroup)
-        case list([RowGroupEntry])
+        case list(RowGroupList)
         case index(IndexMemo)
     }
     let inner = Mutex(Inner())
@@ -650,11 +652,11 @@ final class BlockCache: Sendable {
     /// Row-group lists and index directories: those of the last commits (each transaction starts
     /// from its base version's, so small commits would otherwise decode them every time) and those
     /// readers decoded. At most ``maxStructures`` of each are kept.
-    func list(_ key: Key) -> [RowGroupEntry]? { inner.withLock { $0.lists[key] } }
+    func list(_ key: Key) -> RowGroupList? { inner.withLock { $0.lists[key] } }
     func index(_ key: Key) -> IndexMemo? { inner.withLock { $0.indexes[key] } }
-    func store(_ key: Key, _ l: [RowGroupEntry]) { store([(key, .list(l))]) }
+    func store(_ key: Key, _ l: RowGroupList) { store([(key, .list(l))]) }
     func store(_ key: Key, _ m: IndexMemo) { store([(key, .index(m))]) }
-    static let maxStructures = 64
+    static let maxStructures = 256
     /// Keeps a commit's products (one lock for all of them).
     func store(_ products: [(Key, Product)]) {
         inner.withLock {

@@ -20,7 +20,7 @@ public final class Snapshot: Sendable {
     package let formatVersion: UInt32
     let record: VersionRecord
     let view: ByteView
-    private let lists = Mutex<[UInt32: [RowGroupEntry]]>([:])
+    private let lists = Mutex<[UInt32: RowGroupList]>([:])
     private let groups = Mutex<[BlockRef: RowGroupBlock]>([:])
     private let indexDirs = Mutex<[BlockRef: BlockCache.IndexMemo]>([:])
     private let columnSegmentCache = Mutex<[ColumnKey: [(rows: Int, segment: SegmentReader?)]]>([:])
@@ -102,19 +102,54 @@ public final class Snapshot: Sendable {
     }
 
     package func rowGroups(_ st: TableState) throws -> [RowGroupEntry] {
-        if st.rowGroups.isNone { return [] }
+        try rowGroupList(st).entries
+    }
+
+    /// A table's row-group list with its pages (none when it is one block).
+    package func rowGroupList(_ st: TableState) throws -> RowGroupList {
+        if st.rowGroups.isNone { return RowGroupList(entries: [], pages: []) }
         if let l = lists.withLock({ $0[st.tableId] }) { return l }
-        // A list the last commit wrote, or another snapshot decoded, is in the store's cache.
-        let key = cacheKey(st.rowGroups)
-        let l: [RowGroupEntry]
-        if let key, let cached = store.cache.list(key) {
-            l = cached
-        } else {
-            l = try RowGroupEntry.decodeList(try block(st.rowGroups, BlockMagic.rowGroupList))
-            if let key { store.cache.store(key, l) }
-        }
+        let l = try listBlock(st.rowGroups, paged: true)
         lists.withLock { $0[st.tableId] = l }
         return l
+    }
+
+    /// The list at `ref`: a row-group list block, or (format 4, when `paged`) a page table whose
+    /// pages are row-group list blocks. A list the last commit wrote, or another snapshot decoded,
+    /// is in the store's cache (pages too, so a new page table decodes only its new pages).
+    private func listBlock(_ ref: BlockRef, paged: Bool) throws -> RowGroupList {
+        let key = cacheKey(ref)
+        if let key, let cached = store.cache.list(key) { return cached }
+        let l: RowGroupList
+        if paged, try blockMagic(ref) == BlockMagic.rowGroupListPages {
+            guard formatVersion >= FileHeader.pagedListsVersion else {
+                throw StorageError.corrupted("a paged row-group list in a version-\(formatVersion) file", at: Int(ref.offset))
+            }
+            let pages = try RowGroupEntry.decodeListPages(try block(ref, BlockMagic.rowGroupListPages))
+            var entries: [RowGroupEntry] = []
+            for p in pages {
+                let part = try listBlock(p.block, paged: false).entries
+                guard part.count == p.count, let first = part.first, entries.last.map({ first.firstKey > $0.lastKey }) ?? true else {
+                    throw StorageError.corrupted("row-group list page does not continue the list", at: Int(p.block.offset))
+                }
+                entries += part
+            }
+            l = RowGroupList(entries: entries, pages: pages)
+        } else {
+            l = RowGroupList(entries: try RowGroupEntry.decodeList(try block(ref, BlockMagic.rowGroupList)), pages: [])
+        }
+        if let key { store.cache.store(key, l) }
+        return l
+    }
+
+    /// The magic of the block at `ref` (bounds-checked like every read; the block itself is
+    /// checked when it is read).
+    private func blockMagic(_ ref: BlockRef) throws -> UInt32 {
+        guard ref.length >= 16, ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length else {
+            throw StorageError.corrupted(
+                "block reference \(ref) lies outside the committed \(view.count) bytes", at: Int(clamping: ref.offset))
+        }
+        return try view.u32(Int(ref.offset))
     }
 
     package func rowGroup(_ ref: BlockRef) throws -> RowGroupBlock {
@@ -322,11 +357,35 @@ public final class Snapshot: Sendable {
         let d: BlockCache.IndexMemo
         if let key, let cached = store.cache.index(key) {
             d = cached
+        } else if try blockMagic(ref) == BlockMagic.indexDirectoryPages {
+            guard formatVersion >= FileHeader.pagedListsVersion else {
+                throw StorageError.corrupted("a paged index directory in a version-\(formatVersion) file", at: Int(ref.offset))
+            }
+            let (column, pages) = try IndexDirectory.decodePages(try block(ref, BlockMagic.indexDirectoryPages))
+            var directory = IndexDirectory(columnId: column, chunks: [])
+            for p in pages {
+                let part = try directoryPage(p.block)
+                guard part.columnId == column, part.chunks.count == p.count,
+                    directory.chunks.last.map({ part.chunks[0].firstHash >= $0.firstHash }) ?? true
+                else { throw StorageError.corrupted("index directory page does not continue the directory", at: Int(p.block.offset)) }
+                directory.chunks += part.chunks
+            }
+            d = .init(directory: directory, lastEntry: nil, pages: pages)
+            if let key { store.cache.store(key, d) }
         } else {
-            d = .init(directory: try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory)), lastEntry: nil)
+            d = .init(directory: try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory)), lastEntry: nil, pages: [])
             if let key { store.cache.store(key, d) }
         }
         indexDirs.withLock { $0[ref] = d }
+        return d
+    }
+
+    /// One page of a paged index directory (an unpaged directory block), cached like directories.
+    private func directoryPage(_ ref: BlockRef) throws -> IndexDirectory {
+        let key = cacheKey(ref)
+        if let key, let cached = store.cache.index(key) { return cached.directory }
+        let d = try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory))
+        if let key { store.cache.store(key, BlockCache.IndexMemo(directory: d, lastEntry: nil, pages: [])) }
         return d
     }
 

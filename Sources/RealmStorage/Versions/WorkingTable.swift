@@ -144,6 +144,8 @@ final class WorkingTable {
     let firstNewKey: Int64
     /// Keys inserted by this transaction and deleted again before it committed.
     var deletedNew: Set<Int64> = []
+    /// The position of the first group removed from `groups` (later groups moved up), if any.
+    var firstRemoved = Int.max
 
     init(state: TableState, groups: [RowGroupEntry]) {
         tableId = state.tableId

@@ -197,9 +197,15 @@ extension WriteTransaction {
         var entries: [RowGroupEntry] = []
         entries.reserveCapacity(w.groups.count)
         var changed = w.listChanged
+        // The leading groups still stored, before any removed one, are the base's first entries
+        // in place (the working list starts as the base's; groups are replaced in place, removed,
+        // or added and merged at its end).
+        var unchanged = 0
         for g in w.groups {
             switch g {
-            case .stored(let e): entries.append(e)
+            case .stored(let e):
+                if unchanged == entries.count && unchanged < w.firstRemoved { unchanged += 1 }
+                entries.append(e)
             case .loaded(let l):
                 guard !l.keys.isEmpty else { continue }
                 let needsWrite = l.rowsChanged || l.original == nil || !l.dirty.isEmpty
@@ -240,8 +246,14 @@ extension WriteTransaction {
         st.nextObjectKey = w.nextKey
         st.objectCount = UInt64(w.objectCount)
         if changed {
+            let old = st.rowGroups.isNone ? nil : try base.rowGroupList(st)
             if !st.rowGroups.isNone { freed += st.rowGroups.length }
-            st.rowGroups = entries.isEmpty ? .none : em.emit(RowGroupEntry.encodeList(entries), decoded: .list(entries))
+            if entries.isEmpty {
+                for p in old?.pages ?? [] { freed += p.block.length }
+                st.rowGroups = .none
+            } else {
+                st.rowGroups = writeList(entries, replacing: old, unchanged: unchanged, &em)
+            }
         }
         for (id, iw) in w.indexes.sorted(by: { $0.key < $1.key }) where t.column(id: id) != nil {
             let ref = try writeIndex(iw, &em)
@@ -327,7 +339,11 @@ extension WriteTransaction {
             }
         }
         var chunks: [ChunkState] = []
+        chunks.reserveCapacity(dir.chunks.count + 2)
         let touched = Set(touchedInserts.keys).union(touchedDeletes.keys)
+        // Chunks before the first touched one stay where they are: copied without a lookup each.
+        let firstTouched = touched.min() ?? dir.chunks.count
+        for ci in 0..<min(firstTouched, dir.chunks.count) { chunks.append(.stored(dir.chunks[ci])) }
         func appendPieces(_ entries: [(UInt64, Int64)]) {
             var start = 0
             while start < entries.count {
@@ -336,7 +352,7 @@ extension WriteTransaction {
                 start = end
             }
         }
-        for ci in 0..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
+        for ci in min(firstTouched, dir.chunks.count)..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
             guard touched.contains(ci) else {
                 chunks.append(.stored(dir.chunks[ci]))
                 continue
@@ -363,6 +379,9 @@ extension WriteTransaction {
             chunks.append(.fresh(merged))
         }
         var out = IndexDirectory(columnId: iw.column.id, chunks: [])
+        out.chunks.reserveCapacity(chunks.count)
+        // The leading chunks kept from the base, in place (not compared again when paging).
+        let unchanged = chunks.firstIndex { if case .stored = $0 { false } else { true } } ?? chunks.count
         // The new last entry, when known without decoding (the next commit starts from it).
         var lastEntry: (hash: UInt64, key: Int64)?
         for c in chunks {
@@ -376,6 +395,44 @@ extension WriteTransaction {
                 lastEntry = last
             }
         }
-        return em.emit(out.encode(), decoded: .index(.init(directory: out, lastEntry: lastEntry)))
+        return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: min(unchanged, firstTouched), &em)
+    }
+
+    /// Writes a row-group list: in one block, or (format 4, more than ``Pages/size`` entries) as
+    /// pages under a page table, keeping the pages of `old` that hold the same entries at the same
+    /// place (a one-object commit to a large table writes its last page and the table). Adds the
+    /// pages of `old` it drops to `freed` (the caller frees `old`'s top block).
+    func writeList(_ entries: [RowGroupEntry], replacing old: RowGroupList?, unchanged: Int, _ em: inout Emitter) -> BlockRef {
+        guard formatVersion >= FileHeader.pagedListsVersion, entries.count > Pages.size else {
+            for p in old?.pages ?? [] { freed += p.block.length }
+            return em.emit(RowGroupEntry.encodeList(entries), decoded: .list(RowGroupList(entries: entries, pages: [])))
+        }
+        let (pages, dropped) = Pages.write(entries, base: old.map { ($0.entries, $0.pages) }, unchanged: unchanged) { slice in
+            let part = Array(slice)
+            return em.emit(RowGroupEntry.encodeList(part), decoded: .list(RowGroupList(entries: part, pages: [])))
+        }
+        for b in dropped { freed += b.length }
+        return em.emit(RowGroupEntry.encodeListPages(pages), decoded: .list(RowGroupList(entries: entries, pages: pages)))
+    }
+
+    /// Writes an index directory like ``writeList(_:replacing:unchanged:_:)`` writes a list: in one block,
+    /// or paged (format 4) keeping the unchanged pages of `old`.
+    func writeDirectory(
+        _ directory: IndexDirectory, lastEntry: (hash: UInt64, key: Int64)?, replacing old: BlockCache.IndexMemo?, unchanged: Int,
+        _ em: inout Emitter
+    ) -> BlockRef {
+        guard formatVersion >= FileHeader.pagedListsVersion, directory.chunks.count > Pages.size else {
+            for p in old?.pages ?? [] { freed += p.block.length }
+            return em.emit(directory.encode(), decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: [])))
+        }
+        let (pages, dropped) = Pages.write(directory.chunks, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged) {
+            slice in
+            let page = IndexDirectory(columnId: directory.columnId, chunks: Array(slice))
+            return em.emit(page.encode(), decoded: .index(.init(directory: page, lastEntry: nil, pages: [])))
+        }
+        for b in dropped { freed += b.length }
+        return em.emit(
+            IndexDirectory.encodePages(columnId: directory.columnId, pages),
+            decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: pages)))
     }
 }

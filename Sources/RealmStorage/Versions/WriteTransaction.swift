@@ -539,6 +539,7 @@ public final class WriteTransaction {
         g.rowsChanged = true
         if g.keys.isEmpty {
             w.groups.remove(at: gi)
+            w.firstRemoved = min(w.firstRemoved, gi)
             if let o = g.original { freed += try groupBytes(o) }
         }
         w.objectCount -= 1
@@ -565,15 +566,16 @@ public final class WriteTransaction {
     }
 
     func indexBytes(_ ref: BlockRef) throws -> UInt64 {
-        let d = try base.indexDirectory(ref)
-        return ref.length + d.chunks.reduce(0) { $0 + $1.block.length }
+        let d = try base.indexMemo(ref)
+        return ref.length + d.directory.chunks.reduce(0) { $0 + $1.block.length } + d.pages.reduce(0) { $0 + $1.block.length }
     }
 
     func bytesReachable(_ st: TableState) throws -> UInt64 {
         var n: UInt64 = 0
         if !st.rowGroups.isNone {
-            n += st.rowGroups.length
-            for e in try base.rowGroups(st) { n += try groupBytes(e) }
+            let list = try base.rowGroupList(st)
+            n += st.rowGroups.length + list.pages.reduce(0) { $0 + $1.block.length }
+            for e in list.entries { n += try groupBytes(e) }
         }
         for (_, r) in st.indexes { n += try indexBytes(r) }
         return n

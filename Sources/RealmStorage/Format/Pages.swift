@@ -1,0 +1,69 @@
+/// One page of a paged row-group list or index directory (format 4, Spec/FORMAT.md §5.4 and §5.7):
+/// how many entries (row groups or index chunks) it holds and the block holding them.
+package struct Page: Sendable, Equatable {
+    package var count: Int
+    package var block: BlockRef
+}
+
+/// Paging of a table's row-group list and of its index directories, so a commit to a large table
+/// rewrites the page it changed and a small top block instead of the whole list (format 4).
+enum Pages {
+    /// Entries per page as the reference writer pages them; a list or directory of at most this
+    /// many entries is written unpaged.
+    static let size = 32
+    /// The most entries a reader accepts in one page.
+    static let maximumCount = 1 << 20
+
+    /// Splits `items` into pages of ``size``, calling `emit` for each page that is not the page at
+    /// the same position of `base` (same start, same items: kept, block and all). The first
+    /// `unchanged` items are known to be the base's (they are not compared).
+    /// - Returns: the pages, and the blocks of base pages it did not keep.
+    static func write<T: Equatable>(
+        _ items: [T], base: (items: [T], pages: [Page])?, unchanged: Int = 0, emit: (ArraySlice<T>) throws -> BlockRef
+    ) rethrows -> (pages: [Page], dropped: [BlockRef]) {
+        var pages: [Page] = []
+        pages.reserveCapacity((items.count + size - 1) / size)
+        var kept: Set<BlockRef> = []
+        var baseStart = 0
+        var start = 0
+        var i = 0
+        while start < items.count {
+            let end = min(items.count, start + size)
+            if let base, i < base.pages.count, baseStart == start, base.pages[i].count == end - start,
+                end <= base.items.count, end <= unchanged || base.items[start..<end] == items[start..<end]
+            {
+                pages.append(base.pages[i])
+                kept.insert(base.pages[i].block)
+            } else {
+                pages.append(Page(count: end - start, block: try emit(items[start..<end])))
+            }
+            if let base, i < base.pages.count { baseStart += base.pages[i].count }
+            start = end
+            i += 1
+        }
+        return (pages, base?.pages.map(\.block).filter { !kept.contains($0) } ?? [])
+    }
+
+    /// The page entries of a top block: `count` entries of 24 bytes from `r`'s position.
+    static func decode(_ r: inout BlockReader, count: Int, what: String) throws -> [Page] {
+        var pages: [Page] = []
+        pages.reserveCapacity(count)
+        for i in 0..<count {
+            let n = try r.u64()
+            guard n >= 1, n <= UInt64(maximumCount) else { throw r.corrupted("\(what) page \(i) holds \(n) entries") }
+            pages.append(Page(count: Int(n), block: try r.ref()))
+        }
+        return pages
+    }
+
+    static func encode(_ pages: [Page], into w: inout ByteWriter) {
+        var words: [UInt64] = []
+        words.reserveCapacity(pages.count * 3)
+        for p in pages {
+            words.append(UInt64(p.count))
+            words.append(p.block.offset)
+            words.append(p.block.length)
+        }
+        w.u64s(words)
+    }
+}
