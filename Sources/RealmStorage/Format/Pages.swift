@@ -23,7 +23,7 @@ enum Pages {
     ) rethrows -> (pages: [Page], dropped: [BlockRef]) {
         var pages: [Page] = []
         pages.reserveCapacity((items.count + size - 1) / size)
-        var kept: Set<BlockRef> = []
+        var kept = [Bool](repeating: false, count: base?.pages.count ?? 0)
         var baseStart = 0
         var start = 0
         var i = 0
@@ -33,7 +33,7 @@ enum Pages {
                 end <= base.items.count, end <= unchanged || base.items[start..<end] == items[start..<end]
             {
                 pages.append(base.pages[i])
-                kept.insert(base.pages[i].block)
+                kept[i] = true
             } else {
                 pages.append(Page(count: end - start, block: try emit(items[start..<end])))
             }
@@ -41,7 +41,7 @@ enum Pages {
             start = end
             i += 1
         }
-        return (pages, base?.pages.map(\.block).filter { !kept.contains($0) } ?? [])
+        return (pages, base?.pages.indices.filter { !kept[$0] }.map { base!.pages[$0].block } ?? [])
     }
 
     /// The page entries of a top block: `count` entries of 24 bytes from `r`'s position.

@@ -602,6 +602,8 @@ final class BlockCache: Sendable {
         var segmentBytes = 0
         var chunks: [Key: IndexChunk] = [:]
         var groups: [Key: DecodedGroup] = [:]
+        /// `groups`' keys, oldest first (the oldest leaves first when it is full).
+        var groupOrder: [Key] = []
         var lists: [Key: RowGroupList] = [:]
         var indexes: [Key: IndexMemo] = [:]
     }
@@ -648,7 +650,7 @@ final class BlockCache: Sendable {
     /// tail that small commits keep merging into) starts from the buffers instead of decoding the
     /// segments again. At most ``maxGroups`` are kept.
     func group(_ key: Key) -> DecodedGroup? { inner.withLock { $0.groups[key] } }
-    static let maxGroups = 8
+    static let maxGroups = 16
     /// Row-group lists and index directories: those of the last commits (each transaction starts
     /// from its base version's, so small commits would otherwise decode them every time) and those
     /// readers decoded. At most ``maxStructures`` of each are kept.
@@ -663,8 +665,8 @@ final class BlockCache: Sendable {
             for (key, p) in products {
                 switch p {
                 case .group(let g):
-                    if $0.groups.count >= Self.maxGroups { $0.groups.removeAll(keepingCapacity: true) }
-                    $0.groups[key] = g
+                    if $0.groups.count >= Self.maxGroups, !$0.groupOrder.isEmpty { $0.groups[$0.groupOrder.removeFirst()] = nil }
+                    if $0.groups.updateValue(g, forKey: key) == nil { $0.groupOrder.append(key) }
                 case .list(let l):
                     if $0.lists.count >= Self.maxStructures { $0.lists.removeAll(keepingCapacity: true) }
                     $0.lists[key] = l

@@ -184,6 +184,13 @@ struct ColumnSet: ExpressibleByDictionaryLiteral {
         for (k, v) in elements { self[k] = v }
     }
 
+    /// Buffers by column id, given as two arrays of one length with distinct ids.
+    init(ids: [UInt32], buffers: [ColumnBuffer]) {
+        precondition(ids.count == buffers.count)
+        self.ids = ids
+        self.buffers = buffers
+    }
+
     @inline(__always)
     func position(_ id: UInt32) -> Int? { ids.firstIndex(of: id) }
 

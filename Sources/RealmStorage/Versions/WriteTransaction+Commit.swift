@@ -277,7 +277,13 @@ extension WriteTransaction {
             pg.keys += lg.keys
             let t = catalog.table(id: w.tableId)!
             for c in t.columns {
-                pg.columns[c.id]!.append(contentsOf: lg.columns[c.id] ?? Self.defaults(c, lg.keys.count))
+                // Both loaded with all columns: appended in place, by position.
+                let p = pg.columns.position(c.id)!
+                if let q = lg.columns.position(c.id) {
+                    pg.columns.buffers[p].append(contentsOf: lg.columns.buffers[q])
+                } else {
+                    pg.columns.buffers[p].append(contentsOf: Self.defaults(c, lg.keys.count))
+                }
             }
             pg.rowsChanged = true
             if let o = lg.original { freed += try groupBytes(o) }

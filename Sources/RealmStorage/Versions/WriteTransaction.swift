@@ -238,11 +238,21 @@ public final class WriteTransaction {
             if let key = base.cacheKey(e.block), let cached = store.cache.group(key), cached.keys.count == cached.block.rowCount {
                 // Written by this store's last commits: its buffers are the segments' contents.
                 let block = cached.block
-                var columns = ColumnSet()
+                var ids: [UInt32] = []
+                var buffers: [ColumnBuffer] = []
+                ids.reserveCapacity(t.columns.count)
+                buffers.reserveCapacity(t.columns.count)
                 for c in t.columns where block.columns[c.id] != nil {
-                    if let b = cached.columns[c.id], b.rule == ValueRule(c), b.count == block.rowCount { columns[c.id] = b }
+                    guard let p = cached.columns.position(c.id) else { continue }
+                    let b = cached.columns.buffers[p]
+                    if b.rule == ValueRule(c), b.count == block.rowCount {
+                        ids.append(c.id)
+                        buffers.append(b)
+                    }
                 }
-                g = LoadedGroup(original: e, originalBlock: block, keys: cached.keys, columns: columns, rowsChanged: false)
+                g = LoadedGroup(
+                    original: e, originalBlock: block, keys: cached.keys, columns: ColumnSet(ids: ids, buffers: buffers), rowsChanged: false
+                )
             } else {
                 let block = try base.rowGroup(e.block)
                 let keySeg = try base.keySegment(block)
@@ -253,7 +263,7 @@ public final class WriteTransaction {
             w.listChanged = true
         }
         let wanted = allColumns ? t.columns : (column.map { [$0] } ?? [])
-        for c in wanted where g.columns[c.id] == nil {
+        for c in wanted where g.columns.position(c.id) == nil {
             if let block = g.originalBlock, let seg = try base.columnSegment(block, c) {
                 g.columns[c.id] = try seg.decodeAll(isSet: c.isSet)
             } else {
