@@ -344,12 +344,12 @@ extension WriteTransaction {
                 for j in dir.chunks(possiblyHolding: d.hash) { touchedDeletes[j, default: []].insert(d) }
             }
         }
+        // The chunks before the first touched one are kept as they are, in place: `kept` of them
+        // (the trailing merge may take some back); `chunks` holds the rest.
         var chunks: [ChunkState] = []
-        chunks.reserveCapacity(dir.chunks.count + 2)
         let touched = Set(touchedInserts.keys).union(touchedDeletes.keys)
-        // Chunks before the first touched one stay where they are: copied without a lookup each.
         let firstTouched = touched.min() ?? dir.chunks.count
-        for ci in 0..<min(firstTouched, dir.chunks.count) { chunks.append(.stored(dir.chunks[ci])) }
+        var kept = min(firstTouched, dir.chunks.count)
         func appendPieces(_ entries: [(UInt64, Int64)]) {
             var start = 0
             while start < entries.count {
@@ -358,7 +358,7 @@ extension WriteTransaction {
                 start = end
             }
         }
-        for ci in min(firstTouched, dir.chunks.count)..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
+        for ci in kept..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
             guard touched.contains(ci) else {
                 chunks.append(.stored(dir.chunks[ci]))
                 continue
@@ -375,8 +375,14 @@ extension WriteTransaction {
             appendPieces(entries)
         }
         appendPieces(appended)
-        // Merge trailing chunks like a binary counter.
-        while chunks.count >= 2 {
+        // Merge trailing chunks like a binary counter (a kept chunk joins the rest when the merge
+        // reaches it).
+        while true {
+            if chunks.count == 1 && kept > 0 {
+                kept -= 1
+                chunks.insert(.stored(dir.chunks[kept]), at: 0)
+            }
+            guard chunks.count >= 2 else { break }
             let p = chunks[chunks.count - 2]
             let l = chunks[chunks.count - 1]
             guard case .fresh = l, p.count <= l.count, p.count + l.count <= cap else { break }
@@ -384,12 +390,10 @@ extension WriteTransaction {
             chunks.removeLast(2)
             chunks.append(.fresh(merged))
         }
-        var out = IndexDirectory(columnId: iw.column.id, chunks: [])
-        out.chunks.reserveCapacity(chunks.count)
-        // The leading chunks kept from the base, in place (not compared again when paging).
-        let unchanged = chunks.firstIndex { if case .stored = $0 { false } else { true } } ?? chunks.count
+        var out = IndexDirectory(columnId: iw.column.id, chunks: Array(dir.chunks[0..<kept]))
+        out.chunks.reserveCapacity(kept + chunks.count)
         // The new last entry, when known without decoding (the next commit starts from it).
-        var lastEntry: (hash: UInt64, key: Int64)?
+        var lastEntry: (hash: UInt64, key: Int64)? = kept > 0 && kept == dir.chunks.count ? baseLast : nil
         for c in chunks {
             switch c {
             case .stored(let chunk):
@@ -401,7 +405,7 @@ extension WriteTransaction {
                 lastEntry = last
             }
         }
-        return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: min(unchanged, firstTouched), &em)
+        return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: kept, &em)
     }
 
     /// Writes a row-group list: in one block, or (format 4, more than ``Pages/size`` entries) as
