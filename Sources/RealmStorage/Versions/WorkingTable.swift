@@ -151,7 +151,12 @@ final class WorkingTable {
         tableId = state.tableId
         firstNewKey = state.nextObjectKey
         baseState = state
-        self.groups = groups.map { .stored($0) }
+        // Room for the groups a transaction adds at the end (a full array would be copied, every
+        // one-object commit, to append its new tail group).
+        var list: [WorkGroup] = []
+        list.reserveCapacity(groups.count + 4)
+        for e in groups { list.append(.stored(e)) }
+        self.groups = list
         nextKey = state.nextObjectKey
         objectCount = Int(state.objectCount)
     }
