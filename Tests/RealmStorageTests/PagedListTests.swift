@@ -159,7 +159,8 @@ import Testing
     @Test func pageTablesAreBoundsChecked() throws {
         func view(_ bytes: [UInt8]) throws -> ByteView { try ByteView(copying: bytes, origin: 0).slice(0, bytes.count) }
         let page = Page(count: 3, block: BlockRef(offset: 12288, length: 136))
-        #expect(try RowGroupEntry.decodeListPages(try view(RowGroupEntry.encodeListPages([page, page]))) == [page, page])
+        let next = Page(count: 2, block: BlockRef(offset: 12288 + 136, length: 96))
+        #expect(try RowGroupEntry.decodeListPages(try view(RowGroupEntry.encodeListPages([page, next]))) == [page, next])
         let (column, pages) = try IndexDirectory.decodePages(try view(IndexDirectory.encodePages(columnId: 7, [page])))
         #expect(column == 7 && pages == [page])
         expectCode(.corrupted) { try RowGroupEntry.decodeListPages(try view(RowGroupEntry.encodeListPages([]))) }
@@ -170,5 +171,12 @@ import Testing
         expectCode(.corrupted) {
             try RowGroupEntry.decodeListPages(try view(RowGroupEntry.encodeListPages([Page(count: 0, block: page.block)])))
         }
+        // Pages are disjoint blocks: one named twice, or overlapping another, would let a small
+        // file decode to a huge list or directory.
+        let overlapping = Page(count: 3, block: BlockRef(offset: 12288 + 128, length: 136))
+        // In any order (a commit rewrites a middle page at a higher offset than later ones).
+        #expect(try RowGroupEntry.decodeListPages(try view(RowGroupEntry.encodeListPages([next, page]))) == [next, page])
+        expectCode(.corrupted) { try IndexDirectory.decodePages(try view(IndexDirectory.encodePages(columnId: 1, [page, page]))) }
+        expectCode(.corrupted) { try RowGroupEntry.decodeListPages(try view(RowGroupEntry.encodeListPages([page, overlapping]))) }
     }
 }

@@ -245,6 +245,30 @@ import Testing
         #expect(try Verifier().verify(path: dir.file()).isClean)
     }
 
+    /// A failed first insert of a transaction (whose new tail group would have held it) leaves
+    /// the table as it was: the objects already there are still found.
+    @Test func aFailedFirstInsertLeavesTheTableFindable() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true))
+        try store.write { tx in
+            try tx.createTable("T", primaryKey: ColumnSchema("id", .string))
+            try tx.addColumn("T", ColumnSchema("n", .int))
+            try tx.insert("T", row: [.string("a"), .int(1)])
+        }
+        let tx = try store.beginWrite()
+        expectCode(.typeMismatch) { try tx.insert("T", row: [.string("b"), .string("not an int")]) }
+        #expect(try tx.contains("T", ObjectKey(0)))
+        #expect(try tx.value("T", ObjectKey(0), "n") == .int(1))
+        expectCode(.duplicatePrimaryKey) { try tx.insert("T", row: [.string("a"), .int(2)]) }
+        try tx.set("T", ObjectKey(0), "n", .int(5))
+        let b = try tx.insert("T", row: [.string("b"), .int(2)])
+        let snap = try tx.commit()
+        #expect(try snap.objectCount("T") == 2)
+        #expect(try snap.value("T", ObjectKey(0), "n") == .int(5))
+        #expect(try snap.objectKey("T", primaryKey: .string("b")) == b)
+        #expect(try Verifier().verify(path: dir.file()).isClean)
+    }
+
     /// `insert(_:values:)` takes one optional value per column: nil is the column's default.
     @Test func insertWithOptionalValuesUsesColumnDefaults() throws {
         let dir = TempDir()

@@ -53,6 +53,12 @@ enum Pages {
             guard n >= 1, n <= UInt64(maximumCount) else { throw r.corrupted("\(what) page \(i) holds \(n) entries") }
             pages.append(Page(count: Int(n), block: try r.ref()))
         }
+        // Pages are distinct, disjoint blocks: what they decode to is bounded by the file's size
+        // (a page named twice, or overlapping another, could multiply it).
+        let sorted = pages.map(\.block).sorted { $0.offset < $1.offset }
+        for (a, b) in zip(sorted, sorted.dropFirst()) where b.offset < a.offset &+ a.length || a.offset &+ a.length < a.offset {
+            throw r.corrupted("\(what) pages @\(a.offset) and @\(b.offset) overlap")
+        }
         return pages
     }
 

@@ -380,7 +380,7 @@ public final class Store: Sendable {
         pinLocked(&s, c.record.version, kind)
         return Snapshot(
             store: self, view: c.mapping.view(validLength: Int(c.slot.fileLength)), formatVersion: c.formatVersion, record: c.record,
-            kind: kind)
+            kind: kind, cacheGeneration: cache.generation.load(ordering: .sequentiallyConsistent))
     }
 
     /// The version of the newest commit this store has seen.
@@ -466,8 +466,9 @@ public final class Store: Sendable {
         let size = try file.size()
         // The cache is keyed by offsets and checksums of the old file: a block of the new one may
         // sit at the same offset with the same trailer (a row group naming other key segments).
-        cache.removeAll()
+        // Emptied under the state lock, so a snapshot's generation always goes with its file.
         state.withLock {
+            cache.removeAll()
             $0.current = current
             $0.allocatedLength = size
             $0.failedCommit = nil
@@ -592,9 +593,16 @@ public final class Store: Sendable {
 ///
 /// Sendable: all state is inside a `Mutex`.
 final class BlockCache: Sendable {
+    /// A block by place, length and stored checksum (the checksum covers the block's own bytes).
     struct Key: Hashable {
         let offset: UInt64
+        let length: UInt64
         let checksum: UInt64
+        init(_ ref: BlockRef, checksum: UInt64) {
+            offset = ref.offset
+            length = ref.length
+            self.checksum = checksum
+        }
     }
     struct Inner {
         var verified: Set<Key> = []
@@ -633,16 +641,24 @@ final class BlockCache: Sendable {
     static let maxSegmentBytes = 64 << 20
     static let maxVerified = 1 << 20
 
-    /// Forgets everything (the store moved to another file).
-    func removeAll() { inner.withLock { $0 = Inner() } }
+    /// Forgets everything (the store moved to another file) and starts a new generation: the
+    /// snapshots of the old file no longer read from the cache or add to it (a page table's
+    /// decoded entries depend on blocks its own checksum does not cover).
+    func removeAll() {
+        inner.withLock { $0 = Inner() }
+        generation.add(1, ordering: .sequentiallyConsistent)
+    }
+    /// Moves on with every ``removeAll()``; a snapshot uses the cache only while it matches the
+    /// generation the snapshot was taken in.
+    let generation = Atomic<Int>(0)
 
     func isVerified(_ ref: BlockRef, _ sum: UInt64) -> Bool {
-        inner.withLock { $0.verified.contains(Key(offset: ref.offset, checksum: sum)) }
+        inner.withLock { $0.verified.contains(Key(ref, checksum: sum)) }
     }
     func markVerified(_ ref: BlockRef, _ sum: UInt64) {
         inner.withLock {
             if $0.verified.count > Self.maxVerified { $0.verified.removeAll(keepingCapacity: true) }
-            $0.verified.insert(Key(offset: ref.offset, checksum: sum))
+            $0.verified.insert(Key(ref, checksum: sum))
         }
     }
     func segment(_ key: Key) -> SegmentReader? { inner.withLock { $0.segments[key] } }

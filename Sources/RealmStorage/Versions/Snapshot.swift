@@ -20,6 +20,13 @@ public final class Snapshot: Sendable {
     package let formatVersion: UInt32
     let record: VersionRecord
     let view: ByteView
+    /// The store cache's generation when this snapshot was taken: the cache serves it only while
+    /// the store is on the same file (``BlockCache/removeAll()``).
+    let cacheGeneration: Int
+    /// The store's cache while it still describes this snapshot's file.
+    var cache: BlockCache? {
+        store.cache.generation.load(ordering: .relaxed) == cacheGeneration ? store.cache : nil
+    }
     private let lists = Mutex<[UInt32: RowGroupList]>([:])
     private let groups = Mutex<[BlockRef: RowGroupBlock]>([:])
     private let indexDirs = Mutex<[BlockRef: BlockCache.IndexMemo]>([:])
@@ -43,8 +50,9 @@ public final class Snapshot: Sendable {
         return out
     }
 
-    init(store: Store, view: ByteView, formatVersion: UInt32, record: VersionRecord, kind: String) {
+    init(store: Store, view: ByteView, formatVersion: UInt32, record: VersionRecord, kind: String, cacheGeneration: Int) {
         self.store = store
+        self.cacheGeneration = cacheGeneration
         self.view = view
         self.formatVersion = formatVersion
         self.record = record
@@ -75,7 +83,8 @@ public final class Snapshot: Sendable {
     /// Another pin of the same version (for example a frozen result derived from this one).
     public func retained(kind: String) -> Snapshot {
         store.state.withLock { s in store.pinLocked(&s, version, kind) }
-        return Snapshot(store: store, view: view, formatVersion: formatVersion, record: record, kind: kind)
+        return Snapshot(
+            store: store, view: view, formatVersion: formatVersion, record: record, kind: kind, cacheGeneration: cacheGeneration)
     }
 
     // MARK: Tables
@@ -92,7 +101,7 @@ public final class Snapshot: Sendable {
     public func objectCount(_ table: String) throws -> Int { Int(try self.table(table).1.objectCount) }
 
     package func block(_ ref: BlockRef, _ magic: UInt32) throws -> ByteView {
-        try Store.readBlock(view, ref, magic, cache: store.cache)
+        try Store.readBlock(view, ref, magic, cache: cache)
     }
 
     /// The row groups of a table, in key order.
@@ -119,7 +128,13 @@ public final class Snapshot: Sendable {
     /// is in the store's cache (pages too, so a new page table decodes only its new pages).
     private func listBlock(_ ref: BlockRef, paged: Bool) throws -> RowGroupList {
         let key = cacheKey(ref)
-        if let key, let cached = store.cache.list(key) { return cached }
+        if let key, let cached = cache?.list(key) {
+            // A page is a list block, never a page table (however the cache holds it).
+            guard paged || cached.pages.isEmpty else {
+                throw StorageError.corrupted("a row-group list page names a page table", at: Int(ref.offset))
+            }
+            return cached
+        }
         let l: RowGroupList
         if paged, try blockMagic(ref) == BlockMagic.rowGroupListPages {
             guard formatVersion >= FileHeader.pagedListsVersion else {
@@ -138,7 +153,7 @@ public final class Snapshot: Sendable {
         } else {
             l = RowGroupList(entries: try RowGroupEntry.decodeList(try block(ref, BlockMagic.rowGroupList)), pages: [])
         }
-        if let key { store.cache.store(key, l) }
+        if let key { cache?.store(key, l) }
         return l
     }
 
@@ -154,7 +169,7 @@ public final class Snapshot: Sendable {
 
     package func rowGroup(_ ref: BlockRef) throws -> RowGroupBlock {
         if let g = groups.withLock({ $0[ref] }) { return g }
-        if let key = cacheKey(ref), let cached = store.cache.group(key) { return cached.block }
+        if let key = cacheKey(ref), let cached = cache?.group(key) { return cached.block }
         let g = try RowGroupBlock.decode(try block(ref, BlockMagic.rowGroup))
         groups.withLock { $0[ref] = g }
         return g
@@ -163,10 +178,10 @@ public final class Snapshot: Sendable {
     /// The decoded segment at `ref` (cached per process).
     package func segment(_ ref: BlockRef) throws -> SegmentReader {
         // A decoded segment cached under (offset, stored checksum) was verified when it was cached.
-        if let key = cacheKey(ref), let r = store.cache.segment(key) { return r }
+        if let key = cacheKey(ref), let r = cache?.segment(key) { return r }
         let b = try block(ref, BlockMagic.segment)
         let r = try SegmentReader(block: b)
-        store.cache.store(BlockCache.Key(offset: ref.offset, checksum: b.lastWord), r)
+        cache?.store(BlockCache.Key(ref, checksum: b.lastWord), r)
         return r
     }
 
@@ -176,15 +191,15 @@ public final class Snapshot: Sendable {
         guard ref.length >= 16, ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length,
             let sum = try? view.u64(Int(ref.offset + ref.length) - 8)
         else { return nil }
-        return BlockCache.Key(offset: ref.offset, checksum: sum)
+        return BlockCache.Key(ref, checksum: sum)
     }
 
     /// The parsed entries of an index chunk (cached per process like segments).
     func indexChunk(_ chunk: IndexDirectory.Chunk) throws -> IndexChunk {
-        if let key = cacheKey(chunk.block), let c = store.cache.chunk(key), c.count == chunk.count { return c }
+        if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return c }
         let b = try block(chunk.block, BlockMagic.indexChunk)
         let c = try IndexDirectory.chunkEntries(b, expected: chunk.count)
-        store.cache.store(BlockCache.Key(offset: chunk.block.offset, checksum: b.lastWord), c)
+        cache?.store(BlockCache.Key(chunk.block, checksum: b.lastWord), c)
         return c
     }
 
@@ -205,7 +220,7 @@ public final class Snapshot: Sendable {
     /// The segment at `ref`, decoded for this call only: one pass over a whole file (verification,
     /// inspection) reads each segment once and should not fill the process's cache with them.
     package func uncachedSegment(_ ref: BlockRef) throws -> SegmentReader {
-        if let key = cacheKey(ref), let r = store.cache.segment(key) { return r }
+        if let key = cacheKey(ref), let r = cache?.segment(key) { return r }
         return try SegmentReader(block: try block(ref, BlockMagic.segment))
     }
 
@@ -355,7 +370,7 @@ public final class Snapshot: Sendable {
         if let d = indexDirs.withLock({ $0[ref] }) { return d }
         let key = cacheKey(ref)
         let d: BlockCache.IndexMemo
-        if let key, let cached = store.cache.index(key) {
+        if let key, let cached = cache?.index(key) {
             d = cached
         } else if try blockMagic(ref) == BlockMagic.indexDirectoryPages {
             guard formatVersion >= FileHeader.pagedListsVersion else {
@@ -371,10 +386,10 @@ public final class Snapshot: Sendable {
                 directory.chunks += part.chunks
             }
             d = .init(directory: directory, lastEntry: nil, pages: pages)
-            if let key { store.cache.store(key, d) }
+            if let key { cache?.store(key, d) }
         } else {
             d = .init(directory: try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory)), lastEntry: nil, pages: [])
-            if let key { store.cache.store(key, d) }
+            if let key { cache?.store(key, d) }
         }
         indexDirs.withLock { $0[ref] = d }
         return d
@@ -383,9 +398,14 @@ public final class Snapshot: Sendable {
     /// One page of a paged index directory (an unpaged directory block), cached like directories.
     private func directoryPage(_ ref: BlockRef) throws -> IndexDirectory {
         let key = cacheKey(ref)
-        if let key, let cached = store.cache.index(key) { return cached.directory }
+        if let key, let cached = cache?.index(key) {
+            guard cached.pages.isEmpty else {
+                throw StorageError.corrupted("an index directory page names a page table", at: Int(ref.offset))
+            }
+            return cached.directory
+        }
         let d = try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory))
-        if let key { store.cache.store(key, BlockCache.IndexMemo(directory: d, lastEntry: nil, pages: [])) }
+        if let key { cache?.store(key, BlockCache.IndexMemo(directory: d, lastEntry: nil, pages: [])) }
         return d
     }
 

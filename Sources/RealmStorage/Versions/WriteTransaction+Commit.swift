@@ -24,7 +24,7 @@ extension WriteTransaction {
         /// Emits `block` and remembers `product`, its decoded form.
         mutating func emit(_ block: [UInt8], decoded product: BlockCache.Product) -> BlockRef {
             let ref = emit(block)
-            products.append((BlockCache.Key(offset: ref.offset, checksum: blocks[blocks.count - 1].1), product))
+            products.append((BlockCache.Key(ref, checksum: blocks[blocks.count - 1].1), product))
             return ref
         }
     }
@@ -153,8 +153,10 @@ extension WriteTransaction {
         }
         // This store wrote these blocks and they are durable: its own reads need not hash them
         // again (other processes, and this one after reopening, still verify every block).
-        for (ref, sum) in em.blocks { store.cache.markVerified(ref, sum) }
-        store.cache.store(em.products)
+        if let cache = base.cache {
+            for (ref, sum) in em.blocks { cache.markVerified(ref, sum) }
+            cache.store(em.products)
+        }
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)

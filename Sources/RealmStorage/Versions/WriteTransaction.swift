@@ -235,7 +235,7 @@ public final class WriteTransaction {
         switch w.groups[i] {
         case .loaded(let l): g = l
         case .stored(let e):
-            if let key = base.cacheKey(e.block), let cached = store.cache.group(key), cached.keys.count == cached.block.rowCount {
+            if let key = base.cacheKey(e.block), let cached = base.cache?.group(key), cached.keys.count == cached.block.rowCount {
                 // Written by this store's last commits: its buffers are the segments' contents.
                 let block = cached.block
                 var ids: [UInt32] = []
@@ -459,14 +459,9 @@ public final class WriteTransaction {
             uniqueHash = (n, h)
         }
         for i in plan.mixed { try checkTypedLinks(value(i), column: plan.names[i]) }
-        if plan.tail !== tail {
-            w.groups.append(.loaded(tail))
-            plan.tail = tail
-            insertPlans[table] = plan
-            lastPlan = plan
-        }
         // Each value is checked as it is appended (one read of it); a bad one takes the values
-        // appended before it back out, so a failed insert changes nothing.
+        // appended before it back out, so a failed insert changes nothing (a new tail group joins
+        // the table only after its first row is in).
         for i in 0..<count {
             let v = value(i)
             if !plan.rules[i].acceptsScalar(v) {
@@ -478,6 +473,12 @@ public final class WriteTransaction {
                 }
             }
             tail.columns.buffers[i].append(consume v)
+        }
+        if plan.tail !== tail {
+            w.groups.append(.loaded(tail))
+            plan.tail = tail
+            insertPlans[table] = plan
+            lastPlan = plan
         }
         tail.keys.append(key)
         for n in plan.indexWorks.indices {
