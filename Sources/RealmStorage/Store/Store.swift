@@ -603,6 +603,9 @@ final class BlockCache: Sendable {
             length = ref.length
             self.checksum = checksum
         }
+        /// One word hashed (offset and checksum mixed; the length rarely tells keys apart):
+        /// lookups hash a key several times per read.
+        func hash(into hasher: inout Hasher) { hasher.combine(checksum ^ (offset &* 0x9E37_79B9_7F4A_7C15)) }
     }
     struct Inner {
         var verified: Set<Key> = []
