@@ -151,10 +151,11 @@ extension WriteTransaction {
         if em.written >= Self.durableRecordThreshold {
             store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
         }
-        // This store wrote these blocks and they are durable: its own reads need not hash them
-        // again (other processes, and this one after reopening, still verify every block).
+        // This store wrote these blocks and they are durable: its own reads need not hash the
+        // large ones again (other processes, and this one after reopening, still verify every block).
         if let cache = base.cache {
-            for (ref, sum) in em.blocks { cache.markVerified(ref, sum) }
+            // Small blocks hash again faster than the set of verified blocks takes a new entry.
+            for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
             cache.store(em.products)
         }
         return try store.state.withLock { s in
@@ -168,6 +169,9 @@ extension WriteTransaction {
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
     }
+
+    /// Blocks a commit wrote of this many bytes or more are marked verified in the store's cache.
+    static let verifiedMarkMinimum: UInt64 = 4096
 
     /// Commits of this many bytes or more are recorded as durable in the lock file.
     static let durableRecordThreshold: UInt64 = 64 << 10
