@@ -33,6 +33,28 @@ import Testing
         #expect(Verifier().verify(s).isClean)
     }
 
+    /// A snapshot taken before an in-place compaction keeps reading the old file, without the
+    /// store's cache (which now describes the new file): it neither reads from it nor fills it.
+    @Test func snapshotsOfTheOldFileStopUsingTheCacheAfterCompaction() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 200, options: .init(create: true, rowGroupCapacity: 4))
+        let old = try store.snapshot()
+        #expect(old.cache != nil)
+        try store.compact()
+        #expect(old.cache == nil)
+        let fresh = try store.snapshot()
+        #expect(fresh.cache != nil)
+        #expect(store.cache.inner.withLock { $0.lists.isEmpty && $0.indexes.isEmpty && $0.segments.isEmpty })
+        for k in [0, 57, 199] {
+            #expect(try old.value("Person", ObjectKey(Int64(k)), "name") == .string("name-\(k)"))
+            #expect(try old.objectKey("Person", primaryKey: .int(Int64(k))) == ObjectKey(Int64(k)))
+        }
+        #expect(Verifier().verify(old).isClean)
+        #expect(store.cache.inner.withLock { $0.lists.isEmpty && $0.indexes.isEmpty && $0.segments.isEmpty })
+        #expect(try fresh.value("Person", ObjectKey(57), "name") == .string("name-57"))
+        #expect(store.cache.inner.withLock { !$0.lists.isEmpty })
+    }
+
     @Test func inspectorReportsSlotsTablesSegmentsAndDeadBytes() throws {
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 10_000)
