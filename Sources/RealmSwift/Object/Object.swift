@@ -326,7 +326,11 @@ open class Object: ObjectBase, RealmCollectionValue, _Persistable {
     /// The class name: the name of its table in the file.
     open class func className() -> String { ClassInfo.name(of: self) }
 
-    public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
+    public static func _rlmCast(_ object: ObjectBase) -> Self {
+        // The exact class (every object a Results of this class iterates): no dynamic cast needed.
+        if type(of: object) == Self.self { return unsafeDowncast(object, to: Self.self) }
+        return object as! Self
+    }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("A to-one link must be optional: declare it as `\(Self.self)?`.")
@@ -355,7 +359,11 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
         do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
     }
 
-    public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
+    public static func _rlmCast(_ object: ObjectBase) -> Self {
+        // The exact class (every object a Results of this class iterates): no dynamic cast needed.
+        if type(of: object) == Self.self { return unsafeDowncast(object, to: Self.self) }
+        return object as! Self
+    }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("An embedded object property must be optional: declare it as `\(Self.self)?`.")
