@@ -7,6 +7,17 @@ import Testing
 /// of more than `Pages.size` row groups keeps its list, and each index its directory, in pages, and
 /// a commit rewrites only the pages it changes.
 @Suite struct PagedListTests {
+    /// A store whose table `T` (int primary key `id`) holds ids 0 … `objects` − 1 as objects of
+    /// the same keys, in row groups of `rowGroupCapacity`.
+    static func idTable(_ dir: TempDir, objects: Int, rowGroupCapacity: Int) throws -> Store {
+        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: rowGroupCapacity))
+        try store.write { tx in
+            try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
+            for i in 0..<objects { try tx.insert("T", row: [.int(Int64(i))]) }
+        }
+        return store
+    }
+
     /// The live bytes the inspector's block map counts: header, record and every reachable block.
     static func mappedLiveBytes(_ path: String) throws -> UInt64 {
         try Inspector().inspect(path: path, blocks: true).blocks.filter(\.isLive).reduce(0) { $0 + $1.length }
@@ -84,11 +95,7 @@ import Testing
     /// directory page and two small page tables, not the whole list and directory.
     @Test func aSmallCommitToALargeTableWritesFewBytes() throws {
         let dir = TempDir()
-        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 4))
-        try store.write { tx in
-            try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
-            for i in 0..<8_000 { try tx.insert("T", row: [.int(Int64(i))]) }
-        }
+        let store = try Self.idTable(dir, objects: 8_000, rowGroupCapacity: 4)
         let before = try store.snapshot()
         #expect(try before.rowGroupList(try before.tableState("T")).pages.count == 2_000 / Pages.size + 1)
         let flatList = UInt64(16 + 40 * 2_000)
@@ -112,11 +119,7 @@ import Testing
     /// again, not kept from the previous version.
     @Test func removingAGroupRewritesTheShiftedPages() throws {
         let dir = TempDir()
-        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 1))
-        try store.write { tx in
-            try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
-            for i in 0..<100 { try tx.insert("T", row: [.int(Int64(i))]) }
-        }
+        let store = try Self.idTable(dir, objects: 100, rowGroupCapacity: 1)
         let before = try store.snapshot()
         let key3 = try #require(try before.objectKey("T", primaryKey: .int(3)))
         try store.write { tx in try tx.delete("T", key3) }

@@ -58,7 +58,6 @@ package struct ColumnBuffer: Sendable {
         if capacity > 0 { reserve(capacity) }
     }
 
-    /// An empty buffer for `column`.
     /// A non-nullable int column holding `values` (a key segment's contents).
     package init(ints values: [Int64]) {
         self.init(type: .int, nullable: false, isList: false)
@@ -66,6 +65,7 @@ package struct ColumnBuffer: Sendable {
         count = values.count
     }
 
+    /// An empty buffer for `column`.
     package init(_ column: ColumnSchema, capacity: Int = 0) {
         self.init(
             type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, isMap: column.isMap,
@@ -364,16 +364,23 @@ package struct ValueRule: Sendable, Equatable {
         self.init(type: column.type, nullable: column.isNullable, isList: column.isList, isSet: column.isSet, isMap: column.isMap)
     }
 
-    /// Whether `value` is a scalar this column takes: the check most inserts need, without the
-    /// column name ``validate(_:column:)`` wants for its messages (false sends a value there).
+    /// Throws `.typeMismatch` (or `.notFound` for a negative link key) unless `value` fits. A
+    /// scalar that fits (what most inserts give) is accepted inline, without the column's name,
+    /// which only the messages use.
     @inline(__always)
-    package func acceptsScalar(_ value: StorageValue) -> Bool {
+    package func validate(_ value: StorageValue, column: @autoclosure () -> String) throws {
+        if acceptsScalar(value) { return }
+        try validateFully(value, column: column())
+    }
+
+    /// Whether `value` is a scalar this column takes.
+    @inline(__always)
+    private func acceptsScalar(_ value: StorageValue) -> Bool {
         guard !isList && !isMap && type != .link && type != .mixed else { return false }
         return value.isNull ? nullable : value.fits(type)
     }
 
-    /// Throws `.typeMismatch` (or `.notFound` for a negative link key) unless `value` fits.
-    package func validate(_ value: StorageValue, column: String) throws {
+    private func validateFully(_ value: StorageValue, column: String) throws {
         if type == .link || type == .mixed, let key = ColumnBuffer.negativeLinkKey(value) {
             throw StorageError(.notFound, "column '\(column)' holds a link to object key \(key); object keys are never negative")
         }

@@ -176,8 +176,8 @@ package enum SegmentEncoder {
         return w.bytes
     }
 
-    static func offsetsArray<C: Collection>(_ items: [C]) -> [UInt8] where C.Element == UInt8 {
-        let total = items.reduce(0) { $0 + $1.count }
+    static func offsetsArray<C: Collection>(_ items: [C], total: Int? = nil) -> [UInt8] where C.Element == UInt8 {
+        let total = total ?? items.reduce(0) { $0 + $1.count }
         var w = ByteWriter(capacity: 16 + offsetsBodyLength(count: items.count, total: total))
         appendOffsetsArray(&w, items, total: total)
         return w.bytes
@@ -201,25 +201,25 @@ package enum SegmentEncoder {
         for _ in 0..<(8 - total % 8) % 8 { w.u8(0) }
     }
 
-    /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays. The dictionary is tried
-    /// only when a sample of the values repeats, and not for a handful of values (its headers
-    /// outweigh what it saves; small commits encode such arrays all the time).
     /// Arrays of fewer values are never dictionary-encoded.
     static let minimumDictionaryCount = 8
 
+    /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays. The dictionary is tried
+    /// only when a sample of the values repeats, and not for a handful of values (its headers
+    /// outweigh what it saves; small commits encode such arrays all the time).
     static func appendBytesArray<C: Collection>(_ w: inout ByteWriter, _ values: [C]) where C.Element == UInt8 {
         let total = values.reduce(0) { $0 + $1.count }
-        // Neither a dictionary nor LZ4 is tried: written in place.
-        if values.count < minimumDictionaryCount && 16 + offsetsBodyLength(count: values.count, total: total) < lz4MinimumInput {
-            appendOffsetsArray(&w, values, total: total)
-            return
-        }
-        let plain = offsetsArray(values)
-        var best = plain
         guard values.count >= minimumDictionaryCount else {
-            appendMaybeCompressed(&w, best)
+            // Too short for LZ4 too: written in place.
+            if 16 + offsetsBodyLength(count: values.count, total: total) < lz4MinimumInput {
+                appendOffsetsArray(&w, values, total: total)
+            } else {
+                appendMaybeCompressed(&w, offsetsArray(values, total: total))
+            }
             return
         }
+        let plain = offsetsArray(values, total: total)
+        var best = plain
         let sample = values.prefix(64).map { Array($0) }
         guard Set(sample).count <= sample.count / 2 else {
             appendMaybeCompressed(&w, best)

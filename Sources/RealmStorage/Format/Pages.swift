@@ -14,13 +14,17 @@ enum Pages {
     /// The most entries a reader accepts in one page.
     static let maximumCount = 1 << 20
 
-    /// Splits `items` into pages of ``size``, calling `emit` for each page that is not the page at
-    /// the same position of `base` (same start, same items: kept, block and all). The first
-    /// `unchanged` items are known to be the base's (they are not compared).
-    /// - Returns: the pages, and the blocks of base pages it did not keep.
+    /// Writes `items` (row-group entries or index chunks) as a list or directory: one block (by
+    /// `block`, with `whole` true) when `paged` is false or they fit one page, else pages of
+    /// ``size`` (by `block`) under a page table (by `table`). A page at the same position of
+    /// `base`, with the same start and items, is kept, block and all; the first `unchanged` items
+    /// are known to be the base's and are not compared.
+    /// - Returns: the top block, the pages (none unpaged), and the blocks of base pages not kept.
     static func write<T: Equatable>(
-        _ items: [T], base: (items: [T], pages: [Page])?, unchanged: Int = 0, emit: (ArraySlice<T>) throws -> BlockRef
-    ) rethrows -> (pages: [Page], dropped: [BlockRef]) {
+        _ items: [T], paged: Bool, base: (items: [T], pages: [Page])?, unchanged: Int = 0,
+        block: (_ items: ArraySlice<T>, _ whole: Bool) throws -> BlockRef, table: ([Page]) throws -> BlockRef
+    ) rethrows -> (top: BlockRef, pages: [Page], dropped: [BlockRef]) {
+        guard paged, items.count > size else { return (try block(items[...], true), [], base?.pages.map(\.block) ?? []) }
         var pages: [Page] = []
         pages.reserveCapacity((items.count + size - 1) / size)
         var kept = [Bool](repeating: false, count: base?.pages.count ?? 0)
@@ -35,13 +39,28 @@ enum Pages {
                 pages.append(base.pages[i])
                 kept[i] = true
             } else {
-                pages.append(Page(count: end - start, block: try emit(items[start..<end])))
+                pages.append(Page(count: end - start, block: try block(items[start..<end], false)))
             }
             if let base, i < base.pages.count { baseStart += base.pages[i].count }
             start = end
             i += 1
         }
-        return (pages, base?.pages.indices.filter { !kept[$0] }.map { base!.pages[$0].block } ?? [])
+        let dropped = base?.pages.indices.filter { !kept[$0] }.map { base!.pages[$0].block } ?? []
+        return (try table(pages), pages, dropped)
+    }
+
+    /// The items of `pages` in page order, each page's from `load`: corrupted unless every page
+    /// holds its count and `continues(last of the previous page, first of this one)` holds.
+    static func join<T>(_ pages: [Page], what: String, load: (Page) throws -> [T], continues: (T, T) -> Bool) throws -> [T] {
+        var items: [T] = []
+        for p in pages {
+            let part = try load(p)
+            guard part.count == p.count, let first = part.first, items.last.map({ continues($0, first) }) ?? true else {
+                throw StorageError.corrupted("\(what) page does not continue the \(what)", at: Int(p.block.offset))
+            }
+            items += part
+        }
+        return items
     }
 
     /// The page entries of a top block: `count` entries of 24 bytes from `r`'s position.

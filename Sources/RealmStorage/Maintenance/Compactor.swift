@@ -156,20 +156,21 @@ public struct Compactor: Sendable {
         return (try w.append(bytes), bytes, counts)
     }
 
-    /// A row-group list as a new file holds it: one block, or pages and their table (Spec §5.4).
+    /// A row-group list as a new file (format 4) holds it: one block, or pages and their table (Spec §5.4).
     private static func appendList(_ entries: [RowGroupEntry], into w: inout StreamingWriter) throws -> BlockRef {
-        guard entries.count > Pages.size else { return try w.append(RowGroupEntry.encodeList(entries)) }
-        let pages = try Pages.write(entries, base: nil) { try w.append(RowGroupEntry.encodeList(Array($0))) }.pages
-        return try w.append(RowGroupEntry.encodeListPages(pages))
+        try Pages.write(
+            entries, paged: true, base: nil, block: { slice, _ in try w.append(RowGroupEntry.encodeList(Array(slice))) },
+            table: { try w.append(RowGroupEntry.encodeListPages($0)) }
+        ).top
     }
 
     /// An index directory as a new file holds it: one block, or pages and their table (Spec §5.7).
     private static func appendDirectory(_ dir: IndexDirectory, into w: inout StreamingWriter) throws -> BlockRef {
-        guard dir.chunks.count > Pages.size else { return try w.append(dir.encode()) }
-        let pages = try Pages.write(dir.chunks, base: nil) {
-            try w.append(IndexDirectory(columnId: dir.columnId, chunks: Array($0)).encode())
-        }.pages
-        return try w.append(IndexDirectory.encodePages(columnId: dir.columnId, pages))
+        try Pages.write(
+            dir.chunks, paged: true, base: nil,
+            block: { slice, _ in try w.append(IndexDirectory(columnId: dir.columnId, chunks: Array(slice)).encode()) },
+            table: { try w.append(IndexDirectory.encodePages(columnId: dir.columnId, $0)) }
+        ).top
     }
 
     /// How many bytes the copy writes between releases of the source's resident pages.

@@ -75,8 +75,8 @@ public struct Inspector: Sendable {
     public struct Block: Sendable, Equatable {
         /// What the bytes are: `header`, `record`, `row-group list`, `row-group list page`, `row
         /// group`, `segment`, `index directory`, `index directory page`, `index chunk`, or `dead`
-        /// for bytes of a commit that the current
-        /// version no longer reaches, `unknown` for committed bytes of no reachable commit.
+        /// for bytes of a commit that the current version no longer reaches, `unknown` for
+        /// committed bytes of no reachable commit.
         public var kind: String
         public var offset: UInt64
         public var length: UInt64

@@ -686,22 +686,21 @@ final class BlockCache: Sendable {
                 case .group(let g):
                     if $0.groups.count >= Self.maxGroups, !$0.groupOrder.isEmpty { $0.groups[$0.groupOrder.removeFirst()] = nil }
                     if $0.groups.updateValue(g, forKey: key) == nil { $0.groupOrder.append(key) }
-                case .list(let l):
-                    if $0.lists.count >= Self.maxStructures { $0.lists.removeAll(keepingCapacity: true) }
-                    $0.lists[key] = l
-                case .index(let m):
-                    if $0.indexes.count >= Self.maxStructures { $0.indexes.removeAll(keepingCapacity: true) }
-                    $0.indexes[key] = m
+                case .list(let l): Self.put(&$0.lists, key, l, max: Self.maxStructures)
+                case .index(let m): Self.put(&$0.indexes, key, m, max: Self.maxStructures)
                 }
             }
         }
     }
     func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
     func store(_ key: Key, _ c: IndexChunk) {
-        inner.withLock {
-            if $0.chunks.count > 1 << 16 { $0.chunks.removeAll(keepingCapacity: true) }
-            $0.chunks[key] = c
-        }
+        inner.withLock { Self.put(&$0.chunks, key, c, max: 1 << 16) }
+    }
+
+    /// Adds an entry to a bounded map, emptying it first when it is full.
+    private static func put<V>(_ map: inout [Key: V], _ key: Key, _ value: V, max: Int) {
+        if map.count >= max { map.removeAll(keepingCapacity: true) }
+        map[key] = value
     }
     func store(_ key: Key, _ r: SegmentReader) {
         inner.withLock {

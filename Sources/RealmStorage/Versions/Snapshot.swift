@@ -137,18 +137,11 @@ public final class Snapshot: Sendable {
         }
         let l: RowGroupList
         if paged, try blockMagic(ref) == BlockMagic.rowGroupListPages {
-            guard formatVersion >= FileHeader.pagedListsVersion else {
-                throw StorageError.corrupted("a paged row-group list in a version-\(formatVersion) file", at: Int(ref.offset))
-            }
+            try checkPagedFormat(ref)
             let pages = try RowGroupEntry.decodeListPages(try block(ref, BlockMagic.rowGroupListPages))
-            var entries: [RowGroupEntry] = []
-            for p in pages {
-                let part = try listBlock(p.block, paged: false).entries
-                guard part.count == p.count, let first = part.first, entries.last.map({ first.firstKey > $0.lastKey }) ?? true else {
-                    throw StorageError.corrupted("row-group list page does not continue the list", at: Int(p.block.offset))
-                }
-                entries += part
-            }
+            let entries = try Pages.join(
+                pages, what: "row-group list", load: { try listBlock($0.block, paged: false).entries },
+                continues: { $1.firstKey > $0.lastKey })
             l = RowGroupList(entries: entries, pages: pages)
         } else {
             l = RowGroupList(entries: try RowGroupEntry.decodeList(try block(ref, BlockMagic.rowGroupList)), pages: [])
@@ -160,11 +153,23 @@ public final class Snapshot: Sendable {
     /// The magic of the block at `ref` (bounds-checked like every read; the block itself is
     /// checked when it is read).
     private func blockMagic(_ ref: BlockRef) throws -> UInt32 {
-        guard ref.length >= 16, ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length else {
+        guard isCommitted(ref) else {
             throw StorageError.corrupted(
                 "block reference \(ref) lies outside the committed \(view.count) bytes", at: Int(clamping: ref.offset))
         }
         return try view.u32(Int(ref.offset))
+    }
+
+    /// Whether a block of at least 16 bytes at `ref` lies inside this version's committed bytes.
+    private func isCommitted(_ ref: BlockRef) -> Bool {
+        ref.length >= 16 && ref.length <= UInt64(view.count) && ref.offset <= UInt64(view.count) - ref.length
+    }
+
+    /// Page tables exist from format 4 on (Spec/FORMAT.md §3.1).
+    private func checkPagedFormat(_ ref: BlockRef) throws {
+        guard formatVersion >= FileHeader.pagedListsVersion else {
+            throw StorageError.corrupted("a page table in a version-\(formatVersion) file", at: Int(ref.offset))
+        }
     }
 
     package func rowGroup(_ ref: BlockRef) throws -> RowGroupBlock {
@@ -188,9 +193,7 @@ public final class Snapshot: Sendable {
     /// The cache key of a block: its offset and the checksum stored in its last 8 bytes, or nil
     /// when the reference does not lie inside this version (then the full check reports it).
     func cacheKey(_ ref: BlockRef) -> BlockCache.Key? {
-        guard ref.length >= 16, ref.length <= UInt64(view.count), ref.offset <= UInt64(view.count) - ref.length,
-            let sum = try? view.u64(Int(ref.offset + ref.length) - 8)
-        else { return nil }
+        guard isCommitted(ref), let sum = try? view.u64(Int(ref.offset + ref.length) - 8) else { return nil }
         return BlockCache.Key(ref, checksum: sum)
     }
 
@@ -368,44 +371,41 @@ public final class Snapshot: Sendable {
     /// The index directory at `ref`, with its last entry when a commit of this store wrote it.
     func indexMemo(_ ref: BlockRef) throws -> BlockCache.IndexMemo {
         if let d = indexDirs.withLock({ $0[ref] }) { return d }
-        let key = cacheKey(ref)
-        let d: BlockCache.IndexMemo
-        if let key, let cached = cache?.index(key) {
-            d = cached
-        } else if try blockMagic(ref) == BlockMagic.indexDirectoryPages {
-            guard formatVersion >= FileHeader.pagedListsVersion else {
-                throw StorageError.corrupted("a paged index directory in a version-\(formatVersion) file", at: Int(ref.offset))
-            }
-            let (column, pages) = try IndexDirectory.decodePages(try block(ref, BlockMagic.indexDirectoryPages))
-            var directory = IndexDirectory(columnId: column, chunks: [])
-            for p in pages {
-                let part = try directoryPage(p.block)
-                guard part.columnId == column, part.chunks.count == p.count,
-                    directory.chunks.last.map({ part.chunks[0].firstHash >= $0.firstHash }) ?? true
-                else { throw StorageError.corrupted("index directory page does not continue the directory", at: Int(p.block.offset)) }
-                directory.chunks += part.chunks
-            }
-            d = .init(directory: directory, lastEntry: nil, pages: pages)
-            if let key { cache?.store(key, d) }
-        } else {
-            d = .init(directory: try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory)), lastEntry: nil, pages: [])
-            if let key { cache?.store(key, d) }
-        }
+        let d = try directoryBlock(ref, paged: true)
         indexDirs.withLock { $0[ref] = d }
         return d
     }
 
-    /// One page of a paged index directory (an unpaged directory block), cached like directories.
-    private func directoryPage(_ ref: BlockRef) throws -> IndexDirectory {
+    /// The directory at `ref`, read like ``listBlock(_:paged:)`` reads a list: an index directory
+    /// block, or (format 4, when `paged`) a page table whose pages are directory blocks of the same
+    /// column.
+    private func directoryBlock(_ ref: BlockRef, paged: Bool) throws -> BlockCache.IndexMemo {
         let key = cacheKey(ref)
         if let key, let cached = cache?.index(key) {
-            guard cached.pages.isEmpty else {
+            guard paged || cached.pages.isEmpty else {
                 throw StorageError.corrupted("an index directory page names a page table", at: Int(ref.offset))
             }
-            return cached.directory
+            return cached
         }
-        let d = try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory))
-        if let key { cache?.store(key, BlockCache.IndexMemo(directory: d, lastEntry: nil, pages: [])) }
+        let d: BlockCache.IndexMemo
+        if paged, try blockMagic(ref) == BlockMagic.indexDirectoryPages {
+            try checkPagedFormat(ref)
+            let (column, pages) = try IndexDirectory.decodePages(try block(ref, BlockMagic.indexDirectoryPages))
+            let chunks = try Pages.join(
+                pages, what: "index directory",
+                load: { p in
+                    let part = try directoryBlock(p.block, paged: false).directory
+                    guard part.columnId == column else {
+                        throw StorageError.corrupted(
+                            "index directory page of column \(part.columnId) under column \(column)", at: Int(p.block.offset))
+                    }
+                    return part.chunks
+                }, continues: { $0.firstHash <= $1.firstHash })
+            d = .init(directory: IndexDirectory(columnId: column, chunks: chunks), lastEntry: nil, pages: pages)
+        } else {
+            d = .init(directory: try IndexDirectory.decode(try block(ref, BlockMagic.indexDirectory)), lastEntry: nil, pages: [])
+        }
+        if let key { cache?.store(key, d) }
         return d
     }
 

@@ -100,7 +100,7 @@ final class LockFile: @unchecked Sendable {
         return Int((try? ByteView(copying: b).u32(0)) ?? 0)
     }
 
-    /// Writes this store's pins (version → kind → count) into its slot.
+    /// Writes this store's pins (version, kind, count) into its slot, ordered by version and kind.
     func publish(_ pins: [Store.LocalPin], except skipped: String? = nil) throws {
         guard let slot else { return }
         var w = ByteWriter(capacity: 256)

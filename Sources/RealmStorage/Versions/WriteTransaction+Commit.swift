@@ -414,41 +414,43 @@ extension WriteTransaction {
         return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: kept, &em)
     }
 
-    /// Writes a row-group list: in one block, or (format 4, more than ``Pages/size`` entries) as
-    /// pages under a page table, keeping the pages of `old` that hold the same entries at the same
-    /// place (a one-object commit to a large table writes its last page and the table). Adds the
-    /// pages of `old` it drops to `freed` (the caller frees `old`'s top block).
+    /// Whether this file's lists and directories may be paged (format 4).
+    var pagesLists: Bool { formatVersion >= FileHeader.pagedListsVersion }
+
+    /// Writes a row-group list, paged as ``Pages/write(_:paged:base:unchanged:block:table:)``
+    /// says, keeping the pages of `old` that hold the same entries at the same place (a one-object
+    /// commit to a large table writes its last page and the page table). Adds the pages of `old`
+    /// it drops to `freed` (the caller frees `old`'s top block).
     func writeList(_ entries: [RowGroupEntry], replacing old: RowGroupList?, unchanged: Int, _ em: inout Emitter) -> BlockRef {
-        guard formatVersion >= FileHeader.pagedListsVersion, entries.count > Pages.size else {
-            for p in old?.pages ?? [] { freed += p.block.length }
-            return em.emit(RowGroupEntry.encodeList(entries), decoded: .list(RowGroupList(entries: entries, pages: [])))
-        }
-        let (pages, dropped) = Pages.write(entries, base: old.map { ($0.entries, $0.pages) }, unchanged: unchanged) { slice in
-            let part = Array(slice)
-            return em.emit(RowGroupEntry.encodeList(part), decoded: .list(RowGroupList(entries: part, pages: [])))
-        }
+        let (top, _, dropped) = Pages.write(
+            entries, paged: pagesLists, base: old.map { ($0.entries, $0.pages) }, unchanged: unchanged,
+            block: { slice, _ in
+                let part = Array(slice)
+                return em.emit(RowGroupEntry.encodeList(part), decoded: .list(RowGroupList(entries: part, pages: [])))
+            },
+            table: { em.emit(RowGroupEntry.encodeListPages($0), decoded: .list(RowGroupList(entries: entries, pages: $0))) })
         for b in dropped { freed += b.length }
-        return em.emit(RowGroupEntry.encodeListPages(pages), decoded: .list(RowGroupList(entries: entries, pages: pages)))
+        return top
     }
 
-    /// Writes an index directory like ``writeList(_:replacing:unchanged:_:)`` writes a list: in one block,
-    /// or paged (format 4) keeping the unchanged pages of `old`.
+    /// Writes an index directory like ``writeList(_:replacing:unchanged:_:)`` writes a list;
+    /// `lastEntry` goes with the whole directory's decoded form.
     func writeDirectory(
         _ directory: IndexDirectory, lastEntry: (hash: UInt64, key: Int64)?, replacing old: BlockCache.IndexMemo?, unchanged: Int,
         _ em: inout Emitter
     ) -> BlockRef {
-        guard formatVersion >= FileHeader.pagedListsVersion, directory.chunks.count > Pages.size else {
-            for p in old?.pages ?? [] { freed += p.block.length }
-            return em.emit(directory.encode(), decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: [])))
-        }
-        let (pages, dropped) = Pages.write(directory.chunks, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged) {
-            slice in
-            let page = IndexDirectory(columnId: directory.columnId, chunks: Array(slice))
-            return em.emit(page.encode(), decoded: .index(.init(directory: page, lastEntry: nil, pages: [])))
-        }
+        let (top, _, dropped) = Pages.write(
+            directory.chunks, paged: pagesLists, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged,
+            block: { slice, whole in
+                let part = IndexDirectory(columnId: directory.columnId, chunks: Array(slice))
+                return em.emit(part.encode(), decoded: .index(.init(directory: part, lastEntry: whole ? lastEntry : nil, pages: [])))
+            },
+            table: {
+                em.emit(
+                    IndexDirectory.encodePages(columnId: directory.columnId, $0),
+                    decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: $0)))
+            })
         for b in dropped { freed += b.length }
-        return em.emit(
-            IndexDirectory.encodePages(columnId: directory.columnId, pages),
-            decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: pages)))
+        return top
     }
 }

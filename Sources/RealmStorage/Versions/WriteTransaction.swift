@@ -448,7 +448,7 @@ public final class WriteTransaction {
         for n in plan.indexWorks.indices where plan.indexWorks[n].unique {
             let i = plan.indexPositions[n]
             let v = value(i)
-            if !plan.rules[i].acceptsScalar(v) { try plan.rules[i].validate(v, column: plan.names[i]) }
+            try plan.rules[i].validate(v, column: plan.names[i])
             let iw = plan.indexWorks[n]
             let h = IndexHash.hash(v)
             let baseMax = try iw.baseMaxHash(in: base)
@@ -464,13 +464,11 @@ public final class WriteTransaction {
         // the table only after its first row is in).
         for i in 0..<count {
             let v = value(i)
-            if !plan.rules[i].acceptsScalar(v) {
-                do {
-                    try plan.rules[i].validate(v, column: plan.names[i])
-                } catch {
-                    for j in 0..<i { tail.columns.buffers[j].remove(sortedIndices: [tail.keys.count]) }
-                    throw error
-                }
+            do {
+                try plan.rules[i].validate(v, column: plan.names[i])
+            } catch {
+                for j in 0..<i { tail.columns.buffers[j].remove(sortedIndices: [tail.keys.count]) }
+                throw error
             }
             tail.columns.buffers[i].append(consume v)
         }

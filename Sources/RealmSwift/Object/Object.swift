@@ -156,6 +156,14 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         if stored == nil { _rlmStoredMask &= ~(1 << UInt64(index)) } else { _rlmStoredMask |= 1 << UInt64(index) }
     }
 
+    /// `object` as a `T`: an object of exactly that class (every object a Results of the class
+    /// iterates) needs no dynamic cast; another one is cast (and must be a `T`).
+    @inline(__always)
+    static func _rlmDowncast<T: ObjectBase>(_ object: ObjectBase) -> T {
+        if type(of: object) == T.self { return unsafeDowncast(object, to: T.self) }
+        return object as! T
+    }
+
     /// Keeps an unmanaged object's property `index` as `stored` alone (its value decodes from it
     /// exactly).
     @inlinable @inline(__always) final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
@@ -326,11 +334,7 @@ open class Object: ObjectBase, RealmCollectionValue, _Persistable {
     /// The class name: the name of its table in the file.
     open class func className() -> String { ClassInfo.name(of: self) }
 
-    public static func _rlmCast(_ object: ObjectBase) -> Self {
-        // The exact class (every object a Results of this class iterates): no dynamic cast needed.
-        if type(of: object) == Self.self { return unsafeDowncast(object, to: Self.self) }
-        return object as! Self
-    }
+    public static func _rlmCast(_ object: ObjectBase) -> Self { _rlmDowncast(object) }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("A to-one link must be optional: declare it as `\(Self.self)?`.")
@@ -359,11 +363,7 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
         do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
     }
 
-    public static func _rlmCast(_ object: ObjectBase) -> Self {
-        // The exact class (every object a Results of this class iterates): no dynamic cast needed.
-        if type(of: object) == Self.self { return unsafeDowncast(object, to: Self.self) }
-        return object as! Self
-    }
+    public static func _rlmCast(_ object: ObjectBase) -> Self { _rlmDowncast(object) }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("An embedded object property must be optional: declare it as `\(Self.self)?`.")

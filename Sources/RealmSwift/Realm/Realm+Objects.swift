@@ -322,11 +322,13 @@ extension Realm {
             lastInsert = InsertLayout(info: info, slots: layout, direct: direct)
         }
         let last = lastInsert!
-        // The commonest add, first: a new object whose stored properties are all set in stored
-        // form, its slots in column order: the slots are the row.
-        if last.direct, addPolicy == .error || info.primaryKey == nil, info.storedMaskCovers,
-            info.storedMask & ~object._rlmStoredMask == 0, object._rlmStored.count == last.slots.count
-        {
+        // Every stored property in stored form (the common case: scalars and strings set through
+        // accessors): the row is made from those alone, without the values as `Any`.
+        let allStored = info.storedMaskCovers && info.storedMask & ~object._rlmStoredMask == 0
+        // No update by primary key: the object is inserted.
+        let insertsOnly = addPolicy == .error || info.primaryKey == nil
+        // The commonest add, first: such an object whose slots are in column order: they are the row.
+        if last.direct, allStored, insertsOnly, object._rlmStored.count == last.slots.count {
             let key: ObjectKey
             do {
                 key = try tx.insert(info.className, values: object._rlmStored)
@@ -340,10 +342,7 @@ extension Realm {
         let layout = last.slots
         // Which properties the caller gave (before defaults fill the rest), for `providedOnly`.
         let provided = providedOnly ? info.properties.indices.map { object._rlmHasValue($0) } : []
-        // Every stored property in stored form (the common case: scalars and strings set through
-        // accessors): the row is made from those alone, without the values as `Any`.
-        let allStored = info.storedMaskCovers && info.storedMask & ~object._rlmStoredMask == 0
-        let values = allStored && (info.primaryKey == nil || addPolicy == .error) ? [] : info.unmanagedValues(of: object)
+        let values = allStored && insertsOnly ? [] : info.unmanagedValues(of: object)
         let table = info.className
         var existing: ObjectKey?
         if let pk = info.primaryKey, addPolicy != .error {

@@ -63,17 +63,21 @@ final class ClassInfo: @unchecked Sendable {
     }
 
     private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
+    /// The registry's entries, read without a lock: every new object asks for its class's once,
+    /// and the registry's lock and hash cost more than the rest of its first property set.
+    /// Entries are added under the registry's lock; classes are never unloaded.
+    private static let byIdentity = IdentityTable<ClassInfo>(capacity: 512)
 
     /// The cached description of `type`, discovering it on first use.
     static func of(_ type: ObjectBase.Type) -> ClassInfo {
         let id = ObjectIdentifier(type)
-        if let info = ClassInfoSlots.info(id) { return info }
+        if let info = byIdentity.value(for: id) { return info }
         if let info = registry.withLock({ $0[id] }) { return info }
         let info = ClassInfo(type)
         return registry.withLock { r in
             if let existing = r[id] { return existing }
             r[id] = info
-            ClassInfoSlots.insert(id, info)
+            byIdentity.insert(id, info)
             return info
         }
     }
@@ -264,80 +268,60 @@ final class ClassInfo: @unchecked Sendable {
 /// first, so the index is the same for all of them). Entries are added only for key paths a
 /// ``ClassInfo`` retains for good, so an identity is never reused.
 enum KeyPathIndexes {
-    static let slots: [KeyPathSlot] = (0..<4096).map { _ in KeyPathSlot() }
+    static let table = IdentityTable<Int>(capacity: 4096)
 
     @inline(__always)
-    static func index(_ keyPath: AnyKeyPath) -> Int? {
-        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
-        var i = Int((id >> 4) & UInt(slots.count - 1))
-        for _ in 0..<8 {
-            let k = slots[i].key.load(ordering: .acquiring)
-            if k == id { return slots[i].value.load(ordering: .relaxed) }
-            if k == 0 { return nil }
-            i = (i + 1) & (slots.count - 1)
-        }
-        return nil
-    }
+    static func index(_ keyPath: AnyKeyPath) -> Int? { table.value(for: ObjectIdentifier(keyPath)) }
 
-    /// Serializes writers; readers take no lock (a slot's value is stored before its key).
+    /// Serializes writers.
     static let writer = Mutex(())
 
-    /// Adds an entry when a free slot is near; a full neighbourhood just leaves the key path to
-    /// its class's table.
+    /// Adds an entry when a free slot is near; otherwise the key path is left to its class's table.
     static func insert(_ keyPath: AnyKeyPath, _ index: Int) {
-        let id = UInt(bitPattern: ObjectIdentifier(keyPath))
-        writer.withLock { _ in
-            var i = Int((id >> 4) & UInt(slots.count - 1))
-            for _ in 0..<8 {
-                let k = slots[i].key.load(ordering: .relaxed)
-                if k == id { return }
-                if k == 0 {
-                    slots[i].value.store(index, ordering: .relaxed)
-                    slots[i].key.store(id, ordering: .releasing)
-                    return
-                }
-                i = (i + 1) & (slots.count - 1)
-            }
-        }
+        writer.withLock { _ in table.insert(ObjectIdentifier(keyPath), index) }
     }
 }
 
-/// Class descriptions by class identity, read without a lock: every new object asks for its
-/// class's once, and the registry's lock and hash cost more than the rest of its first property
-/// set. Entries are only added (under the registry's lock), and classes are never unloaded.
-enum ClassInfoSlots {
-    /// `@unchecked Sendable`: `info` is written once, before `key` is published with release
-    /// ordering, and read only after an acquiring load of `key` saw it (an `AtomicLazyReference`
-    /// would do, but its load costs more than the registry it spares).
-    final class Slot: @unchecked Sendable {
+/// A fixed table from object identities to values, read without a lock. Writers are serialized
+/// by the caller; an entry is never changed or removed, so an identity must stay in use for good.
+/// `@unchecked Sendable`: a slot's value is written before its key is published with release
+/// ordering, and read only after an acquiring load of the key saw it (an `AtomicLazyReference`
+/// would do for class values, but its load costs more than the lookups this table spares).
+struct IdentityTable<Value>: @unchecked Sendable {
+    private final class Slot {
         let key = Atomic<UInt>(0)
-        var info: ClassInfo?
+        var value: Value?
     }
-    static let slots: [Slot] = (0..<512).map { _ in Slot() }
+    private let slots: [Slot]
+
+    /// A table of `capacity` slots (a power of two).
+    init(capacity: Int) {
+        precondition(capacity > 0 && capacity & (capacity - 1) == 0)
+        slots = (0..<capacity).map { _ in Slot() }
+    }
 
     @inline(__always)
-    static func info(_ id: ObjectIdentifier) -> ClassInfo? {
+    func value(for id: ObjectIdentifier) -> Value? {
         let key = UInt(bitPattern: id)
         var i = Int((key >> 4) & UInt(slots.count - 1))
         for _ in 0..<8 {
             let k = slots[i].key.load(ordering: .acquiring)
-            if k == key { return slots[i].info }
+            if k == key { return slots[i].value }
             if k == 0 { return nil }
             i = (i + 1) & (slots.count - 1)
         }
         return nil
     }
 
-    /// Adds an entry when a free slot is near (callers hold the registry's lock); otherwise the
-    /// class is found through the registry.
-    static func insert(_ id: ObjectIdentifier, _ info: ClassInfo) {
+    /// Adds an entry when a free slot is near; otherwise the caller's own map keeps it.
+    func insert(_ id: ObjectIdentifier, _ value: Value) {
         let key = UInt(bitPattern: id)
         var i = Int((key >> 4) & UInt(slots.count - 1))
         for _ in 0..<8 {
             let k = slots[i].key.load(ordering: .relaxed)
             if k == key { return }
             if k == 0 {
-                slots[i].info = info
+                slots[i].value = value
                 slots[i].key.store(key, ordering: .releasing)
                 return
             }
@@ -351,10 +335,4 @@ struct RetainedKeyPath: @unchecked Sendable {
     let value: AnyKeyPath
     /// Reads the wrapper's initial value from an object of the class (nil: read it dynamically).
     var initial: ((ObjectBase) -> Any?)? = nil
-}
-
-/// One slot of a class's key path table: the key path's identity (0 = empty) and its index.
-final class KeyPathSlot: Sendable {
-    let key = Atomic<UInt>(0)
-    let value = Atomic<Int>(0)
 }

@@ -161,7 +161,6 @@ extension Int: _RealmInteger {
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Int {
         _rlmRead(object, index) { $0.int($1).map { Int(truncatingIfNeeded: $0) } }
     }
-    @inlinable public static func _rlmExactStoredForm(_ value: Int) -> _RLMRaw? { _RLMRaw(.int(Int64(value))) }
 }
 extension Int8: _RealmInteger {}
 extension Int16: _RealmInteger {}
