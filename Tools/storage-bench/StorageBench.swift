@@ -11,6 +11,20 @@ struct StorageBench {
         return Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
     }
 
+    /// The `Person` table of DESIGN.md §6.
+    static func createPerson(_ tx: WriteTransaction) throws {
+        try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
+        try tx.addColumn("Person", ColumnSchema("name", .string))
+        try tx.addColumn("Person", ColumnSchema("age", .int))
+        try tx.addColumn("Person", ColumnSchema("score", .double))
+        try tx.addColumn("Person", ColumnSchema("active", .bool))
+    }
+
+    /// Person `i` of DESIGN.md §6, in catalog order.
+    static func person(_ i: Int) -> [StorageValue] {
+        [.int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10), .bool(i % 3 == 0)]
+    }
+
     static func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
 
     static func fileSize(_ p: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0 }
@@ -46,18 +60,9 @@ struct StorageBench {
         var commitTime = 0.0
         insert = try time {
             let tx = try store.beginWrite()
-            try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
-            try tx.addColumn("Person", ColumnSchema("name", .string))
-            try tx.addColumn("Person", ColumnSchema("age", .int))
-            try tx.addColumn("Person", ColumnSchema("score", .double))
-            try tx.addColumn("Person", ColumnSchema("active", .bool))
+            try createPerson(tx)
             for i in 0..<n {
-                try tx.insert(
-                    "Person",
-                    row: [
-                        .int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10),
-                        .bool(i % 3 == 0),
-                    ])
+                try tx.insert("Person", row: person(i))
             }
             commitTime = try time { try tx.commit() }
         }
@@ -114,12 +119,7 @@ struct StorageBench {
             let t = try time {
                 for i in first..<(first + commits) {
                     let tx = try target.beginWrite()
-                    try tx.insert(
-                        "Person",
-                        row: [
-                            .int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10),
-                            .bool(i % 3 == 0),
-                        ])
+                    try tx.insert("Person", row: person(i))
                     try tx.commit()
                 }
             }
@@ -145,11 +145,7 @@ struct StorageBench {
             let s3 = try Store.open(at: path2, options: .init(create: true))
             do {
                 let tx = try s3.beginWrite()
-                try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
-                try tx.addColumn("Person", ColumnSchema("name", .string))
-                try tx.addColumn("Person", ColumnSchema("age", .int))
-                try tx.addColumn("Person", ColumnSchema("score", .double))
-                try tx.addColumn("Person", ColumnSchema("active", .bool))
+                try createPerson(tx)
                 try tx.commit()
             }
             try commitLoop(s3, from: 0, "into an empty table")
