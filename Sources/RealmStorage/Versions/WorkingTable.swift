@@ -24,6 +24,94 @@ enum WorkGroup {
     }
 }
 
+/// A table's row groups as a write transaction sees them, without copying the base version's list:
+/// positions before `split` read the shared base entries (or a group loaded in their place, kept
+/// in `front`); from `split` on, groups live in `tail`, where a transaction appends, removes and
+/// merges. A one-object commit to a large table so touches a few groups instead of building and
+/// freeing a working list of all of them.
+struct GroupList: RandomAccessCollection {
+    /// The base version's entries (shared with the snapshot's decoded list).
+    private let base: [RowGroupEntry]
+    /// Positions below this read `base` or `front`; the rest are `tail`.
+    private var split: Int
+    /// Groups loaded at positions below `split` (a few: more are moved into `tail`).
+    private var front: [(position: Int, group: LoadedGroup)] = []
+    private var tail: [WorkGroup] = []
+
+    /// Front groups kept apart before the list moves them, and what follows them, into `tail`.
+    private static let maximumFront = 8
+
+    init(_ base: [RowGroupEntry]) {
+        self.base = base
+        split = base.count
+        tail.reserveCapacity(4)
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { split + tail.count }
+
+    subscript(i: Int) -> WorkGroup {
+        get {
+            if i >= split { return tail[i - split] }
+            for f in front where f.position == i { return .loaded(f.group) }
+            return .stored(base[i])
+        }
+        set {
+            if i < split, case .loaded(let g) = newValue, front.count < Self.maximumFront {
+                if let j = front.firstIndex(where: { $0.position == i }) {
+                    front[j].group = g
+                } else {
+                    front.append((i, g))
+                }
+                return
+            }
+            if i < split { materialize(from: front.map(\.position).min().map { Swift.min($0, i) } ?? i) }
+            tail[i - split] = newValue
+        }
+    }
+
+    mutating func append(_ g: WorkGroup) { tail.append(g) }
+
+    mutating func removeLast() {
+        if tail.isEmpty { materialize(from: endIndex - 1) }
+        tail.removeLast()
+    }
+
+    mutating func remove(at i: Int) {
+        if i < split { materialize(from: i) }
+        tail.remove(at: i - split)
+    }
+
+    /// Moves positions `i..<split` into `tail` (front groups among them included).
+    private mutating func materialize(from i: Int) {
+        guard i < split else { return }
+        var moved: [WorkGroup] = []
+        moved.reserveCapacity(split - i + tail.count + 4)
+        for j in i..<split { moved.append(.stored(base[j])) }
+        for f in front where f.position >= i { moved[f.position - i] = .loaded(f.group) }
+        front.removeAll { $0.position >= i }
+        moved += tail
+        tail = moved
+        split = i
+    }
+
+    /// The leading positions that still hold the base's entries, in place and untouched.
+    var unchangedPrefix: Int { front.reduce(split) { Swift.min($0, $1.position) } }
+
+    /// The base's entries at `range` (positions within ``unchangedPrefix``).
+    func baseEntries(_ range: Range<Int>) -> ArraySlice<RowGroupEntry> {
+        precondition(range.upperBound <= unchangedPrefix)
+        return base[range]
+    }
+
+    /// Every loaded group, in list order.
+    var loadedGroups: [LoadedGroup] {
+        var out = front.sorted { $0.position < $1.position }.map(\.group)
+        for case .loaded(let g) in tail { out.append(g) }
+        return out
+    }
+}
+
 /// A row group loaded for modification. Columns are loaded on demand; once rows are added or removed
 /// (`rowsChanged`) every column is loaded and rewritten at commit.
 /// The hot state of the working classes below is exempt from dynamic exclusivity checks (they
@@ -134,7 +222,7 @@ final class IndexWork {
 /// The working state of one table inside a write transaction.
 final class WorkingTable {
     let tableId: UInt32
-    @exclusivity(unchecked) var groups: [WorkGroup]
+    @exclusivity(unchecked) var groups: GroupList
     @exclusivity(unchecked) var nextKey: Int64
     @exclusivity(unchecked) var objectCount: Int
     var indexes: [UInt32: IndexWork] = [:]
@@ -144,19 +232,12 @@ final class WorkingTable {
     let firstNewKey: Int64
     /// Keys inserted by this transaction and deleted again before it committed.
     var deletedNew: Set<Int64> = []
-    /// The position of the first group removed from `groups` (later groups moved up), if any.
-    var firstRemoved = Int.max
 
     init(state: TableState, groups: [RowGroupEntry]) {
         tableId = state.tableId
         firstNewKey = state.nextObjectKey
         baseState = state
-        // Room for the groups a transaction adds at the end (a full array would be copied, every
-        // one-object commit, to append its new tail group).
-        var list: [WorkGroup] = []
-        list.reserveCapacity(groups.count + 4)
-        for e in groups { list.append(.stored(e)) }
-        self.groups = list
+        self.groups = GroupList(groups)
         nextKey = state.nextObjectKey
         objectCount = Int(state.objectCount)
     }

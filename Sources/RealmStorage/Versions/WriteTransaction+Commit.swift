@@ -203,14 +203,12 @@ extension WriteTransaction {
         var entries: [RowGroupEntry] = []
         entries.reserveCapacity(w.groups.count)
         var changed = w.listChanged
-        // The leading groups still stored, before any removed one, are the base's first entries
-        // in place (the working list starts as the base's; groups are replaced in place, removed,
-        // or added and merged at its end).
-        var unchanged = 0
-        for g in w.groups {
-            switch g {
+        // The leading groups still stored are the base's first entries, in place: copied at once.
+        let unchanged = w.groups.unchangedPrefix
+        entries += w.groups.baseEntries(0..<unchanged)
+        for i in unchanged..<w.groups.count {
+            switch w.groups[i] {
             case .stored(let e):
-                if unchanged == entries.count && unchanged < w.firstRemoved { unchanged += 1 }
                 entries.append(e)
             case .loaded(let l):
                 guard !l.keys.isEmpty else { continue }

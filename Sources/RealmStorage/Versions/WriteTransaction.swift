@@ -149,7 +149,7 @@ public final class WriteTransaction {
         catalog.tables[ti].columns.append(c)
         schemaChanged = true
         if let w = tables[catalog.tables[ti].id] {
-            for case .loaded(let g) in w.groups where g.rowsChanged || g.original == nil {
+            for g in w.groups.loadedGroups where g.rowsChanged || g.original == nil {
                 g.columns[c.id] = Self.defaults(c, g.keys.count)
                 g.dirty.insert(c.id)
             }
@@ -175,7 +175,7 @@ public final class WriteTransaction {
         catalog.tables[ti].columns.removeAll { $0.id == c.id }
         schemaChanged = true
         let w = try working(table)
-        for case .loaded(let g) in w.groups {
+        for g in w.groups.loadedGroups {
             g.columns[c.id] = nil
             g.dirty.remove(c.id)
         }
@@ -548,7 +548,6 @@ public final class WriteTransaction {
         g.rowsChanged = true
         if g.keys.isEmpty {
             w.groups.remove(at: gi)
-            w.firstRemoved = min(w.firstRemoved, gi)
             if let o = g.original { freed += try groupBytes(o) }
         }
         w.objectCount -= 1
