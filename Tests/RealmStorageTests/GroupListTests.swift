@@ -109,4 +109,19 @@ import Testing
             #expect(try Verifier().verify(path: dir.file()).isClean)
         }
     }
+
+    /// One-object commits keep merging a table's trailing row groups: the groups they rewrite or
+    /// merge away leave the store's cache of decoded groups, so what it holds is groups of the
+    /// current version (the tail the next commits merge into), not dead ones.
+    @Test func cachedGroupsStayLive() throws {
+        let dir = TempDir()
+        let store = try PagedListTests.idTable(dir, objects: 0, rowGroupCapacity: 64)
+        for i in 0..<100 { try store.write { try $0.insert("T", row: [.int(Int64(i))]) } }
+        let snap = try store.snapshot()
+        let live = Set(try snap.rowGroups("T").compactMap { snap.cacheKey($0.block) })
+        let cached = store.cache.inner.withLock { Set($0.groups.keys) }
+        #expect(!cached.isEmpty)
+        #expect(cached.isSubset(of: live))
+        #expect(try snap.objectCount("T") == 100)
+    }
 }

@@ -51,18 +51,13 @@ package struct ByteWriter: Sendable {
     package mutating func u64s(_ values: [UInt64]) { bulk(values) }
 
     private mutating func bulk<T: FixedWidthInteger>(_ values: [T]) {
-        let start = bytes.count
-        let size = MemoryLayout<T>.size
-        bytes.append(contentsOf: repeatElement(0, count: values.count * size))
-        bytes.withUnsafeMutableBytes { raw in
-            values.withUnsafeBytes { src in
-                #if _endian(little)
-                    if let s = src.baseAddress { (raw.baseAddress! + start).copyMemory(from: s, byteCount: src.count) }
-                #else
-                    for (i, v) in values.enumerated() { raw.storeBytes(of: v.littleEndian, toByteOffset: start + i * size, as: T.self) }
-                #endif
-            }
-        }
+        #if _endian(little)
+            // The words' bytes are their little-endian form: one copy (appending zeros first and
+            // overwriting them went through a per-byte loop).
+            values.withUnsafeBytes { src in src.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) } }
+        #else
+            for v in values { appendLE(v) }
+        #endif
     }
 
     /// Appends Double values in bulk.

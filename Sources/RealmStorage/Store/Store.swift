@@ -678,9 +678,14 @@ final class BlockCache: Sendable {
     func store(_ key: Key, _ l: RowGroupList) { store([(key, .list(l))]) }
     func store(_ key: Key, _ m: IndexMemo) { store([(key, .index(m))]) }
     static let maxStructures = 256
-    /// Keeps a commit's products (one lock for all of them).
-    func store(_ products: [(Key, Product)]) {
+    /// Keeps a commit's products (one lock for all of them) and forgets the decoded row groups it
+    /// `superseded` (rewritten or merged away: no later version holds them, and the groups a
+    /// table's tail keeps merging into then stay cached).
+    func store(_ products: [(Key, Product)], superseded: [Key] = []) {
         inner.withLock {
+            for key in superseded where $0.groups.removeValue(forKey: key) != nil {
+                if let i = $0.groupOrder.firstIndex(of: key) { $0.groupOrder.remove(at: i) }
+            }
             for (key, p) in products {
                 switch p {
                 case .group(let g):

@@ -103,15 +103,16 @@ final class LockFile: @unchecked Sendable {
     /// Writes this store's pins (version, kind, count) into its slot, ordered by version and kind.
     func publish(_ pins: [Store.LocalPin], except skipped: String? = nil) throws {
         guard let slot else { return }
-        var w = ByteWriter(capacity: 256)
+        var entries: [(UInt64, UInt32, Int)] = []
+        entries.reserveCapacity(pins.count)
+        for p in pins where p.count > 0 && p.kind != skipped {
+            entries.append((p.version, Self.kindCode(p.kind), p.count))
+        }
+        if entries.count > 1 { entries.sort { ($0.0, $0.1) < ($1.0, $1.1) } }
+        if entries.count > Self.maxEntries { entries.removeSubrange(Self.maxEntries...) }
+        var w = ByteWriter(capacity: 24 + entries.count * 24)
         w.u32(0x4E49_5050)  // "PPIN"
         w.u32(UInt32(bitPattern: SystemFile.processID))
-        var entries: [(UInt64, UInt32, Int)] = []
-        for p in pins where p.count > 0 && p.kind != skipped {
-            entries.append((p.version, UInt32(Self.kindNames.firstIndex(of: p.kind) ?? Self.kindNames.count - 1), p.count))
-        }
-        entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
-        entries = Array(entries.prefix(Self.maxEntries))
         w.u32(UInt32(entries.count))
         w.u32(0)
         for (v, k, n) in entries {
@@ -123,6 +124,16 @@ final class LockFile: @unchecked Sendable {
         // The checksum follows the last entry: only the bytes in use are written.
         w.u64(w.checksum())
         try file.write(w.bytes, at: Self.slotDataBase + slot * Self.slotDataSize)
+    }
+
+    /// The code of a pin kind in a slot (its place in ``kindNames``; unknown kinds are "other").
+    static func kindCode(_ kind: String) -> UInt32 {
+        // The kinds a store pins most often, compared as small strings first.
+        switch kind {
+        case "snapshot": 0
+        case "frozen": 1
+        default: UInt32(kindNames.firstIndex(of: kind) ?? kindNames.count - 1)
+        }
     }
 
     /// Pins published by other live stores (any process), skipping this store's own slot.

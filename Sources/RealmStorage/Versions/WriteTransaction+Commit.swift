@@ -12,6 +12,8 @@ extension WriteTransaction {
         var blocks: [(BlockRef, UInt64)] = []
         /// What the commit built, decoded, for the store's cache once the commit is acknowledged.
         var products: [(BlockCache.Key, BlockCache.Product)] = []
+        /// The row groups of the base version the commit rewrote or merged away.
+        var superseded: [BlockCache.Key] = []
 
         mutating func emit(_ block: [UInt8]) -> BlockRef {
             let ref = BlockRef(offset: start + UInt64(out.count), length: UInt64(block.count))
@@ -156,7 +158,7 @@ extension WriteTransaction {
         if let cache = base.cache {
             // Small blocks hash again faster than the set of verified blocks takes a new entry.
             for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
-            cache.store(em.products)
+            cache.store(em.products, superseded: em.superseded)
         }
         return try store.state.withLock { s in
             s.failedCommit = nil
@@ -199,7 +201,7 @@ extension WriteTransaction {
     /// Writes a working table's changed groups, row-group list and indexes; updates `states`.
     func finish(_ w: WorkingTable, _ em: inout Emitter) throws {
         let t = catalog.table(id: w.tableId)!
-        try mergeTail(w)
+        try mergeTail(w, &em)
         var entries: [RowGroupEntry] = []
         entries.reserveCapacity(w.groups.count)
         var changed = w.listChanged
@@ -218,7 +220,7 @@ extension WriteTransaction {
                     continue
                 }
                 changed = true
-                var block = RowGroupBlock(rowCount: l.keys.count, keys: .none, columns: [:])
+                var block = RowGroupBlock(rowCount: l.keys.count, keys: .none, columns: .init(minimumCapacity: t.columns.count))
                 if l.rowsChanged || l.original == nil {
                     block.keys = em.emit(SegmentEncoder.encode(ColumnBuffer(ints: l.keys)))
                     if let ob = l.originalBlock { freed += ob.keys.length }
@@ -236,6 +238,7 @@ extension WriteTransaction {
                         block.columns[c.id] = old
                     }
                 }
+                if let o = l.original, let key = base.cacheKey(o.block) { em.superseded.append(key) }
                 // Segments of removed columns are dropped with the rewritten group.
                 if let ob = l.originalBlock {
                     for (id, ref) in ob.columns where t.column(id: id) == nil { freed += ref.length }
@@ -268,7 +271,7 @@ extension WriteTransaction {
 
     /// Merges trailing row groups like a binary counter (a group absorbs the one after it when that
     /// one is at least as large and both fit), so one-object commits copy O(log capacity) rows each.
-    func mergeTail(_ w: WorkingTable) throws {
+    func mergeTail(_ w: WorkingTable, _ em: inout Emitter) throws {
         while w.groups.count >= 2 {
             let n = w.groups.count
             let p = w.groups[n - 2]
@@ -290,7 +293,10 @@ extension WriteTransaction {
                 }
             }
             pg.rowsChanged = true
-            if let o = lg.original { freed += try groupBytes(o) }
+            if let o = lg.original {
+                freed += try groupBytes(o)
+                if let key = base.cacheKey(o.block) { em.superseded.append(key) }
+            }
             w.groups.removeLast()
         }
     }
@@ -394,8 +400,9 @@ extension WriteTransaction {
             chunks.removeLast(2)
             chunks.append(.fresh(merged))
         }
-        var out = IndexDirectory(columnId: iw.column.id, chunks: Array(dir.chunks[0..<kept]))
+        var out = IndexDirectory(columnId: iw.column.id, chunks: [])
         out.chunks.reserveCapacity(kept + chunks.count)
+        out.chunks += dir.chunks[0..<kept]
         // The new last entry, when known without decoding (the next commit starts from it).
         var lastEntry: (hash: UInt64, key: Int64)? = kept > 0 && kept == dir.chunks.count ? baseLast : nil
         for c in chunks {
@@ -422,9 +429,12 @@ extension WriteTransaction {
     func writeList(_ entries: [RowGroupEntry], replacing old: RowGroupList?, unchanged: Int, _ em: inout Emitter) -> BlockRef {
         let (top, _, dropped) = Pages.write(
             entries, paged: pagesLists, base: old.map { ($0.entries, $0.pages) }, unchanged: unchanged,
-            block: { slice, _ in
+            block: { slice, whole in
+                // A page's decoded form is not kept: the next transaction and this store's readers
+                // start from the page table's, which holds every entry.
                 let part = Array(slice)
-                return em.emit(RowGroupEntry.encodeList(part), decoded: .list(RowGroupList(entries: part, pages: [])))
+                let bytes = RowGroupEntry.encodeList(part)
+                return whole ? em.emit(bytes, decoded: .list(RowGroupList(entries: part, pages: []))) : em.emit(bytes)
             },
             table: { em.emit(RowGroupEntry.encodeListPages($0), decoded: .list(RowGroupList(entries: entries, pages: $0))) })
         for b in dropped { freed += b.length }
@@ -441,7 +451,8 @@ extension WriteTransaction {
             directory.chunks, paged: pagesLists, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged,
             block: { slice, whole in
                 let part = IndexDirectory(columnId: directory.columnId, chunks: Array(slice))
-                return em.emit(part.encode(), decoded: .index(.init(directory: part, lastEntry: whole ? lastEntry : nil, pages: [])))
+                let bytes = part.encode()
+                return whole ? em.emit(bytes, decoded: .index(.init(directory: part, lastEntry: lastEntry, pages: []))) : em.emit(bytes)
             },
             table: {
                 em.emit(
