@@ -52,9 +52,19 @@ package struct ByteWriter: Sendable {
 
     private mutating func bulk<T: FixedWidthInteger>(_ values: [T]) {
         #if _endian(little)
-            // The words' bytes are their little-endian form: one copy (appending zeros first and
-            // overwriting them went through a per-byte loop).
-            values.withUnsafeBytes { src in src.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) } }
+            // The words' bytes are their little-endian form. A few are appended one by one; more
+            // are copied into a byte array first, which is then appended by one copy (appending
+            // a buffer's bytes directly goes through a per-byte loop).
+            if values.count <= 8 {
+                for v in values { appendLE(v) }
+                return
+            }
+            let n = values.count * MemoryLayout<T>.size
+            let chunk = [UInt8](unsafeUninitializedCapacity: n) { buf, count in
+                values.withUnsafeBytes { UnsafeMutableRawBufferPointer(buf).copyMemory(from: $0) }
+                count = n
+            }
+            bytes.append(contentsOf: chunk)
         #else
             for v in values { appendLE(v) }
         #endif

@@ -70,6 +70,18 @@ struct GroupList: RandomAccessCollection {
         }
     }
 
+    /// The last group (cheaper than the collection's generic `last`).
+    var last: WorkGroup? {
+        if let g = tail.last { return g }
+        return split > 0 ? self[split - 1] : nil
+    }
+
+    /// Whether `g` is the last group (what every insert asks).
+    func endsWith(_ g: LoadedGroup) -> Bool {
+        guard !tail.isEmpty, case .loaded(let l) = tail[tail.count - 1] else { return false }
+        return l === g
+    }
+
     mutating func append(_ g: WorkGroup) { tail.append(g) }
 
     mutating func removeLast() {
@@ -244,6 +256,7 @@ final class WorkingTable {
 
     /// The keys this transaction inserted (and kept), as sorted runs.
     var insertedRuns: [Changeset.KeyRun] {
+        if deletedNew.isEmpty { return nextKey > firstNewKey ? [.init(start: firstNewKey, count: nextKey - firstNewKey)] : [] }
         var runs: [Changeset.KeyRun] = []
         var start = firstNewKey
         for k in deletedNew.sorted() + [nextKey] {

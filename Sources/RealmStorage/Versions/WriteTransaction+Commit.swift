@@ -77,7 +77,7 @@ extension WriteTransaction {
         }
         var changeset = Changeset()
         changeset.schemaChanged = schemaChanged
-        for id in Set(changes.keys).union(tables.keys) {
+        for id in changes.isEmpty ? Array(tables.keys) : Array(Set(changes.keys).union(tables.keys)) {
             guard let t = catalog.table(id: id) else { continue }
             var ch = changes[id] ?? .init()
             ch.insertedRuns = tables[id]?.insertedRuns ?? []

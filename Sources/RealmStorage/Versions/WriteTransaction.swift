@@ -433,12 +433,15 @@ public final class WriteTransaction {
         // The tail: the last group if this transaction created it and it has room (buffers in
         // catalog order), else a new one.
         let tail: LoadedGroup
-        if let g = plan.tail, g.keys.count < capacity, case .loaded(let last)? = w.groups.last, last === g {
+        if let g = plan.tail, g.keys.count < capacity, w.groups.endsWith(g) {
             tail = g
         } else {
+            // A transaction's first new group starts small (most transactions insert a few
+            // objects); later ones, after a full group, expect many more rows.
+            let reserve = plan.tail == nil ? min(capacity, 8) : min(capacity, 1024)
             var cols = ColumnSet()
             for c in plan.schema.columns {
-                cols[c.id] = ColumnBuffer(c, capacity: min(capacity, 1024))
+                cols[c.id] = ColumnBuffer(c, capacity: reserve)
             }
             tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
         }
