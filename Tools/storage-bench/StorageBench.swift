@@ -27,6 +27,29 @@ struct StorageBench {
 
     static func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
 
+    /// The disk's floor for durable commits in `dir`, per second: `count` writes of `bytes` bytes,
+    /// each after the last over space already written (as the engine grows its file by writing
+    /// zeros ahead of its commits), each followed by one `fdatasync` — what a commit cannot do
+    /// with less. The disk's speed varies from run to run here, so commits are judged against it.
+    static func syncFloor(dir: String, bytes: Int, count: Int = 5000) throws -> Double {
+        let path = dir + "/storage-bench-floor"
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let h = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        defer { try? h.close() }
+        try h.write(contentsOf: Data(count: bytes * count + (1 << 20)))
+        try h.synchronize()
+        let block = Data(repeating: 0x5A, count: bytes)
+        let t = try time {
+            for i in 0..<count {
+                try h.seek(toOffset: UInt64(i * bytes))
+                try h.write(contentsOf: block)
+                guard fdatasync(h.fileDescriptor) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            }
+        }
+        return Double(count) / t
+    }
+
     static func fileSize(_ p: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0 }
 
     /// User and system CPU time of this process so far.
@@ -115,6 +138,7 @@ struct StorageBench {
         // an empty file (what a commit costs when the table's row-group list and index are small).
         func commitLoop(_ target: Store, from first: Int, _ label: String) throws {
             let commits = 10_000
+            let lengthBefore = try target.snapshot().fileLength
             let cpuBefore = cpuSeconds()
             let t = try time {
                 for i in first..<(first + commits) {
@@ -135,6 +159,13 @@ struct StorageBench {
                         "  per commit: %.1f µs in all, %.1f µs of it on the CPU (user %.1f + system %.1f), %.1f µs waiting for the disk",
                     t / Double(commits) * 1e6, (cpu.user + cpu.system) / Double(commits) * 1e6, cpu.user / Double(commits) * 1e6,
                     cpu.system / Double(commits) * 1e6, (t - cpu.user - cpu.system) / Double(commits) * 1e6))
+            let bytes = (try target.snapshot().fileLength - lengthBefore) / commits
+            let floor = try syncFloor(dir: dir, bytes: bytes)
+            print(
+                String(
+                    format:
+                        "  the disk's floor right after: a bare %d-byte write + fdatasync, 5,000 times: %.0f/s (commits reached %.0f%% of it)",
+                    bytes, floor, Double(commits) / t / floor * 100))
         }
         // STORAGE_BENCH_COMMITS=large (or empty) runs only that loop (for profiling one of them).
         let which = ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMITS"]
