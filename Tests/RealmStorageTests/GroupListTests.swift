@@ -32,7 +32,7 @@ import Testing
     func matchesAnArray(seed: UInt64) {
         var rng = SplitMix(seed: seed)
         let base = (0..<Int(20 + rng.next() % 40)).map(Self.entry)
-        var list = GroupList(base)
+        let list = GroupList(base)
         var model = base.map { WorkGroup.stored($0) }
         var nextKey: Int64 = 1_000_000
         for step in 0..<600 {

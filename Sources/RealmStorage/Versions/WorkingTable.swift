@@ -29,14 +29,17 @@ enum WorkGroup {
 /// in `front`); from `split` on, groups live in `tail`, where a transaction appends, removes and
 /// merges. A one-object commit to a large table so touches a few groups instead of building and
 /// freeing a working list of all of them.
-struct GroupList: RandomAccessCollection {
+/// A class (one per working table, confined to its transaction like the table): calls on it need
+/// not copy its three arrays, and its state is exempt from dynamic exclusivity checks like the
+/// working table's.
+final class GroupList: RandomAccessCollection {
     /// The base version's entries (shared with the snapshot's decoded list).
     private let base: [RowGroupEntry]
     /// Positions below this read `base` or `front`; the rest are `tail`.
-    private var split: Int
+    @exclusivity(unchecked) private var split: Int
     /// Groups loaded at positions below `split` (a few: more are moved into `tail`).
-    private var front: [(position: Int, group: LoadedGroup)] = []
-    private var tail: [WorkGroup] = []
+    @exclusivity(unchecked) private var front: [(position: Int, group: LoadedGroup)] = []
+    @exclusivity(unchecked) private var tail: [WorkGroup] = []
 
     /// Front groups kept apart before the list moves them, and what follows them, into `tail`.
     private static let maximumFront = 8
@@ -51,11 +54,12 @@ struct GroupList: RandomAccessCollection {
     var endIndex: Int { split + tail.count }
 
     subscript(i: Int) -> WorkGroup {
-        get {
+        @inline(__always) get {
             if i >= split { return tail[i - split] }
             for f in front where f.position == i { return .loaded(f.group) }
             return .stored(base[i])
         }
+        // Nonmutating: the list is a class.
         set {
             if i < split, case .loaded(let g) = newValue, front.count < Self.maximumFront {
                 if let j = front.firstIndex(where: { $0.position == i }) {
@@ -70,6 +74,35 @@ struct GroupList: RandomAccessCollection {
         }
     }
 
+    /// The last key of the group at `i` (the smallest integer for an empty group), without making
+    /// a work group.
+    @inline(__always)
+    func lastKey(_ i: Int) -> Int64 {
+        if i >= split { return tail[i - split].lastKey }
+        for f in front where f.position == i { return f.group.keys.last ?? .min }
+        return base[i].lastKey
+    }
+
+    /// The first key of the group at `i` (the smallest integer for an empty group).
+    @inline(__always)
+    func firstKey(_ i: Int) -> Int64 {
+        if i >= split { return tail[i - split].firstKey }
+        for f in front where f.position == i { return f.group.keys.first ?? .min }
+        return base[i].firstKey
+    }
+
+    /// The position of the group that holds (or would hold) `key`: a binary search by last key.
+    func position(of key: Int64) -> Int? {
+        var lo = 0
+        let n = count
+        var hi = n
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            if lastKey(mid) < key { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < n && firstKey(lo) <= key ? lo : nil
+    }
+
     /// The last group (cheaper than the collection's generic `last`).
     var last: WorkGroup? {
         if let g = tail.last { return g }
@@ -82,20 +115,20 @@ struct GroupList: RandomAccessCollection {
         return l === g
     }
 
-    mutating func append(_ g: WorkGroup) { tail.append(g) }
+    func append(_ g: WorkGroup) { tail.append(g) }
 
-    mutating func removeLast() {
+    func removeLast() {
         if tail.isEmpty { materialize(from: endIndex - 1) }
         tail.removeLast()
     }
 
-    mutating func remove(at i: Int) {
+    func remove(at i: Int) {
         if i < split { materialize(from: i) }
         tail.remove(at: i - split)
     }
 
     /// Moves positions `i..<split` into `tail` (front groups among them included).
-    private mutating func materialize(from i: Int) {
+    private func materialize(from i: Int) {
         guard i < split else { return }
         var moved: [WorkGroup] = []
         moved.reserveCapacity(split - i + tail.count + 4)
@@ -234,7 +267,7 @@ final class IndexWork {
 /// The working state of one table inside a write transaction.
 final class WorkingTable {
     let tableId: UInt32
-    @exclusivity(unchecked) var groups: GroupList
+    let groups: GroupList
     @exclusivity(unchecked) var nextKey: Int64
     @exclusivity(unchecked) var objectCount: Int
     var indexes: [UInt32: IndexWork] = [:]
@@ -267,10 +300,7 @@ final class WorkingTable {
     }
 
     /// The index of the group that holds (or would hold) `key`.
-    func groupIndex(of key: Int64) -> Int? {
-        let i = groups.partitionPoint { $0.lastKey < key }
-        return i < groups.count && groups[i].firstKey <= key ? i : nil
-    }
+    func groupIndex(of key: Int64) -> Int? { groups.position(of: key) }
 }
 
 /// The loaded columns of a row group, by column id. A handful of columns is searched linearly
