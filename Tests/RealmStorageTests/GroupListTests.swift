@@ -65,7 +65,7 @@ import Testing
             for i in model.indices { #expect(Self.same(list[i], model[i]), "step \(step), position \(i)") }
             let prefix = list.unchangedPrefix
             #expect(prefix <= model.count)
-            #expect(Array(list.baseEntries(0..<prefix)) == Array(base.prefix(prefix)), "step \(step)")
+            #expect(list.baseEntries(prefix, capacity: model.count) == Array(base.prefix(prefix)), "step \(step)")
             for i in 0..<prefix { #expect(Self.same(model[i], .stored(base[i])), "step \(step), position \(i)") }
             let expectedLoaded = model.compactMap { g -> LoadedGroup? in
                 if case .loaded(let l) = g { return l }

@@ -36,7 +36,7 @@ struct BlockReader {
 }
 
 /// Where a block lives: its absolute offset and length (trailing checksum included).
-package struct BlockRef: Hashable, Sendable, CustomStringConvertible {
+package struct BlockRef: Hashable, Sendable, BitwiseCopyable, CustomStringConvertible {
     package var offset: UInt64
     package var length: UInt64
     package static let none = BlockRef(offset: 0, length: 0)

@@ -1,7 +1,7 @@
 /// A persisted hash index on one column (Spec/FORMAT.md §5.7): a directory of chunks, each a sorted
 /// run of (hash, object key) entries read by binary search straight from the mapping.
 package struct IndexDirectory: Sendable, Equatable {
-    package struct Chunk: Sendable, Equatable {
+    package struct Chunk: Sendable, Equatable, BitwiseCopyable {
         package var firstHash: UInt64
         package var count: Int
         package var block: BlockRef

@@ -56,7 +56,7 @@ package struct RowGroupList: Sendable {
 }
 
 /// An entry of a row-group list: which keys a row group holds and where it is (Spec/FORMAT.md §5.4).
-package struct RowGroupEntry: Sendable, Equatable {
+package struct RowGroupEntry: Sendable, Equatable, BitwiseCopyable {
     package var firstKey: Int64
     package var lastKey: Int64
     package var rowCount: Int

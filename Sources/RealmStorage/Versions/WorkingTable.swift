@@ -143,10 +143,11 @@ final class GroupList: RandomAccessCollection {
     /// The leading positions that still hold the base's entries, in place and untouched.
     var unchangedPrefix: Int { front.reduce(split) { Swift.min($0, $1.position) } }
 
-    /// The base's entries at `range` (positions within ``unchangedPrefix``).
-    func baseEntries(_ range: Range<Int>) -> ArraySlice<RowGroupEntry> {
-        precondition(range.upperBound <= unchangedPrefix)
-        return base[range]
+    /// The base's first `count` entries (at most ``unchangedPrefix``), in a new array with room
+    /// for `capacity`.
+    func baseEntries(_ count: Int, capacity: Int) -> [RowGroupEntry] {
+        precondition(count <= unchangedPrefix)
+        return prefixCopy(base, count, capacity: capacity)
     }
 
     /// Every loaded group, in list order.

@@ -202,12 +202,10 @@ extension WriteTransaction {
     func finish(_ w: WorkingTable, _ em: inout Emitter) throws {
         let t = catalog.table(id: w.tableId)!
         try mergeTail(w, &em)
-        var entries: [RowGroupEntry] = []
-        entries.reserveCapacity(w.groups.count)
         var changed = w.listChanged
         // The leading groups still stored are the base's first entries, in place: copied at once.
         let unchanged = w.groups.unchangedPrefix
-        entries += w.groups.baseEntries(0..<unchanged)
+        var entries = w.groups.baseEntries(unchanged, capacity: w.groups.count)
         for i in unchanged..<w.groups.count {
             switch w.groups[i] {
             case .stored(let e):
@@ -400,9 +398,7 @@ extension WriteTransaction {
             chunks.removeLast(2)
             chunks.append(.fresh(merged))
         }
-        var out = IndexDirectory(columnId: iw.column.id, chunks: [])
-        out.chunks.reserveCapacity(kept + chunks.count)
-        out.chunks += dir.chunks[0..<kept]
+        var out = IndexDirectory(columnId: iw.column.id, chunks: prefixCopy(dir.chunks, kept, capacity: kept + chunks.count))
         // The new last entry, when known without decoding (the next commit starts from it).
         var lastEntry: (hash: UInt64, key: Int64)? = kept > 0 && kept == dir.chunks.count ? baseLast : nil
         for c in chunks {
