@@ -17,9 +17,11 @@ public final class WriteTransaction {
     }
     /// The schema as this transaction has changed it so far.
     public private(set) var catalog: Catalog
-    var states: [UInt32: TableState]
-    var tables: [UInt32: WorkingTable] = [:]
-    var changes: [UInt32: Changeset.TableChanges] = [:]
+    // The working state below is exempt from dynamic exclusivity checks like the working
+    // tables' (the transaction is confined to one thread, and no access to it overlaps another).
+    @exclusivity(unchecked) var states: [UInt32: TableState]
+    @exclusivity(unchecked) var tables: [UInt32: WorkingTable] = [:]
+    @exclusivity(unchecked) var changes: [UInt32: Changeset.TableChanges] = [:]
     /// Resolved insert plans by table name; cleared by every schema change.
     var insertPlans: [String: InsertPlan] = [:] {
         didSet { if insertPlans.isEmpty { lastPlan = nil } }
@@ -27,7 +29,7 @@ public final class WriteTransaction {
     /// The plan used last (most inserts go to one table in a row).
     @exclusivity(unchecked) var lastPlan: InsertPlan?
     var schemaChanged = false
-    var freed: UInt64 = 0
+    @exclusivity(unchecked) var freed: UInt64 = 0
     /// Read by every operation: exempt from dynamic exclusivity checks like the working state (the
     /// transaction is confined to one thread, and no access to it overlaps another).
     @exclusivity(unchecked) public private(set) var isFinished = false
