@@ -34,7 +34,7 @@ package enum SegmentEncoder {
 
     /// The encoded block, checksum trailer included.
     package static func encode(_ column: ColumnBuffer) -> [UInt8] {
-        var w = ByteWriter(capacity: 64 + column.count * 8)
+        var w = ByteWriter(capacity: 128 + column.count * 16)
         w.u32(magic)
         w.u8(column.type.rawValue)
         w.u8((column.nullable ? 1 : 0) | (column.isList ? 2 : 0) | (column.isMap ? 4 : 0))

@@ -13,7 +13,7 @@ package struct IndexDirectory: Sendable, Equatable {
     static let maximumChunkEntries = 1 << 20
 
     func encode() -> [UInt8] {
-        var w = ByteWriter(capacity: 16 + chunks.count * 32)
+        var w = ByteWriter(capacity: 32 + chunks.count * 32)
         w.u32(BlockMagic.indexDirectory)
         w.u32(columnId)
         w.u32(UInt32(chunks.count))
@@ -35,7 +35,7 @@ package struct IndexDirectory: Sendable, Equatable {
     /// A paged directory's top block (`RIDP`, format 4): the column, then each page's chunk count
     /// and `RIDX` block (each page a directory of the same column).
     static func encodePages(columnId: UInt32, _ pages: [Page]) -> [UInt8] {
-        var w = ByteWriter(capacity: 24 + pages.count * 24)
+        var w = ByteWriter(capacity: 40 + pages.count * 24)
         w.u32(BlockMagic.indexDirectoryPages)
         w.u32(columnId)
         w.u32(UInt32(pages.count))
@@ -90,7 +90,7 @@ package struct IndexDirectory: Sendable, Equatable {
     }
 
     static func encodeChunk(_ entries: [(UInt64, Int64)]) -> [UInt8] {
-        var w = ByteWriter(capacity: 32 + entries.count * 8)
+        var w = ByteWriter(capacity: 112 + entries.count * 16)
         w.u32(BlockMagic.indexChunk)
         w.u32(UInt32(entries.count))
         SegmentEncoder.appendIntArray(&w, entries.map { Int64(bitPattern: $0.0) })

@@ -65,7 +65,7 @@ package struct RowGroupEntry: Sendable, Equatable, BitwiseCopyable {
     static let size = 40
 
     static func encodeList(_ entries: [RowGroupEntry]) -> [UInt8] {
-        var w = ByteWriter(capacity: 16 + entries.count * size)
+        var w = ByteWriter(capacity: 32 + entries.count * size)
         w.u32(BlockMagic.rowGroupList)
         w.u32(UInt32(entries.count))
         // Five little-endian words per entry, copied at once (a large table rewrites its list on
@@ -86,7 +86,7 @@ package struct RowGroupEntry: Sendable, Equatable, BitwiseCopyable {
 
     /// A paged list's top block (`RGLP`, format 4): each page's entry count and `RGLS` block.
     static func encodeListPages(_ pages: [Page]) -> [UInt8] {
-        var w = ByteWriter(capacity: 16 + pages.count * 24)
+        var w = ByteWriter(capacity: 32 + pages.count * 24)
         w.u32(BlockMagic.rowGroupListPages)
         w.u32(UInt32(pages.count))
         Pages.encode(pages, into: &w)
@@ -134,7 +134,7 @@ package struct RowGroupBlock: Sendable, Equatable {
     package var columns: [UInt32: BlockRef]
 
     func encode() -> [UInt8] {
-        var w = ByteWriter(capacity: 32 + columns.count * 24)
+        var w = ByteWriter(capacity: 48 + columns.count * 24)
         w.u32(BlockMagic.rowGroup)
         w.u32(UInt32(rowCount))
         w.u32(UInt32(columns.count))
@@ -210,11 +210,11 @@ package struct VersionRecord: Sendable {
 
     /// Sets the live-bytes field of an encoded record and re-seals its checksum.
     static func patchLiveBytes(_ bytes: inout [UInt8], _ live: UInt64) {
-        var w = ByteWriter()
-        w.append(contentsOf: bytes[0..<(bytes.count - 8)])
-        w.patchU64(live, at: liveBytesOffset)
-        w.u64(w.checksum())
-        bytes = w.bytes
+        // In place: the trailer comes off, the field changes, the new checksum goes back on.
+        bytes.removeLast(8)
+        for i in 0..<8 { bytes[liveBytesOffset + i] = UInt8(truncatingIfNeeded: live >> UInt64(8 * i)) }
+        let sum = XXH64.hash(bytes, seed: 0)
+        for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: sum >> UInt64(8 * i))) }
     }
 
     func encode() -> [UInt8] { encodeWithChangesetRange().bytes }
@@ -222,7 +222,7 @@ package struct VersionRecord: Sendable {
     /// The encoded record and where its changeset lies in it; the catalog's bytes are copied from
     /// `previous` when it has the same catalog.
     func encodeWithChangesetRange(reusing previous: VersionRecord? = nil) -> (bytes: [UInt8], changeset: Range<Int>, catalog: Range<Int>) {
-        var w = ByteWriter(capacity: 1024)
+        var w = ByteWriter(capacity: 256 + (previous?.catalogBytes?.count ?? 1024) + tables.count * 128)
         w.u32(BlockMagic.versionRecord)
         w.u32(0)
         w.u64(version)

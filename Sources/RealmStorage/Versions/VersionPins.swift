@@ -110,7 +110,7 @@ final class LockFile: @unchecked Sendable {
         }
         if entries.count > 1 { entries.sort { ($0.0, $0.1) < ($1.0, $1.1) } }
         if entries.count > Self.maxEntries { entries.removeSubrange(Self.maxEntries...) }
-        var w = ByteWriter(capacity: 24 + entries.count * 24)
+        var w = ByteWriter(capacity: 32 + entries.count * 24)
         w.u32(0x4E49_5050)  // "PPIN"
         w.u32(UInt32(bitPattern: SystemFile.processID))
         w.u32(UInt32(entries.count))
