@@ -110,18 +110,22 @@ import Testing
         }
     }
 
-    /// One-object commits keep merging a table's trailing row groups: the groups they rewrite or
-    /// merge away leave the store's cache of decoded groups, so what it holds is groups of the
-    /// current version (the tail the next commits merge into), not dead ones.
+    /// One-object commits keep merging a table's trailing row groups: the groups they rewrite,
+    /// merge away or delete whole leave the store's cache of decoded groups, so what it holds is
+    /// groups of the current version (the tail the next commits merge into), not dead ones.
     @Test func cachedGroupsStayLive() throws {
         let dir = TempDir()
         let store = try PagedListTests.idTable(dir, objects: 0, rowGroupCapacity: 64)
         for i in 0..<100 { try store.write { try $0.insert("T", row: [.int(Int64(i))]) } }
+        // The last group (100 = 64 + 32 + 4: ids 96-99) is deleted whole: its decoded form goes too.
+        try store.write { tx in
+            for id in 96..<100 { try tx.delete("T", try #require(try tx.objectKey("T", primaryKey: .int(Int64(id))))) }
+        }
         let snap = try store.snapshot()
         let live = Set(try snap.rowGroups("T").compactMap { snap.cacheKey($0.block) })
         let cached = store.cache.inner.withLock { Set($0.groups.keys) }
         #expect(!cached.isEmpty)
         #expect(cached.isSubset(of: live))
-        #expect(try snap.objectCount("T") == 100)
+        #expect(try snap.objectCount("T") == 96)
     }
 }

@@ -125,7 +125,8 @@ public final class Snapshot: Sendable {
 
     /// The list at `ref`: a row-group list block, or (format 4, when `paged`) a page table whose
     /// pages are row-group list blocks. A list the last commit wrote, or another snapshot decoded,
-    /// is in the store's cache (pages too, so a new page table decodes only its new pages).
+    /// is in the store's cache (the pages a snapshot decodes too, so a later page table decodes
+    /// only its new pages; a commit caches its page table's whole list, not its pages).
     private func listBlock(_ ref: BlockRef, paged: Bool) throws -> RowGroupList {
         let key = cacheKey(ref)
         if let key, let cached = cache?.list(key) {

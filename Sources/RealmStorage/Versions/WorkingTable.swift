@@ -103,12 +103,6 @@ final class GroupList: RandomAccessCollection {
         return lo < n && firstKey(lo) <= key ? lo : nil
     }
 
-    /// The last group (cheaper than the collection's generic `last`).
-    var last: WorkGroup? {
-        if let g = tail.last { return g }
-        return split > 0 ? self[split - 1] : nil
-    }
-
     /// Whether `g` is the last group (what every insert asks).
     func endsWith(_ g: LoadedGroup) -> Bool {
         guard !tail.isEmpty, case .loaded(let l) = tail[tail.count - 1] else { return false }
@@ -118,6 +112,7 @@ final class GroupList: RandomAccessCollection {
     func append(_ g: WorkGroup) { tail.append(g) }
 
     func removeLast() {
+        precondition(!isEmpty, "removeLast on an empty group list")
         if tail.isEmpty { materialize(from: endIndex - 1) }
         tail.removeLast()
     }

@@ -72,6 +72,7 @@ extension WriteTransaction {
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
         let start = max(baseSlot.fileLength, failed?.fileLength ?? 0)
         var em = Emitter(start: start + (hasHead ? UInt64(CommitHead.size) : 0))
+        em.superseded = supersededGroups
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }

@@ -30,6 +30,8 @@ public final class WriteTransaction {
     @exclusivity(unchecked) var lastPlan: InsertPlan?
     var schemaChanged = false
     @exclusivity(unchecked) var freed: UInt64 = 0
+    /// Base row groups deleted whole: the commit drops their decoded forms from the store's cache.
+    var supersededGroups: [BlockCache.Key] = []
     /// Read by every operation: exempt from dynamic exclusivity checks like the working state (the
     /// transaction is confined to one thread, and no access to it overlaps another).
     @exclusivity(unchecked) public private(set) var isFinished = false
@@ -553,7 +555,10 @@ public final class WriteTransaction {
         g.rowsChanged = true
         if g.keys.isEmpty {
             w.groups.remove(at: gi)
-            if let o = g.original { freed += try groupBytes(o) }
+            if let o = g.original {
+                freed += try groupBytes(o)
+                if let key = base.cacheKey(o.block) { supersededGroups.append(key) }
+            }
         }
         w.objectCount -= 1
         w.listChanged = true
