@@ -147,10 +147,11 @@ struct StorageBench {
                     try tx.commit()
                 }
             }
+            let lengthAfter = try target.snapshot().fileLength
             print(
                 String(
                     format: "%d one-object durable commits %@: %.0f commits/s (target ≥ 8,500); file %.1f MB", commits, label as NSString,
-                    Double(commits) / t, Double(try target.snapshot().fileLength) / 1e6))
+                    Double(commits) / t, Double(lengthAfter) / 1e6))
             let cpuAfter = cpuSeconds()
             let cpu = (user: cpuAfter.user - cpuBefore.user, system: cpuAfter.system - cpuBefore.system)
             print(
@@ -159,7 +160,7 @@ struct StorageBench {
                         "  per commit: %.1f µs in all, %.1f µs of it on the CPU (user %.1f + system %.1f), %.1f µs waiting for the disk",
                     t / Double(commits) * 1e6, (cpu.user + cpu.system) / Double(commits) * 1e6, cpu.user / Double(commits) * 1e6,
                     cpu.system / Double(commits) * 1e6, (t - cpu.user - cpu.system) / Double(commits) * 1e6))
-            let bytes = (try target.snapshot().fileLength - lengthBefore) / commits
+            let bytes = (lengthAfter - lengthBefore) / commits
             let floor = try syncFloor(dir: dir, bytes: bytes)
             print(
                 String(

@@ -19,12 +19,12 @@ enum Pages {
     /// ``size`` (by `block`) under a page table (by `table`). A page at the same position of
     /// `base`, with the same start and items, is kept, block and all; the first `unchanged` items
     /// are known to be the base's and are not compared.
-    /// - Returns: the top block, the pages (none unpaged), and the blocks of base pages not kept.
+    /// - Returns: the top block and the blocks of base pages not kept.
     static func write<T: Equatable>(
         _ items: [T], paged: Bool, base: (items: [T], pages: [Page])?, unchanged: Int = 0,
         block: (_ items: ArraySlice<T>, _ whole: Bool) throws -> BlockRef, table: ([Page]) throws -> BlockRef
-    ) rethrows -> (top: BlockRef, pages: [Page], dropped: [BlockRef]) {
-        guard paged, items.count > size else { return (try block(items[...], true), [], base?.pages.map(\.block) ?? []) }
+    ) rethrows -> (top: BlockRef, dropped: [BlockRef]) {
+        guard paged, items.count > size else { return (try block(items[...], true), base?.pages.map(\.block) ?? []) }
         var pages: [Page] = []
         pages.reserveCapacity((items.count + size - 1) / size)
         var kept = [Bool](repeating: false, count: base?.pages.count ?? 0)
@@ -46,7 +46,7 @@ enum Pages {
             i += 1
         }
         let dropped = base?.pages.indices.filter { !kept[$0] }.map { base!.pages[$0].block } ?? []
-        return (try table(pages), pages, dropped)
+        return (try table(pages), dropped)
     }
 
     /// The items of `pages` in page order, each page's from `load`: corrupted unless every page

@@ -106,9 +106,9 @@ final class LockFile: @unchecked Sendable {
         var entries: [(UInt64, UInt32, Int)] = []
         entries.reserveCapacity(pins.count)
         for p in pins where p.count > 0 && p.kind != skipped {
-            entries.append((p.version, Self.kindCode(p.kind), p.count))
+            entries.append((p.version, UInt32(Self.kindNames.firstIndex(of: p.kind) ?? Self.kindNames.count - 1), p.count))
         }
-        if entries.count > 1 { entries.sort { ($0.0, $0.1) < ($1.0, $1.1) } }
+        entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         if entries.count > Self.maxEntries { entries.removeSubrange(Self.maxEntries...) }
         var w = ByteWriter(capacity: 32 + entries.count * 24)
         w.u32(0x4E49_5050)  // "PPIN"
@@ -124,16 +124,6 @@ final class LockFile: @unchecked Sendable {
         // The checksum follows the last entry: only the bytes in use are written.
         w.u64(w.checksum())
         try file.write(w.bytes, at: Self.slotDataBase + slot * Self.slotDataSize)
-    }
-
-    /// The code of a pin kind in a slot (its place in ``kindNames``; unknown kinds are "other").
-    static func kindCode(_ kind: String) -> UInt32 {
-        // The kinds a store pins most often, compared as small strings first.
-        switch kind {
-        case "snapshot": 0
-        case "frozen": 1
-        default: UInt32(kindNames.firstIndex(of: kind) ?? kindNames.count - 1)
-        }
     }
 
     /// Pins published by other live stores (any process), skipping this store's own slot.

@@ -53,10 +53,17 @@ final class GroupList: RandomAccessCollection {
     var startIndex: Int { 0 }
     var endIndex: Int { split + tail.count }
 
+    /// The group loaded in place at `i` (a position below `split`), if any.
+    @inline(__always)
+    private func frontGroup(_ i: Int) -> LoadedGroup? {
+        for f in front where f.position == i { return f.group }
+        return nil
+    }
+
     subscript(i: Int) -> WorkGroup {
         @inline(__always) get {
             if i >= split { return tail[i - split] }
-            for f in front where f.position == i { return .loaded(f.group) }
+            if let g = frontGroup(i) { return .loaded(g) }
             return .stored(base[i])
         }
         // Nonmutating: the list is a class.
@@ -69,7 +76,7 @@ final class GroupList: RandomAccessCollection {
                 }
                 return
             }
-            if i < split { materialize(from: front.map(\.position).min().map { Swift.min($0, i) } ?? i) }
+            if i < split { materialize(from: Swift.min(unchangedPrefix, i)) }
             tail[i - split] = newValue
         }
     }
@@ -79,7 +86,7 @@ final class GroupList: RandomAccessCollection {
     @inline(__always)
     func lastKey(_ i: Int) -> Int64 {
         if i >= split { return tail[i - split].lastKey }
-        for f in front where f.position == i { return f.group.keys.last ?? .min }
+        if let g = frontGroup(i) { return g.keys.last ?? .min }
         return base[i].lastKey
     }
 
@@ -87,7 +94,7 @@ final class GroupList: RandomAccessCollection {
     @inline(__always)
     func firstKey(_ i: Int) -> Int64 {
         if i >= split { return tail[i - split].firstKey }
-        for f in front where f.position == i { return f.group.keys.first ?? .min }
+        if let g = frontGroup(i) { return g.keys.first ?? .min }
         return base[i].firstKey
     }
 

@@ -12,8 +12,6 @@ extension WriteTransaction {
         var blocks: [(BlockRef, UInt64)] = []
         /// What the commit built, decoded, for the store's cache once the commit is acknowledged.
         var products: [(BlockCache.Key, BlockCache.Product)] = []
-        /// The row groups of the base version the commit rewrote or merged away.
-        var superseded: [BlockCache.Key] = []
 
         mutating func emit(_ block: [UInt8]) -> BlockRef {
             let ref = BlockRef(offset: start + UInt64(out.count), length: UInt64(block.count))
@@ -72,18 +70,20 @@ extension WriteTransaction {
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
         let start = max(baseSlot.fileLength, failed?.fileLength ?? 0)
         var em = Emitter(start: start + (hasHead ? UInt64(CommitHead.size) : 0))
-        em.superseded = supersededGroups
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }
         var changeset = Changeset()
         changeset.schemaChanged = schemaChanged
-        for id in changes.isEmpty ? Array(tables.keys) : Array(Set(changes.keys).union(tables.keys)) {
-            guard let t = catalog.table(id: id) else { continue }
+        func record(_ id: UInt32) {
+            guard let t = catalog.table(id: id) else { return }
             var ch = changes[id] ?? .init()
             ch.insertedRuns = tables[id]?.insertedRuns ?? []
             if !ch.isEmpty { changeset.tables[t.name] = ch }
         }
+        // Every table with working state or changes, once each.
+        for id in tables.keys { record(id) }
+        for id in changes.keys where tables[id] == nil { record(id) }
         var record = VersionRecord(
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
             commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
@@ -159,7 +159,7 @@ extension WriteTransaction {
         if let cache = base.cache {
             // Small blocks hash again faster than the set of verified blocks takes a new entry.
             for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
-            cache.store(em.products, superseded: em.superseded)
+            cache.store(em.products, superseded: supersededGroups)
         }
         return try store.state.withLock { s in
             s.failedCommit = nil
@@ -202,7 +202,7 @@ extension WriteTransaction {
     /// Writes a working table's changed groups, row-group list and indexes; updates `states`.
     func finish(_ w: WorkingTable, _ em: inout Emitter) throws {
         let t = catalog.table(id: w.tableId)!
-        try mergeTail(w, &em)
+        try mergeTail(w)
         var changed = w.listChanged
         // The leading groups still stored are the base's first entries, in place: copied at once.
         let unchanged = w.groups.unchangedPrefix
@@ -237,7 +237,7 @@ extension WriteTransaction {
                         block.columns[c.id] = old
                     }
                 }
-                if let o = l.original, let key = base.cacheKey(o.block) { em.superseded.append(key) }
+                if let o = l.original { supersede(o) }
                 // Segments of removed columns are dropped with the rewritten group.
                 if let ob = l.originalBlock {
                     for (id, ref) in ob.columns where t.column(id: id) == nil { freed += ref.length }
@@ -270,7 +270,7 @@ extension WriteTransaction {
 
     /// Merges trailing row groups like a binary counter (a group absorbs the one after it when that
     /// one is at least as large and both fit), so one-object commits copy O(log capacity) rows each.
-    func mergeTail(_ w: WorkingTable, _ em: inout Emitter) throws {
+    func mergeTail(_ w: WorkingTable) throws {
         while w.groups.count >= 2 {
             let n = w.groups.count
             let p = w.groups[n - 2]
@@ -292,10 +292,7 @@ extension WriteTransaction {
                 }
             }
             pg.rowsChanged = true
-            if let o = lg.original {
-                freed += try groupBytes(o)
-                if let key = base.cacheKey(o.block) { em.superseded.append(key) }
-            }
+            if let o = lg.original { try dropGroup(o) }
             w.groups.removeLast()
         }
     }
@@ -424,14 +421,13 @@ extension WriteTransaction {
     /// commit to a large table writes its last page and the page table). Adds the pages of `old`
     /// it drops to `freed` (the caller frees `old`'s top block).
     func writeList(_ entries: [RowGroupEntry], replacing old: RowGroupList?, unchanged: Int, _ em: inout Emitter) -> BlockRef {
-        let (top, _, dropped) = Pages.write(
+        let (top, dropped) = Pages.write(
             entries, paged: pagesLists, base: old.map { ($0.entries, $0.pages) }, unchanged: unchanged,
             block: { slice, whole in
                 // A page's decoded form is not kept: the next transaction and this store's readers
                 // start from the page table's, which holds every entry.
-                let part = Array(slice)
-                let bytes = RowGroupEntry.encodeList(part)
-                return whole ? em.emit(bytes, decoded: .list(RowGroupList(entries: part, pages: []))) : em.emit(bytes)
+                guard whole else { return em.emit(RowGroupEntry.encodeList(Array(slice))) }
+                return em.emit(RowGroupEntry.encodeList(entries), decoded: .list(RowGroupList(entries: entries, pages: [])))
             },
             table: { em.emit(RowGroupEntry.encodeListPages($0), decoded: .list(RowGroupList(entries: entries, pages: $0))) })
         for b in dropped { freed += b.length }
@@ -444,12 +440,11 @@ extension WriteTransaction {
         _ directory: IndexDirectory, lastEntry: (hash: UInt64, key: Int64)?, replacing old: BlockCache.IndexMemo?, unchanged: Int,
         _ em: inout Emitter
     ) -> BlockRef {
-        let (top, _, dropped) = Pages.write(
+        let (top, dropped) = Pages.write(
             directory.chunks, paged: pagesLists, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged,
             block: { slice, whole in
-                let part = IndexDirectory(columnId: directory.columnId, chunks: Array(slice))
-                let bytes = part.encode()
-                return whole ? em.emit(bytes, decoded: .index(.init(directory: part, lastEntry: lastEntry, pages: []))) : em.emit(bytes)
+                guard whole else { return em.emit(IndexDirectory(columnId: directory.columnId, chunks: Array(slice)).encode()) }
+                return em.emit(directory.encode(), decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: [])))
             },
             table: {
                 em.emit(

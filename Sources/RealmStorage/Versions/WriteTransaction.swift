@@ -30,7 +30,8 @@ public final class WriteTransaction {
     @exclusivity(unchecked) var lastPlan: InsertPlan?
     var schemaChanged = false
     @exclusivity(unchecked) var freed: UInt64 = 0
-    /// Base row groups deleted whole: the commit drops their decoded forms from the store's cache.
+    /// Base row groups this transaction rewrites, merges away or deletes whole: the commit drops
+    /// their decoded forms from the store's cache (no later version holds them).
     var supersededGroups: [BlockCache.Key] = []
     /// Read by every operation: exempt from dynamic exclusivity checks like the working state (the
     /// transaction is confined to one thread, and no access to it overlaps another).
@@ -555,10 +556,7 @@ public final class WriteTransaction {
         g.rowsChanged = true
         if g.keys.isEmpty {
             w.groups.remove(at: gi)
-            if let o = g.original {
-                freed += try groupBytes(o)
-                if let key = base.cacheKey(o.block) { supersededGroups.append(key) }
-            }
+            if let o = g.original { try dropGroup(o) }
         }
         w.objectCount -= 1
         w.listChanged = true
@@ -577,6 +575,17 @@ public final class WriteTransaction {
     }
 
     // MARK: Byte accounting
+
+    /// A base row group leaves the table: its bytes are freed and its decoded form superseded.
+    func dropGroup(_ e: RowGroupEntry) throws {
+        freed += try groupBytes(e)
+        supersede(e)
+    }
+
+    /// Notes that no later version holds the base row group `e` (see ``supersededGroups``).
+    func supersede(_ e: RowGroupEntry) {
+        if let key = base.cacheKey(e.block) { supersededGroups.append(key) }
+    }
 
     func groupBytes(_ e: RowGroupEntry) throws -> UInt64 {
         let g = try base.rowGroup(e.block)
