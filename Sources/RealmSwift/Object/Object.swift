@@ -51,6 +51,13 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         return i
     }
 
+    /// The index of the property of this object's class declared at `site` (-1: none, or more
+    /// than one); the class's description is read without retaining it when already known.
+    final func _rlmIndex(declaredAt site: PersistedSite) -> Int {
+        if let info = _rlmClassStorage { return info.index(declaredAt: site) }
+        return _rlmClass.index(declaredAt: site)
+    }
+
     func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
         _rlmRealm = realm
         _rlmThread = realm.confinedThread

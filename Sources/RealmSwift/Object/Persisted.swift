@@ -19,17 +19,37 @@ import RealmStorage
 public struct Persisted<Value: _Persistable> {
     @usableFromInline var initial: Value?
     @usableFromInline var flags: UInt8 = 0
-    /// Set only on a prototype to find which property a key path names.
+    /// Set only while the property's index is looked up with `Mirror` (see ``resolvedIndex``).
     @usableFromInline var marker = false
+    /// The property's index in its class once an accessor has looked it up (-1: not yet).
+    @usableFromInline var index: Int32 = -1
+    /// Where the property is declared (the compiler fills in the initializers' `_file`, `_line`
+    /// and `_column` there): how an accessor finds its property without a key path.
+    @usableFromInline var line: UInt32
+    @usableFromInline var column: UInt32
+    @usableFromInline var file: Int
 
     @usableFromInline static var primaryKeyFlag: UInt8 { 1 }
     @usableFromInline static var indexedFlag: UInt8 { 2 }
 
     /// A property with the type's default value (`0`, `""`, `nil`, an empty collection, a new `ObjectId`).
-    @inlinable public init() {}
+    ///
+    /// `_file`, `_line` and `_column` name the declaration; leave them to the compiler.
+    @inlinable public init(_file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
+        line = _line
+        column = _column
+        file = _persistedFileIdentity(_file)
+    }
 
     /// A property with an initial value.
-    @inlinable public init(wrappedValue: Value) { initial = wrappedValue }
+    @inlinable public init(
+        wrappedValue: Value, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+    ) {
+        initial = wrappedValue
+        line = _line
+        column = _column
+        file = _persistedFileIdentity(_file)
+    }
 
     @available(*, unavailable, message: "@Persisted can only be used as a property of a Realm object")
     public var wrappedValue: Value {
@@ -45,7 +65,7 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            let i = index(object, storageKeyPath)
+            let i = resolvedIndex(object, storageKeyPath)
             if object._rlmRealm != nil { return Value._rlmGet(object, i) }
             if let recorder = object._rlmRecorder { return recorded(object, recorder, i) }
             if i < object._rlmValues.count, let v = object._rlmValues[i] { return v as! Value }
@@ -56,7 +76,7 @@ public struct Persisted<Value: _Persistable> {
             return d
         }
         set {
-            let i = index(object, storageKeyPath)
+            let i = resolvedIndex(object, storageKeyPath)
             if let realm = object._rlmRealm {
                 realm.checkWritable(object, i)
                 Value._rlmSet(object, i, newValue)
@@ -66,6 +86,28 @@ public struct Persisted<Value: _Persistable> {
                 object._rlmSetUnmanaged(i, newValue, stored: Value._rlmStoredForm(newValue))
             }
         }
+    }
+
+    /// The index of the property `storage` names, kept in the wrapper after the first lookup.
+    ///
+    /// Reads and writes only the wrapper's own fields through `storage`, which the optimizer turns
+    /// into plain loads and stores once this is inlined into an accessor: the key path is then
+    /// never made (making one and looking it up cost a property read ~200 instructions). The
+    /// first lookup finds the declaration's place in the class's table; a place the table does
+    /// not know (or shares between two properties) is resolved by marking the wrapper and finding
+    /// the marked one with `Mirror`.
+    @inlinable @inline(__always)
+    static func resolvedIndex<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
+        let known = object[keyPath: storage].index
+        if known >= 0 { return Int(known) }
+        var i = _persistedIndex(object, object[keyPath: storage].file, object[keyPath: storage].line, object[keyPath: storage].column)
+        if i < 0 {
+            object[keyPath: storage].marker = true
+            i = _persistedMarkedIndex(object)
+            object[keyPath: storage].marker = false
+        }
+        object[keyPath: storage].index = Int32(truncatingIfNeeded: i)
+        return i
     }
 
     /// Notes property `i` for a key-path recording; a link returns a recording prototype of its
@@ -81,50 +123,68 @@ public struct Persisted<Value: _Persistable> {
         }
         return Value._rlmDefaultValue()
     }
+}
 
-    /// The property index `storage` names, resolved once per class and key path.
-    @usableFromInline
-    static func index<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
-        if let i = KeyPathIndexes.index(storage) { return i }
-        let info = object._rlmClass
-        if let i = info.cachedIndex(storage) { return i }
-        let proto = info.makePrototype() as! E
-        proto[keyPath: storage].marker = true
-        guard let i = info.markedIndex(in: proto) else {
-            fatalError("The property behind \(storage) is not a @Persisted property of \(info.className).")
-        }
-        // The wrapper's initial value, read with the static types (no dynamic cast per object).
-        info.cacheIndex(storage, i) { ($0 as! E)[keyPath: storage].initial.map { $0 as Any } }
-        return i
+/// The identity of a `#fileID` literal (see `staticStringIdentity`).
+@usableFromInline func _persistedFileIdentity(_ file: StaticString) -> Int { staticStringIdentity(file) }
+
+/// The index of the property of `object`'s class declared at `file`, `line`, `column`; -1 when
+/// no single property is.
+@usableFromInline func _persistedIndex(_ object: ObjectBase, _ file: Int, _ line: UInt32, _ column: UInt32) -> Int {
+    object._rlmIndex(declaredAt: PersistedSite(file: file, line: line, column: column))
+}
+
+/// The index of the one wrapper of `object` whose marker is set.
+@usableFromInline func _persistedMarkedIndex(_ object: ObjectBase) -> Int {
+    let info = object._rlmClass
+    guard let i = info.markedIndex(in: object) else {
+        fatalError("A @Persisted property of \(info.className) is not a stored property of the class.")
     }
+    return i
+}
+
+/// Where a `@Persisted` property is declared.
+struct PersistedSite: Equatable {
+    let file: Int
+    let line: UInt32
+    let column: UInt32
 }
 
 extension Persisted where Value: _RealmValue {
     /// A primary-key property (`Int`, `String`, `ObjectId`, `UUID` or optionals of them).
-    @inlinable public init(primaryKey: Bool) {
+    @inlinable public init(primaryKey: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
+        self.init(_file: _file, _line: _line, _column: _column)
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// A primary-key property with an initial value.
-    @inlinable public init(wrappedValue: Value, primaryKey: Bool) {
-        initial = wrappedValue
+    @inlinable public init(
+        wrappedValue: Value, primaryKey: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+    ) {
+        self.init(wrappedValue: wrappedValue, _file: _file, _line: _line, _column: _column)
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// An indexed property: `==` and `IN` queries use a persisted index.
-    @inlinable public init(indexed: Bool) {
+    @inlinable public init(indexed: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
+        self.init(_file: _file, _line: _line, _column: _column)
         flags = indexed ? Self.indexedFlag : 0
     }
     /// An indexed property with an initial value.
-    @inlinable public init(wrappedValue: Value, indexed: Bool) {
-        initial = wrappedValue
+    @inlinable public init(
+        wrappedValue: Value, indexed: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+    ) {
+        self.init(wrappedValue: wrappedValue, _file: _file, _line: _line, _column: _column)
         flags = indexed ? Self.indexedFlag : 0
     }
 }
 
 extension Persisted {
     /// The objects of `Origin` whose `originProperty` links to this object.
-    public init<Origin: ObjectBase>(originProperty: String) where Value == LinkingObjects<Origin> {
+    public init<Origin: ObjectBase>(
+        originProperty: String, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+    ) where Value == LinkingObjects<Origin> {
         // The initial value (what an unmanaged object reads) carries the property's name.
-        initial = LinkingObjects(fromType: Origin.self, property: originProperty)
+        self.init(
+            wrappedValue: LinkingObjects(fromType: Origin.self, property: originProperty), _file: _file, _line: _line, _column: _column)
     }
 }
 
@@ -135,12 +195,14 @@ protocol PersistedProperty {
     var origin: String? { get }
     var initialAny: Any? { get }
     var valueType: any _Persistable.Type { get }
+    var site: PersistedSite { get }
 }
 
 extension Persisted: PersistedProperty {
     var origin: String? { (initial as? any LinkingObjectsOrigin)?.propertyName }
     var initialAny: Any? { initial.map { $0 as Any } }
     var valueType: any _Persistable.Type { Value.self }
+    var site: PersistedSite { PersistedSite(file: file, line: line, column: column) }
 }
 
 /// What `@Persisted(originProperty:)` keeps: the linking property's name, in its initial value.

@@ -22,8 +22,8 @@ struct PropertyInfo {
 /// Everything the library knows about one model class: discovered once with `Mirror` and cached
 /// for the life of the process.
 ///
-/// `@unchecked Sendable`: every stored property is immutable after `init` except the key-path cache,
-/// which lives in a `Mutex`.
+/// `@unchecked Sendable`: every stored property is immutable after `init` except the spare slots,
+/// which live in a `Mutex`.
 final class ClassInfo: @unchecked Sendable {
     let type: ObjectBase.Type
     let className: String
@@ -41,10 +41,9 @@ final class ClassInfo: @unchecked Sendable {
     let isReusable: Bool
     let schema: ObjectSchema
     let indexByName: [String: Int]
-    private let keyPathCache = Mutex<[ObjectIdentifier: (RetainedKeyPath, Int)]>([:])
-    /// The key path of each property's wrapper, once an accessor has used it (lets an unmanaged
-    /// object's initial values be read without `Mirror`).
-    private let storagePaths = Mutex<[Int: RetainedKeyPath]>([:])
+    /// Where each property is declared, for accessors (a place two properties share has file 0,
+    /// which no declaration has).
+    private let sites: [PersistedSite]
     /// Empty stored-value slots of objects that were added, for new unmanaged objects: making and
     /// freeing an array of optional enums costs more than the values it holds (a generic metadata
     /// lookup, then a witness call per element), about a seventh of a bulk insert's time.
@@ -105,7 +104,10 @@ final class ClassInfo: @unchecked Sendable {
         var props: [PropertyInfo] = []
         let prototype = type.init()
         self.isReusable = Self.storesOnlyPersisted(prototype)
-        for (label, wrapper) in Self.wrappers(of: prototype) {
+        let wrappers = Self.wrappers(of: prototype)
+        let sites = wrappers.map(\.1.site)
+        self.sites = sites.map { site in sites.count { $0 == site } == 1 ? site : PersistedSite(file: 0, line: 0, column: 0) }
+        for (label, wrapper) in wrappers {
             let name = String(label.dropFirst())
             let info = wrapper.valueType._rlmInfo
             let isPK = wrapper.flags & 1 != 0
@@ -132,6 +134,7 @@ final class ClassInfo: @unchecked Sendable {
         self.className = table.name
         self.isEmbedded = false
         self.isReusable = false
+        self.sites = []
         let props = table.columns.map { c in
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
@@ -201,26 +204,18 @@ final class ClassInfo: @unchecked Sendable {
 
     func makePrototype() -> ObjectBase { type.init() }
 
-    /// The property index a key path names: the process-wide lock-free table first, this class's
-    /// own (locked) cache when that table had no free slot near it.
-    func cachedIndex(_ keyPath: AnyKeyPath) -> Int? {
-        KeyPathIndexes.index(keyPath) ?? keyPathCache.withLock { $0[ObjectIdentifier(keyPath)]?.1 }
-    }
-
-    func cacheIndex(_ keyPath: AnyKeyPath, _ index: Int, initial: ((ObjectBase) -> Any?)? = nil) {
-        // The key path is retained (here, for good) so its identity cannot be reused by another.
-        let retained = RetainedKeyPath(value: keyPath, initial: initial)
-        keyPathCache.withLock { cache in
-            guard cache[ObjectIdentifier(keyPath)] == nil else { return }
-            cache[ObjectIdentifier(keyPath)] = (retained, index)
-            storagePaths.withLock { if $0[index] == nil { $0[index] = retained } }
+    /// The index of the property declared at `site`, when exactly one is (-1 otherwise).
+    @inline(__always)
+    func index(declaredAt site: PersistedSite) -> Int {
+        for i in sites.indices where sites[i].file == site.file && sites[i].line == site.line && sites[i].column == site.column {
+            return i
         }
-        KeyPathIndexes.insert(keyPath, index)
+        return -1
     }
 
-    /// The index of the one wrapper of `prototype` whose marker is set.
-    func markedIndex(in prototype: ObjectBase) -> Int? {
-        Self.wrappers(of: prototype).firstIndex { $0.1.marker }
+    /// The index of the one wrapper of `object` whose marker is set.
+    func markedIndex(in object: ObjectBase) -> Int? {
+        Self.wrappers(of: object).firstIndex { $0.1.marker }
     }
 
     static func mask(_ flags: [Bool]) -> UInt64 {
@@ -243,42 +238,11 @@ final class ClassInfo: @unchecked Sendable {
     /// Gives each stored property of `object` that holds no value its wrapper's initial value (or
     /// its type's default).
     private func fillInitialValues(of object: ObjectBase) {
-        func missing(_ i: Int) -> Bool { isStored[i] && !object._rlmHasValue(i) }
-        let isDynamic = object is DynamicObject
-        let paths = storagePaths.withLock { $0 }
-        let needMirror = !isDynamic && properties.indices.contains { missing($0) && paths[$0] == nil }
-        let wrappers = needMirror ? Self.wrappers(of: object) : []
-        for i in properties.indices where missing(i) {
-            var initial: Any?
-            if let read = paths[i]?.initial, !isDynamic {
-                initial = read(object)
-            } else if let kp = paths[i]?.value, !isDynamic {
-                initial = (object[keyPath: kp] as? any PersistedProperty)?.initialAny
-            } else if i < wrappers.count {
-                initial = wrappers[i].1.initialAny
-            }
-            let v = initial ?? properties[i].valueType._rlmDefaultValue()
-            object._rlmSetUnmanaged(i, v)
+        let wrappers = object is DynamicObject ? [] : Self.wrappers(of: object)
+        for i in properties.indices where isStored[i] && !object._rlmHasValue(i) {
+            let initial = i < wrappers.count ? wrappers[i].1.initialAny : nil
+            object._rlmSetUnmanaged(i, initial ?? properties[i].valueType._rlmDefaultValue())
         }
-    }
-}
-
-/// Property indexes by storage key path for every class at once, read without a lock (a key path
-/// names one property of its declaring class, and subclasses list their base class's properties
-/// first, so the index is the same for all of them). Entries are added only for key paths a
-/// ``ClassInfo`` retains for good, so an identity is never reused.
-enum KeyPathIndexes {
-    static let table = IdentityTable<Int>(capacity: 4096)
-
-    @inline(__always)
-    static func index(_ keyPath: AnyKeyPath) -> Int? { table.value(for: ObjectIdentifier(keyPath)) }
-
-    /// Serializes writers.
-    static let writer = Mutex(())
-
-    /// Adds an entry when a free slot is near; otherwise the key path is left to its class's table.
-    static func insert(_ keyPath: AnyKeyPath, _ index: Int) {
-        writer.withLock { _ in table.insert(ObjectIdentifier(keyPath), index) }
     }
 }
 
@@ -328,11 +292,4 @@ struct IdentityTable<Value>: @unchecked Sendable {
             i = (i + 1) & (slots.count - 1)
         }
     }
-}
-
-/// A key path kept alive in a cache. `@unchecked Sendable`: key path objects are immutable.
-struct RetainedKeyPath: @unchecked Sendable {
-    let value: AnyKeyPath
-    /// Reads the wrapper's initial value from an object of the class (nil: read it dynamically).
-    var initial: ((ObjectBase) -> Any?)? = nil
 }
