@@ -433,7 +433,7 @@ public struct ItemsCursor: @unchecked Sendable {
         let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
         guard a <= b, b <= blobCount else { return nil }
         guard a < b, let blob else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: blob + a, count: b &- a), as: UTF8.self)
+        return decodeUTF8(blob + a, count: b &- a, readable: blobCount &- a)
     }
 }
 

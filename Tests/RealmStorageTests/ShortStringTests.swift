@@ -1,0 +1,67 @@
+import RealmTestSupport
+import Testing
+
+@testable import RealmStorage
+
+/// Strings read in place (``ItemsCursor``, ``ByteView``) equal `String(decoding:as:)` of their
+/// bytes, whichever way they are built: short ASCII ones from two words, the rest by the
+/// standard library.
+@Suite struct ShortStringTests {
+    /// Items of every length from 0 to 40, ASCII or not, some with invalid UTF-8, placed so that
+    /// some end right at the blob's end (no 16 bytes to load there).
+    @Test func itemsMatchTheStandardDecoding() throws {
+        var rng = SplitMix(seed: 7)
+        var items: [[UInt8]] = []
+        for length in 0...40 {
+            for kind in 0..<4 {
+                var bytes = (0..<length).map { _ in UInt8(0x20 + rng.next() % 0x5F) }
+                if kind == 1, length > 0 { bytes[Int(rng.next() % UInt64(length))] = 0xC3 }  // a lone lead byte
+                if kind == 2, length >= 2 { bytes.replaceSubrange(0..<2, with: [0xC3, 0xA9]) }  // "é"
+                if kind == 3, length > 0 { bytes[length - 1] = 0x7F }
+                items.append(bytes)
+            }
+        }
+        items += [[0x80], Array("name-1234".utf8), Array("exactly15bytes!".utf8), Array("sixteen bytes ok".utf8)]
+        for tail in 0..<items.count {
+            // The item `tail` last: it ends at the blob's end.
+            var order = items
+            order.append(order.remove(at: tail))
+            var offsets: [UInt8] = []
+            var blob: [UInt8] = []
+            for item in order {
+                offsets += withUnsafeBytes(of: UInt32(blob.count).littleEndian, Array.init)
+                blob += item
+            }
+            offsets += withUnsafeBytes(of: UInt32(blob.count).littleEndian, Array.init)
+            let offsetView = ByteView(copying: offsets)
+            let blobView = ByteView(copying: blob)
+            let cursor = try offsetView.itemsCursor(count: order.count, blob: blobView)
+            for (i, item) in order.enumerated() {
+                let expected = String(decoding: item, as: UTF8.self)
+                let read = try #require(cursor.string(i))
+                #expect(read == expected)
+                #expect(Array(read.utf8) == Array(expected.utf8))
+                #expect(read.count == expected.count && read.hashValue == expected.hashValue)
+                let start = blob.count - order[i...].reduce(0) { $0 + $1.count }
+                #expect(try blobView.string(start, item.count) == expected || item.isEmpty)
+            }
+        }
+    }
+
+    /// A short string built from words behaves as any other: it appends, compares, hashes and
+    /// survives being stored and copied.
+    @Test func builtStringsBehave() throws {
+        let blob = ByteView(copying: Array("name-1234 and some padding past sixteen bytes".utf8))
+        let s = try blob.string(0, 9)
+        #expect(s == "name-1234")
+        #expect(s + "!" == "name-1234!")
+        #expect(s.hasPrefix("name-1"))
+        #expect(Set([s, "name-1234"]).count == 1)
+        #expect(s.utf8.count == 9 && s.unicodeScalars.count == 9)
+        var copies = Array(repeating: s, count: 3)
+        copies[1] += "x"
+        #expect(copies == ["name-1234", "name-1234x", "name-1234"])
+        #expect(try blob.string(0, 15) == "name-1234 and s")
+        #expect(try blob.string(0, 1) == "n")
+    }
+}
