@@ -240,8 +240,8 @@ import Testing
         #expect(realm.objects(Dog.self).count == 10)
     }
 
-    /// Model-based: random writes (adds, changes, deletes, cancelled writes), iterations and
-    /// lookups that keep some accessors, `invalidate()` and frozen copies, checked after every step
+    /// Model-based: random writes (adds, changes, deletes, cancelled writes), iterations (with
+    /// writes in their loop bodies) and lookups that keep some accessors, `invalidate()` and frozen copies, checked after every step
     /// against a plain dictionary. Every read of a kept accessor (direct path or not, reused or not)
     /// must give the committed value, and a deleted object must read as invalidated.
     @Test(arguments: [1, 2, 3] as [UInt64])
@@ -293,6 +293,27 @@ import Testing
                 for o in realm.objects(AllTypes.self) {
                     check(o, step)
                     seen += 1
+                    switch rng.below(80) {
+                    case 0:
+                        // A cancelled write in the loop body (the accessor reads through the
+                        // transaction meanwhile); the walk goes on with the same accessor.
+                        try realm.beginWrite()
+                        o.string = "cancelled in the loop"
+                        #expect(o.string == "cancelled in the loop")
+                        realm.cancelWrite()
+                        check(o, step)
+                    case 1:
+                        // A committed write to this object: it and the objects after it read right.
+                        let v = (string: "loop \(step)", int64: Int64(-step))
+                        try realm.write {
+                            o.string = v.string
+                            o.int64 = v.int64
+                        }
+                        model[o.id] = v
+                        check(o, step)
+                    default:
+                        break
+                    }
                     if rng.below(50) == 0 && kept.count < 40 { kept.append((o.id, o)) }
                 }
                 #expect(seen == model.count, "step \(step)")

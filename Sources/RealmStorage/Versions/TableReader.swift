@@ -2,7 +2,7 @@
 package struct RowLocation: Equatable, Sendable {
     package var group: Int32
     package var row: Int32
-    package init(group: Int, row: Int) {
+    @inlinable package init(group: Int, row: Int) {
         self.group = Int32(group)
         self.row = Int32(row)
     }

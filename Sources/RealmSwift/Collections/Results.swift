@@ -354,16 +354,23 @@ final class ObjectWalk {
     @exclusivity(unchecked) private var keys = LaneCursor.empty
     @exclusivity(unchecked) private var view: GroupView?
     @exclusivity(unchecked) private var last: ObjectBase?
+    /// The place epoch of `last` right after this walk placed it in the current group (-1: none
+    /// since the group began): while it holds, `last` still has this walk's reader and view, and
+    /// moving it to the next row needs neither (nor their reference counts).
+    @exclusivity(unchecked) private var placedEpoch = -1
+    private let version: UInt64
 
     init(_ base: ResultsBase, _ reader: BoundReader) {
         self.base = base
         self.reader = reader
+        version = reader.version
         stamp = base.realm.directReadStamp(reader.version)
     }
 
     private init(copying other: ObjectWalk) {
         base = other.base
         reader = other.reader
+        version = other.version
         stamp = other.stamp
         group = other.group
         row = other.row
@@ -379,9 +386,26 @@ final class ObjectWalk {
         if row >= rows, !advance() { return nil }
         let r = row
         row = r + 1
-        let o = base.accessor(ObjectKey(keys[r]), reusing: &last)
-        o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
+        let key = ObjectKey(keys[r])
+        let reusable = base.info.isReusable
+        if reusable, let l = ObjectBase._rlmUnshared(&last) {
+            l._rlmReuse(for: key, generation: base.realm.generation)
+            if l._rlmPlaceEpoch == placedEpoch {
+                l._rlmMove(to: RowLocation(group: group, row: r), version: version, stamp: view == nil ? -1 : stamp)
+            } else {
+                place(l, r)
+            }
+            return l
+        }
+        let o = base.object(key)
+        if reusable { last = o }
+        place(o, r)
         return o
+    }
+
+    private func place(_ o: ObjectBase, _ r: Int) {
+        o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
+        placedEpoch = o._rlmPlaceEpoch
     }
 
     /// Moves to the next group that has rows; false at the end.
@@ -397,6 +421,7 @@ final class ObjectWalk {
             rows = reader.reader.rowCount(group: group)
             row = 0
             view = reader.view(group)
+            placedEpoch = -1
         }
         return true
     }

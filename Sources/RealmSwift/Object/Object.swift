@@ -18,10 +18,13 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     @exclusivity(unchecked) package final var _rlmLocation = RowLocation(group: -1, row: -1)
     @exclusivity(unchecked) package final var _rlmLocationVersion: UInt64 = 0
     /// The table reader of that version, once resolved.
-    @exclusivity(unchecked) final var _rlmReader: BoundReader?
+    @exclusivity(unchecked) final var _rlmReader: BoundReader? { didSet { _rlmPlaceEpoch &+= 1 } }
     /// The view of the object's row group, for the direct read path; valid while
     /// `_rlmReadStamp` is the Realm's stamp (-1: never).
-    @exclusivity(unchecked) final var _rlmGroup: GroupView?
+    @exclusivity(unchecked) final var _rlmGroup: GroupView? { didSet { _rlmPlaceEpoch &+= 1 } }
+    /// Moves on whenever `_rlmReader` or `_rlmGroup` is set: a walk that placed this accessor
+    /// knows from it that both are still the ones it set (see ``ObjectWalk``).
+    @exclusivity(unchecked) final var _rlmPlaceEpoch = 0
     @exclusivity(unchecked) final var _rlmReadStamp = -1
     /// The values of an unmanaged object, set through its accessors, its initializers or the
     /// dynamic API (empty until the first). A value is kept in `_rlmStored`, in its stored form,
@@ -81,9 +84,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// or unowned reference): it may then become another object's accessor, and no one can tell.
     @inline(__always)
     static func _rlmUnshared(_ accessor: inout ObjectBase?) -> ObjectBase? {
-        guard isKnownUniquelyReferenced(&accessor), let a = accessor, _getUnownedRetainCount(a) == 1, _getWeakRetainCount(a) <= 1
-        else { return nil }
-        return a
+        isSolelyReferenced(&accessor) ? accessor : nil
     }
 
     /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
@@ -139,6 +140,14 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         return read(cursor, Int(_rlmLocation.row))
     }
 
+    /// Moves an accessor to another row of the row group (reader and view) it was placed in.
+    @inline(__always)
+    final func _rlmMove(to location: RowLocation, version: UInt64, stamp: Int) {
+        _rlmLocation = location
+        _rlmLocationVersion = version
+        _rlmReadStamp = stamp
+    }
+
     /// Records where the object sits in the version `reader` reads, with the view of its row group
     /// when `stamp` is the Realm's stamp while it reads that version outside a write (the direct
     /// read path; -1 or a nil view: the general path).
@@ -166,7 +175,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// `object` as a `T`: an object of exactly that class (every object a Results of the class
     /// iterates) needs no dynamic cast; another one is cast (and must be a `T`).
     @inline(__always)
-    static func _rlmDowncast<T: ObjectBase>(_ object: ObjectBase) -> T {
+    static func _rlmDowncast<T: ObjectBase>(_ object: consuming ObjectBase) -> T {
         if type(of: object) == T.self { return unsafeDowncast(object, to: T.self) }
         return object as! T
     }
@@ -341,7 +350,7 @@ open class Object: ObjectBase, RealmCollectionValue, _Persistable {
     /// The class name: the name of its table in the file.
     open class func className() -> String { ClassInfo.name(of: self) }
 
-    public static func _rlmCast(_ object: ObjectBase) -> Self { _rlmDowncast(object) }
+    public static func _rlmCast(_ object: consuming ObjectBase) -> Self { _rlmDowncast(object) }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("A to-one link must be optional: declare it as `\(Self.self)?`.")
@@ -370,7 +379,7 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
         do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
     }
 
-    public static func _rlmCast(_ object: ObjectBase) -> Self { _rlmDowncast(object) }
+    public static func _rlmCast(_ object: consuming ObjectBase) -> Self { _rlmDowncast(object) }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("An embedded object property must be optional: declare it as `\(Self.self)?`.")

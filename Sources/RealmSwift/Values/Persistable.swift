@@ -45,14 +45,14 @@ public protocol _RealmValue {
     static func _rlmCoerce(_ value: Any, _ realm: Realm?) throws -> Self
     /// `object` as this type (results hand out their accessors through it; the model classes' own
     /// cast is a class check, cheaper than a generic cast). Stops when it is not one.
-    static func _rlmCast(_ object: ObjectBase) -> Self
+    static func _rlmCast(_ object: consuming ObjectBase) -> Self
     /// Whether decoding a value's stored form gives back exactly the value (false for dates,
     /// whose stored form counts nanoseconds): unmanaged objects then keep only the stored form.
     static var _rlmExactlyStored: Bool { get }
 }
 
 extension _RealmValue {
-    public static func _rlmCast(_ object: ObjectBase) -> Self { object as! Self }
+    public static func _rlmCast(_ object: consuming ObjectBase) -> Self { object as! Self }
     public static var _rlmExactlyStored: Bool { true }
 }
 
