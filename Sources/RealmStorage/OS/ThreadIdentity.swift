@@ -6,7 +6,7 @@ import Foundation
 
 /// The identity of the calling thread (`pthread_self`), for thread-confinement checks in the
 /// layers above. Cheap enough to call on every access.
-@inline(__always)
+@inlinable @inline(__always)
 package func currentThreadIdentity() -> UInt {
     UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
 }

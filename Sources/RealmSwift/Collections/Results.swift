@@ -391,7 +391,9 @@ final class ObjectWalk {
         if reusable, let l = ObjectBase._rlmUnshared(&last) {
             l._rlmReuse(for: key, generation: base.realm.generation)
             if l._rlmPlaceEpoch == placedEpoch {
-                l._rlmMove(to: RowLocation(group: group, row: r), version: version, stamp: view == nil ? -1 : stamp)
+                l._rlmMove(
+                    toRow: Int32(truncatingIfNeeded: r), group: Int32(truncatingIfNeeded: group), version: version,
+                    stamp: view == nil ? -1 : stamp)
             } else {
                 place(l, r)
             }

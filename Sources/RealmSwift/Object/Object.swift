@@ -142,8 +142,9 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     /// Moves an accessor to another row of the row group (reader and view) it was placed in.
     @inline(__always)
-    final func _rlmMove(to location: RowLocation, version: UInt64, stamp: Int) {
-        _rlmLocation = location
+    final func _rlmMove(toRow row: Int32, group: Int32, version: UInt64, stamp: Int) {
+        _rlmLocation.group = group
+        _rlmLocation.row = row
         _rlmLocationVersion = version
         _rlmReadStamp = stamp
     }
