@@ -54,11 +54,11 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         return i
     }
 
-    /// The index of the property of this object's class declared at `site` (-1: none, or more
-    /// than one); the class's description is read without retaining it when already known.
-    final func _rlmIndex(declaredAt site: PersistedSite) -> Int {
-        if let info = _rlmClassStorage { return info.index(declaredAt: site) }
-        return _rlmClass.index(declaredAt: site)
+    /// The index of the property of this object's class declared at `site` with values of `type`
+    /// (-1: none, or more than one).
+    final func _rlmIndex(declaredAt site: PersistedSite, type: ObjectIdentifier) -> Int {
+        if let info = _rlmClassStorage { return info.index(declaredAt: site, type: type) }
+        return _rlmClass.index(declaredAt: site, type: type)
     }
 
     func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {

@@ -1,4 +1,5 @@
 import RealmStorage
+import Synchronization
 
 /// Declares a persisted property of an ``Object`` or ``EmbeddedObject``.
 ///
@@ -15,6 +16,11 @@ import RealmStorage
 /// file. The wrapper reaches its object through Swift's enclosing-instance subscript (there is no
 /// Objective-C runtime on Linux), so it works only as a property of a class derived from
 /// `ObjectBase`.
+///
+/// An accessor finds its property by where the wrapper was made: let the declaration make it (or
+/// make it by hand where you assign it, `_name = Persisted(wrappedValue: "")`). A wrapper copied
+/// from another property, or made for two properties of the same type by one shared helper
+/// function, is taken for the property it was first made for.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     @usableFromInline var initial: Value?
@@ -93,20 +99,26 @@ public struct Persisted<Value: _Persistable> {
     /// Reads and writes only the wrapper's own fields through `storage`, which the optimizer turns
     /// into plain loads and stores once this is inlined into an accessor: the key path is then
     /// never made (making one and looking it up cost a property read ~200 instructions). The
-    /// first lookup finds the declaration's place in the class's table; a place the table does
-    /// not know (or shares between two properties) is resolved by marking the wrapper and finding
-    /// the marked one with `Mirror`.
+    /// first lookup finds the declaration's place in the class's table (a property of another
+    /// value type there does not count); a place the table does not know (or shares between two
+    /// properties) is resolved by marking the wrapper, under a lock, and finding the marked one
+    /// with `Mirror`. A frozen object's wrappers keep nothing (other threads may read it).
     @inlinable @inline(__always)
     static func resolvedIndex<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
         let known = object[keyPath: storage].index
         if known >= 0 { return Int(known) }
-        var i = _persistedIndex(object, object[keyPath: storage].file, object[keyPath: storage].line, object[keyPath: storage].column)
+        var i = _persistedIndex(
+            object, object[keyPath: storage].file, object[keyPath: storage].line, object[keyPath: storage].column,
+            ObjectIdentifier(Value.self))
         if i < 0 {
-            object[keyPath: storage].marker = true
-            i = _persistedMarkedIndex(object)
-            object[keyPath: storage].marker = false
+            i = _persistedMarkerLock.withLock { _ in
+                object[keyPath: storage].marker = true
+                let found = _persistedMarkedIndex(object)
+                object[keyPath: storage].marker = false
+                return found
+            }
         }
-        object[keyPath: storage].index = Int32(truncatingIfNeeded: i)
+        if _persistedKeepsIndex(object) { object[keyPath: storage].index = Int32(truncatingIfNeeded: i) }
         return i
     }
 
@@ -128,11 +140,19 @@ public struct Persisted<Value: _Persistable> {
 /// The identity of a `#fileID` literal (see `staticStringIdentity`).
 @usableFromInline func _persistedFileIdentity(_ file: StaticString) -> Int { staticStringIdentity(file) }
 
-/// The index of the property of `object`'s class declared at `file`, `line`, `column`; -1 when
-/// no single property is.
-@usableFromInline func _persistedIndex(_ object: ObjectBase, _ file: Int, _ line: UInt32, _ column: UInt32) -> Int {
-    object._rlmIndex(declaredAt: PersistedSite(file: file, line: line, column: column))
+/// The index of the property of `object`'s class declared at `file`, `line`, `column` with values
+/// of type `type`; -1 when no single property is.
+@usableFromInline func _persistedIndex(
+    _ object: ObjectBase, _ file: Int, _ line: UInt32, _ column: UInt32, _ type: ObjectIdentifier
+) -> Int {
+    object._rlmIndex(declaredAt: PersistedSite(file: file, line: line, column: column), type: type)
 }
+
+/// Serializes the marking of wrappers (a frozen object may be read by many threads at once).
+@usableFromInline let _persistedMarkerLock = Mutex(())
+
+/// Whether `object`'s wrappers may keep their index (not when frozen: it is shared across threads).
+@usableFromInline func _persistedKeepsIndex(_ object: ObjectBase) -> Bool { !(object._rlmRealm?.isFrozen ?? false) }
 
 /// The index of the one wrapper of `object` whose marker is set.
 @usableFromInline func _persistedMarkedIndex(_ object: ObjectBase) -> Int {

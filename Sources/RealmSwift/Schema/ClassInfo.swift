@@ -44,6 +44,8 @@ final class ClassInfo: @unchecked Sendable {
     /// Where each property is declared, for accessors (a place two properties share has file 0,
     /// which no declaration has).
     private let sites: [PersistedSite]
+    /// Each property's value type, checked with its place.
+    private let valueTypes: [ObjectIdentifier]
     /// Empty stored-value slots of objects that were added, for new unmanaged objects: making and
     /// freeing an array of optional enums costs more than the values it holds (a generic metadata
     /// lookup, then a witness call per element), about a seventh of a bulk insert's time.
@@ -107,6 +109,7 @@ final class ClassInfo: @unchecked Sendable {
         let wrappers = Self.wrappers(of: prototype)
         let sites = wrappers.map(\.1.site)
         self.sites = sites.map { site in sites.count { $0 == site } == 1 ? site : PersistedSite(file: 0, line: 0, column: 0) }
+        self.valueTypes = wrappers.map { ObjectIdentifier($0.1.valueType) }
         for (label, wrapper) in wrappers {
             let name = String(label.dropFirst())
             let info = wrapper.valueType._rlmInfo
@@ -135,6 +138,7 @@ final class ClassInfo: @unchecked Sendable {
         self.isEmbedded = false
         self.isReusable = false
         self.sites = []
+        self.valueTypes = []
         let props = table.columns.map { c in
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
@@ -206,9 +210,9 @@ final class ClassInfo: @unchecked Sendable {
 
     /// The index of the property declared at `site`, when exactly one is (-1 otherwise).
     @inline(__always)
-    func index(declaredAt site: PersistedSite) -> Int {
+    func index(declaredAt site: PersistedSite, type: ObjectIdentifier) -> Int {
         for i in sites.indices where sites[i].file == site.file && sites[i].line == site.line && sites[i].column == site.column {
-            return i
+            return valueTypes[i] == type ? i : -1
         }
         return -1
     }
