@@ -2,6 +2,6 @@
 /// for a one-scalar literal, the scalar). Two literals with different text never share one; the
 /// same text may have more than one (literals are not always merged), so a caller must treat a
 /// mismatch as "unknown", never as "different".
-package func staticStringIdentity(_ string: StaticString) -> Int {
+@inlinable package func staticStringIdentity(_ string: StaticString) -> Int {
     string.hasPointerRepresentation ? Int(bitPattern: string.utf8Start) : Int(string.unicodeScalar.value)
 }

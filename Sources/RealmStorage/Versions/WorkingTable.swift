@@ -100,14 +100,8 @@ final class GroupList: RandomAccessCollection {
 
     /// The position of the group that holds (or would hold) `key`: a binary search by last key.
     func position(of key: Int64) -> Int? {
-        var lo = 0
-        let n = count
-        var hi = n
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2
-            if lastKey(mid) < key { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < n && firstKey(lo) <= key ? lo : nil
+        let i = indices.partitionPoint { lastKey($0) < key }
+        return i < endIndex && firstKey(i) <= key ? i : nil
     }
 
     /// Whether `g` is the last group (what every insert asks).

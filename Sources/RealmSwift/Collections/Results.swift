@@ -153,7 +153,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             guard let base else { return nil }
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            let o = base.accessor(keys[i], reusing: &last)
+            let o = base.accessor(keys[i], reusing: &last).object
             if i < locations.count, let reader {
                 let location = locations[i]
                 if readStamp >= 0, view?.group != Int(location.group) { view = reader.view(Int(location.group)) }
@@ -310,19 +310,19 @@ final class ResultsBase {
     func object(_ key: ObjectKey) -> ObjectBase { realm.makeObject(info.type, key, info) }
 
     /// The accessor of `key` for an iteration: `last` (the one it returned before) moved to `key`
-    /// when nothing else references it and its class stores only `@Persisted` properties, else a
-    /// new one, kept in `last` for next time.
+    /// when nothing else references it and its class stores only `@Persisted` properties
+    /// (`reused`), else a new one, kept in `last` for next time.
     @inline(__always)
-    func accessor(_ key: ObjectKey, reusing last: inout ObjectBase?) -> ObjectBase {
-        guard info.isReusable else { return object(key) }
+    func accessor(_ key: ObjectKey, reusing last: inout ObjectBase?) -> (object: ObjectBase, reused: Bool) {
+        guard info.isReusable else { return (object(key), false) }
         if let l = ObjectBase._rlmUnshared(&last) {
             // Bound to the Realm's current generation, as a new accessor would be.
             l._rlmReuse(for: key, generation: realm.generation)
-            return l
+            return (l, true)
         }
         let o = object(key)
         last = o
-        return o
+        return (o, false)
     }
 
     /// The class's table reader in the version the live Realm reads, outside a write transaction
@@ -386,28 +386,16 @@ final class ObjectWalk {
         if row >= rows, !advance() { return nil }
         let r = row
         row = r + 1
-        let key = ObjectKey(keys[r])
-        let reusable = base.info.isReusable
-        if reusable, let l = ObjectBase._rlmUnshared(&last) {
-            l._rlmReuse(for: key, generation: base.realm.generation)
-            if l._rlmPlaceEpoch == placedEpoch {
-                l._rlmMove(
-                    toRow: Int32(truncatingIfNeeded: r), group: Int32(truncatingIfNeeded: group), version: version,
-                    stamp: view == nil ? -1 : stamp)
-            } else {
-                place(l, r)
-            }
-            return l
+        let (o, reused) = base.accessor(ObjectKey(keys[r]), reusing: &last)
+        if reused && o._rlmPlaceEpoch == placedEpoch {
+            o._rlmMove(
+                toRow: Int32(truncatingIfNeeded: r), group: Int32(truncatingIfNeeded: group), version: version,
+                stamp: view == nil ? -1 : stamp)
+        } else {
+            o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
+            placedEpoch = o._rlmPlaceEpoch
         }
-        let o = base.object(key)
-        if reusable { last = o }
-        place(o, r)
         return o
-    }
-
-    private func place(_ o: ObjectBase, _ r: Int) {
-        o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
-        placedEpoch = o._rlmPlaceEpoch
     }
 
     /// Moves to the next group that has rows; false at the end.

@@ -31,9 +31,7 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline var index: Int32 = -1
     /// Where the property is declared (the compiler fills in the initializers' `_file`, `_line`
     /// and `_column` there): how an accessor finds its property without a key path.
-    @usableFromInline var line: UInt32
-    @usableFromInline var column: UInt32
-    @usableFromInline var file: Int
+    @usableFromInline let site: PersistedSite
 
     @usableFromInline static var primaryKeyFlag: UInt8 { 1 }
     @usableFromInline static var indexedFlag: UInt8 { 2 }
@@ -42,9 +40,7 @@ public struct Persisted<Value: _Persistable> {
     ///
     /// `_file`, `_line` and `_column` name the declaration; leave them to the compiler.
     @inlinable public init(_file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
-        line = _line
-        column = _column
-        file = _persistedFileIdentity(_file)
+        site = PersistedSite(_file, _line, _column)
     }
 
     /// A property with an initial value.
@@ -52,9 +48,7 @@ public struct Persisted<Value: _Persistable> {
         wrappedValue: Value, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
     ) {
         initial = wrappedValue
-        line = _line
-        column = _column
-        file = _persistedFileIdentity(_file)
+        site = PersistedSite(_file, _line, _column)
     }
 
     @available(*, unavailable, message: "@Persisted can only be used as a property of a Realm object")
@@ -107,9 +101,7 @@ public struct Persisted<Value: _Persistable> {
     static func resolvedIndex<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
         let known = object[keyPath: storage].index
         if known >= 0 { return Int(known) }
-        var i = _persistedIndex(
-            object, object[keyPath: storage].file, object[keyPath: storage].line, object[keyPath: storage].column,
-            ObjectIdentifier(Value.self))
+        var i = object._rlmIndex(declaredAt: object[keyPath: storage].site, type: ObjectIdentifier(Value.self))
         if i < 0 {
             i = _persistedMarkerLock.withLock { _ in
                 object[keyPath: storage].marker = true
@@ -137,17 +129,6 @@ public struct Persisted<Value: _Persistable> {
     }
 }
 
-/// The identity of a `#fileID` literal (see `staticStringIdentity`).
-@usableFromInline func _persistedFileIdentity(_ file: StaticString) -> Int { staticStringIdentity(file) }
-
-/// The index of the property of `object`'s class declared at `file`, `line`, `column` with values
-/// of type `type`; -1 when no single property is.
-@usableFromInline func _persistedIndex(
-    _ object: ObjectBase, _ file: Int, _ line: UInt32, _ column: UInt32, _ type: ObjectIdentifier
-) -> Int {
-    object._rlmIndex(declaredAt: PersistedSite(file: file, line: line, column: column), type: type)
-}
-
 /// Serializes the marking of wrappers (a frozen object may be read by many threads at once).
 @usableFromInline let _persistedMarkerLock = Mutex(())
 
@@ -163,11 +144,22 @@ public struct Persisted<Value: _Persistable> {
     return i
 }
 
-/// Where a `@Persisted` property is declared.
-struct PersistedSite: Equatable {
+/// Where a `@Persisted` property is declared: its file (the identity of its `#fileID` literal,
+/// see `staticStringIdentity`; 0 in no declaration), line and column.
+@usableFromInline struct PersistedSite: Equatable {
     let file: Int
     let line: UInt32
     let column: UInt32
+
+    @usableFromInline init(_ file: StaticString, _ line: UInt32, _ column: UInt32) {
+        self.init(file: staticStringIdentity(file), line: line, column: column)
+    }
+
+    init(file: Int, line: UInt32, column: UInt32) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
 }
 
 extension Persisted where Value: _RealmValue {
@@ -222,7 +214,6 @@ extension Persisted: PersistedProperty {
     var origin: String? { (initial as? any LinkingObjectsOrigin)?.propertyName }
     var initialAny: Any? { initial.map { $0 as Any } }
     var valueType: any _Persistable.Type { Value.self }
-    var site: PersistedSite { PersistedSite(file: file, line: line, column: column) }
 }
 
 /// What `@Persisted(originProperty:)` keeps: the linking property's name, in its initial value.

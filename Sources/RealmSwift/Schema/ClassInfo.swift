@@ -211,7 +211,7 @@ final class ClassInfo: @unchecked Sendable {
     /// The index of the property declared at `site`, when exactly one is (-1 otherwise).
     @inline(__always)
     func index(declaredAt site: PersistedSite, type: ObjectIdentifier) -> Int {
-        for i in sites.indices where sites[i].file == site.file && sites[i].line == site.line && sites[i].column == site.column {
+        for i in sites.indices where sites[i] == site {
             return valueTypes[i] == type ? i : -1
         }
         return -1
