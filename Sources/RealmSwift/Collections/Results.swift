@@ -139,16 +139,20 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
             }
         }
 
+        /// The next element. Inlinable so the element's type check and optional are specialized
+        /// for the caller's model class; the walk itself stays behind ``_nextObject()``.
+        @inlinable
         public mutating func next() -> Element? {
-            if let elements {
-                guard i < elements.count else { return nil }
-                defer { i += 1 }
-                return elements[i]
-            }
+            if let o = _nextObject() { return Element._rlmCast(o) }
+            return _nextValue()
+        }
+
+        /// The next object (nil at the end, and for results of values).
+        @usableFromInline
+        mutating func _nextObject() -> ObjectBase? {
             if walk != nil {
                 if !isKnownUniquelyReferenced(&walk) { walk = walk!.copy() }
-                guard let o = walk!.next() else { return nil }
-                return Element._rlmCast(o)
+                return walk!.next()
             }
             guard let base else { return nil }
             guard i < keys.count else { return nil }
@@ -159,7 +163,15 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
                 if readStamp >= 0, view?.group != Int(location.group) { view = reader.view(Int(location.group)) }
                 o._rlmPlace(at: location, reader: reader, view: readStamp >= 0 ? view : nil, stamp: readStamp)
             }
-            return Element._rlmCast(o)
+            return o
+        }
+
+        /// The next value of results of values (nil at the end, and for results of objects).
+        @usableFromInline
+        mutating func _nextValue() -> Element? {
+            guard let elements, i < elements.count else { return nil }
+            defer { i += 1 }
+            return elements[i]
         }
     }
 
@@ -186,6 +198,8 @@ final class ResultsBase {
     /// The Realm's invalidate() generation these results belong to.
     let generation: Int
     private let lock: NSLock?
+    /// Tells when an accessor an iteration handed out is referenced by nothing else.
+    private let soleReference = SoleReferenceCheck.shared
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
     /// The table reader the locations refer to.
@@ -315,7 +329,7 @@ final class ResultsBase {
     @inline(__always)
     func accessor(_ key: ObjectKey, reusing last: inout ObjectBase?) -> (object: ObjectBase, reused: Bool) {
         guard info.isReusable else { return (object(key), false) }
-        if let l = ObjectBase._rlmUnshared(&last) {
+        if let l = ObjectBase._rlmUnshared(&last, by: soleReference) {
             // Bound to the Realm's current generation, as a new accessor would be.
             l._rlmReuse(for: key, generation: realm.generation)
             return (l, true)

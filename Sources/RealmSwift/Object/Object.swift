@@ -84,8 +84,8 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// `accessor`, when nothing but the caller's variable references it (no other strong, weak
     /// or unowned reference): it may then become another object's accessor, and no one can tell.
     @inline(__always)
-    static func _rlmUnshared(_ accessor: inout ObjectBase?) -> ObjectBase? {
-        isSolelyReferenced(&accessor) ? accessor : nil
+    static func _rlmUnshared(_ accessor: inout ObjectBase?, by check: SoleReferenceCheck) -> ObjectBase? {
+        isSolelyReferenced(&accessor, by: check) ? accessor : nil
     }
 
     /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
@@ -176,7 +176,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     /// `object` as a `T`: an object of exactly that class (every object a Results of the class
     /// iterates) needs no dynamic cast; another one is cast (and must be a `T`).
-    @inline(__always)
+    @inlinable @inline(__always)
     static func _rlmDowncast<T: ObjectBase>(_ object: consuming ObjectBase) -> T {
         if type(of: object) == T.self { return unsafeDowncast(object, to: T.self) }
         return object as! T
@@ -352,7 +352,7 @@ open class Object: ObjectBase, RealmCollectionValue, _Persistable {
     /// The class name: the name of its table in the file.
     open class func className() -> String { ClassInfo.name(of: self) }
 
-    public static func _rlmCast(_ object: consuming ObjectBase) -> Self { _rlmDowncast(object) }
+    @inlinable public static func _rlmCast(_ object: consuming ObjectBase) -> Self { _rlmDowncast(object) }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("A to-one link must be optional: declare it as `\(Self.self)?`.")
@@ -381,7 +381,7 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue, _Persistable {
         do { try ValueCoercion.assign(value, to: self) } catch { fatalError("\(error)") }
     }
 
-    public static func _rlmCast(_ object: consuming ObjectBase) -> Self { _rlmDowncast(object) }
+    @inlinable public static func _rlmCast(_ object: consuming ObjectBase) -> Self { _rlmDowncast(object) }
     public static var _rlmInfo: _RLMTypeInfo { .init(.object, optional: false, objectType: self) }
     public static func _rlmDefaultValue() -> Self {
         fatalError("An embedded object property must be optional: declare it as `\(Self.self)?`.")
