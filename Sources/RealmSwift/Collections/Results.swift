@@ -150,8 +150,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         /// The next object (nil at the end, and for results of values).
         @usableFromInline
         mutating func _nextObject() -> ObjectBase? {
-            if walk != nil {
-                if !isKnownUniquelyReferenced(&walk) { walk = walk!.copy() }
+            if let check = walk?.soleReference {
+                // Copies of this iterator share the walk until one of them moves on.
+                if !isSolelyReferenced(&walk, by: check) { walk = walk!.copy() }
                 return walk!.next()
             }
             guard let base else { return nil }
@@ -199,7 +200,7 @@ final class ResultsBase {
     let generation: Int
     private let lock: NSLock?
     /// Tells when an accessor an iteration handed out is referenced by nothing else.
-    private let soleReference = SoleReferenceCheck.shared
+    let soleReference = SoleReferenceCheck.shared
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
     /// The table reader the locations refer to.
@@ -361,6 +362,8 @@ final class ObjectWalk {
     private let reader: BoundReader
     /// The Realm's stamp when the walk began (the objects' direct reads are valid while it holds).
     private let stamp: Int
+    /// Tells whether an iterator is the walk's only holder (it shares it with its copies otherwise).
+    let soleReference: SoleReferenceCheck
     @exclusivity(unchecked) private var group = -1
     @exclusivity(unchecked) private var row = 0
     @exclusivity(unchecked) private var rows = 0
@@ -379,6 +382,7 @@ final class ObjectWalk {
         self.reader = reader
         version = reader.version
         stamp = base.realm.directReadStamp(reader.version)
+        soleReference = base.soleReference
     }
 
     private init(copying other: ObjectWalk) {
@@ -386,6 +390,7 @@ final class ObjectWalk {
         reader = other.reader
         version = other.version
         stamp = other.stamp
+        soleReference = other.soleReference
         group = other.group
         row = other.row
         rows = other.rows
