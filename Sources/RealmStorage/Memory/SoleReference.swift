@@ -43,7 +43,9 @@ package func isSolelyReferenced<T: AnyObject>(_ reference: inout T?, by check: S
     return SoleReferenceCheck.runtimeSaysSole(&reference)
 }
 
-/// The word after a native Swift object's metadata pointer: its inline reference counts.
+/// The word after a native Swift object's metadata pointer: its inline reference counts. A plain
+/// read, as `isKnownUniquelyReferenced`'s is: the answer is only meant to hold for references on
+/// the caller's thread (another thread's reference only makes the word differ, and the answer no).
 @inlinable @inline(__always)
 func referenceCountWord(_ object: UnsafeMutableRawPointer) -> UInt64 {
     object.load(fromByteOffset: MemoryLayout<UnsafeRawPointer>.size, as: UInt64.self)
