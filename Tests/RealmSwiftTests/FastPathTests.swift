@@ -241,9 +241,10 @@ import Testing
     }
 
     /// Model-based: random writes (adds, changes, deletes, cancelled writes), iterations (with
-    /// writes in their loop bodies) and lookups that keep some accessors, `invalidate()` and frozen copies, checked after every step
-    /// against a plain dictionary. Every read of a kept accessor (direct path or not, reused or not)
-    /// must give the committed value, and a deleted object must read as invalidated.
+    /// writes in their loop bodies) and lookups that keep some accessors, `invalidate()` and
+    /// frozen copies, checked after every step against a plain dictionary. Every read of a kept
+    /// accessor (direct path or not, reused or not) must give the committed value, and a deleted
+    /// object must read as invalidated.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func accessorsAgreeWithAModel(seed: UInt64) throws {
         let (realm, _) = try makeRealm()

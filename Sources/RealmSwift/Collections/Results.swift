@@ -150,9 +150,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         /// The next object (nil at the end, and for results of values).
         @usableFromInline
         mutating func _nextObject() -> ObjectBase? {
-            if let check = walk?.soleReference {
+            if walk != nil {
                 // Copies of this iterator share the walk until one of them moves on.
-                if !isSolelyReferenced(&walk, by: check) { walk = walk!.copy() }
+                if !isSolelyReferenced(&walk, by: walk!.soleReference) { walk = walk!.copy() }
                 return walk!.next()
             }
             guard let base else { return nil }
@@ -199,7 +199,8 @@ final class ResultsBase {
     /// The Realm's invalidate() generation these results belong to.
     let generation: Int
     private let lock: NSLock?
-    /// Tells when an accessor an iteration handed out is referenced by nothing else.
+    /// Tells when an accessor an iteration handed out, or an iterator's walk, is referenced by
+    /// nothing else (the process-wide check, kept here so the hot path needs no lazy global).
     let soleReference = SoleReferenceCheck.shared
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
@@ -330,7 +331,9 @@ final class ResultsBase {
     @inline(__always)
     func accessor(_ key: ObjectKey, reusing last: inout ObjectBase?) -> (object: ObjectBase, reused: Bool) {
         guard info.isReusable else { return (object(key), false) }
-        if let l = ObjectBase._rlmUnshared(&last, by: soleReference) {
+        // Nothing but `last` references it (no other strong, weak or unowned reference): it may
+        // become another object's accessor, and no one can tell.
+        if isSolelyReferenced(&last, by: soleReference), let l = last {
             // Bound to the Realm's current generation, as a new accessor would be.
             l._rlmReuse(for: key, generation: realm.generation)
             return (l, true)
@@ -358,12 +361,12 @@ final class ResultsBase {
 /// else references on to the next object (see ``Results/Iterator``).
 final class ObjectWalk {
     private let base: ResultsBase
+    /// The results' sole-reference check (see ``ResultsBase/soleReference``).
+    var soleReference: SoleReferenceCheck { base.soleReference }
     /// The table reader walked (it keeps the key segments the cursors read).
     private let reader: BoundReader
     /// The Realm's stamp when the walk began (the objects' direct reads are valid while it holds).
     private let stamp: Int
-    /// Tells whether an iterator is the walk's only holder (it shares it with its copies otherwise).
-    let soleReference: SoleReferenceCheck
     @exclusivity(unchecked) private var group = -1
     @exclusivity(unchecked) private var row = 0
     @exclusivity(unchecked) private var rows = 0
@@ -382,7 +385,6 @@ final class ObjectWalk {
         self.reader = reader
         version = reader.version
         stamp = base.realm.directReadStamp(reader.version)
-        soleReference = base.soleReference
     }
 
     private init(copying other: ObjectWalk) {
@@ -390,7 +392,6 @@ final class ObjectWalk {
         reader = other.reader
         version = other.version
         stamp = other.stamp
-        soleReference = other.soleReference
         group = other.group
         row = other.row
         rows = other.rows

@@ -81,13 +81,6 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmForgetPlace()
     }
 
-    /// `accessor`, when nothing but the caller's variable references it (no other strong, weak
-    /// or unowned reference): it may then become another object's accessor, and no one can tell.
-    @inline(__always)
-    static func _rlmUnshared(_ accessor: inout ObjectBase?, by check: SoleReferenceCheck) -> ObjectBase? {
-        isSolelyReferenced(&accessor, by: check) ? accessor : nil
-    }
-
     /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
     /// accessor of the object `key`: results iteration reuses an accessor the loop let go of.
     func _rlmReuse(for key: ObjectKey, generation: Int) {
