@@ -24,9 +24,15 @@ import Testing
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 10, options: .init(create: true, rowGroupCapacity: 2))
         for i in 10..<14 { try store.write { try $0.insert("Person", row: person(i)) } }
-        #expect(store.cache.inner.withLock { !$0.groups.isEmpty && !$0.verified.isEmpty })
+        // A read verifies and caches a segment.
+        #expect(try store.snapshot().value("Person", ObjectKey(0), "name") == .string("name-0"))
+        #expect(store.cache.inner.withLock { !$0.groups.isEmpty && !$0.verified.isEmpty && !$0.recent.isEmpty && !$0.segments.isEmpty })
         try store.compact()
-        #expect(store.cache.inner.withLock { $0.groups.isEmpty && $0.verified.isEmpty && $0.segments.isEmpty && $0.chunks.isEmpty })
+        #expect(
+            store.cache.inner.withLock {
+                $0.groups.isEmpty && $0.verified.isEmpty && $0.segments.isEmpty && $0.chunks.isEmpty && $0.recent.isEmpty
+                    && $0.chunkEntries.isEmpty
+            })
         try store.write { tx in for k in 0..<14 { try tx.set("Person", ObjectKey(Int64(k)), "age", .int(Int64(k))) } }
         let s = try store.snapshot()
         #expect(try (0..<14).map { try s.value("Person", ObjectKey(Int64($0)), "age") } == (0..<14).map { .int(Int64($0)) })

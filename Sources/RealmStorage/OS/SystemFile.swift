@@ -180,6 +180,15 @@ package final class SystemFile: @unchecked Sendable {
         return UnsafeRawPointer(p)
     }
 
+    /// Maps the first `length` bytes read-write and shared (the file must be at least that long).
+    /// Returns the base address.
+    package func mapReadWrite(length: Int) throws -> UnsafeMutableRawPointer {
+        if FaultInjection.shouldFail(.mmap) { throw Self.ioError("mmap", ENOMEM, path) }
+        let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+        guard let p, p != MAP_FAILED else { throw Self.ioError("mmap", errno, path) }
+        return p
+    }
+
     package static func unmap(_ base: UnsafeRawPointer, length: Int) {
         munmap(UnsafeMutableRawPointer(mutating: base), length)
     }

@@ -231,7 +231,7 @@ public final class Store: Sendable {
                 // followed.)
                 guard
                     let settled = try settle(
-                        current, checkFirst: i == newest, durable: { durable }, cache: nil, readable: size, rejecting: { failed },
+                        current, checkFirst: i == newest, durable: { durable }, cache: nil, rejecting: { failed },
                         follow: onlySlot == nil)
                 else {
                     throw StorageError.corrupted(
@@ -260,13 +260,13 @@ public final class Store: Sendable {
     /// - Throws: only when the file cannot be read or mapped.
     static func settle(
         _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
-        readable: Int, rejecting failed: () -> FailedCommit? = { nil }, follow: Bool = true
+        rejecting failed: () -> FailedCommit? = { nil }, follow: Bool = true
     ) throws -> Current? {
         var previous: Current?
         var last = c
         var size: Int?
         while follow, last.formatVersion >= FileHeader.chainedCommitsVersion,
-            let next = try chained(after: last, &size, readable, cache, rejecting: failed)
+            let next = try chained(after: last, &size, cache, rejecting: failed)
         {
             previous = last
             last = next
@@ -280,21 +280,15 @@ public final class Store: Sendable {
     /// The commit chained after `c`: a valid head at its committed length that names `c` as its
     /// parent, whose record loads and starts right after the head, and that is not the commit
     /// `failed` names (reported failed: it may never become durable). Its region is not checked
-    /// here. The first `readable` bytes of the file are known to exist and are read through the
-    /// mapping (copied first: another process may be rewriting them).
+    /// here. The head is read with `pread`, not through the mapping: that page is where the next
+    /// commit writes, and reading it through the mapping would map it (and, by the kernel's
+    /// fault-around, the pages after it) into this process, so that writing each of them back
+    /// would cost that commit's `fdatasync` a write-protection pass.
     private static func chained(
-        after c: Current, _ size: inout Int?, _ readable: Int, _ cache: BlockCache?, rejecting failed: () -> FailedCommit?
+        after c: Current, _ size: inout Int?, _ cache: BlockCache?, rejecting failed: () -> FailedCommit?
     ) throws -> Current? {
         let at = Int(c.slot.fileLength)
-        let bytes: ByteView
-        if at + CommitHead.size <= min(readable, c.mapping.length) {
-            let view = c.mapping.view(validLength: at + CommitHead.size)
-            // Usually nothing follows (zeros): the magic alone says so, before anything is copied.
-            guard try view.u32(at) == CommitHead.magic else { return nil }
-            bytes = ByteView(copying: try view.bytes(at, CommitHead.size))
-        } else {
-            bytes = ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
-        }
+        let bytes = ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
         guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes),
             head.parentVersion == c.slot.version, head.parentRecordChecksum == c.slot.recordChecksum,
             head.slot.version > c.slot.version, head.slot.fileLength > UInt64(at + CommitHead.size)
@@ -412,11 +406,11 @@ public final class Store: Sendable {
         }
         // Then the commits chained after the current one (format 3), but never a commit reported as
         // failed (by this store or in the lock file): its bytes may never become durable.
-        let (current, readable) = state.withLock { ($0.current, $0.allocatedLength) }
+        let current = state.withLock { $0.current }
         guard current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
         guard
             let next = try Self.settle(
-                current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache, readable: readable,
+                current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache,
                 rejecting: { self.failedCommit() }),
             next.record.version > current.record.version
         else { return advanced }
@@ -617,6 +611,13 @@ final class BlockCache: Sendable {
         var groupOrder: [Key] = []
         var lists: [Key: RowGroupList] = [:]
         var indexes: [Key: IndexMemo] = [:]
+        var chunkEntries: [Key: [(UInt64, Int64)]] = [:]
+        /// `chunkEntries`' keys, oldest first.
+        var chunkOrder: [Key] = []
+        /// Trailers of the blocks this store's commits wrote within ``recentWindow`` bytes of the
+        /// end of its newest commit, by offset; `recentOffsets` holds the same offsets in file order.
+        var recent: [UInt64: (length: UInt64, checksum: UInt64)] = [:]
+        var recentOffsets: [UInt64] = []
     }
 
     /// A row group's block, keys and column buffers as the commit that wrote the group held them.
@@ -639,6 +640,8 @@ final class BlockCache: Sendable {
         case group(DecodedGroup)
         case list(RowGroupList)
         case index(IndexMemo)
+        /// The entries of a small index chunk (see ``chunkEntries(_:)``).
+        case chunk([(UInt64, Int64)])
     }
     let inner = Mutex(Inner())
     static let maxSegmentBytes = 64 << 20
@@ -681,8 +684,21 @@ final class BlockCache: Sendable {
     /// Keeps a commit's products (one lock for all of them) and forgets the decoded row groups it
     /// `superseded` (rewritten or merged away: no later version holds them, and the groups a
     /// table's tail keeps merging into then stay cached).
-    func store(_ products: [(Key, Product)], superseded: [Key] = []) {
+    /// `written` are the blocks the commit wrote with their trailers, in file order (see
+    /// ``recentChecksum(_:)``).
+    func store(_ products: [(Key, Product)], superseded: [Key] = [], written: [(BlockRef, UInt64)] = []) {
         inner.withLock {
+            if let last = written.last {
+                let floor = (last.0.offset + last.0.length) &- min(last.0.offset + last.0.length, Self.recentWindow)
+                var drop = 0
+                while drop < $0.recentOffsets.count, $0.recentOffsets[drop] < floor { drop += 1 }
+                for o in $0.recentOffsets.prefix(drop) { $0.recent[o] = nil }
+                $0.recentOffsets.removeFirst(drop)
+                for (ref, sum) in written where ref.offset >= floor {
+                    $0.recent[ref.offset] = (ref.length, sum)
+                    $0.recentOffsets.append(ref.offset)
+                }
+            }
             for key in superseded where $0.groups.removeValue(forKey: key) != nil {
                 if let i = $0.groupOrder.firstIndex(of: key) { $0.groupOrder.remove(at: i) }
             }
@@ -693,11 +709,35 @@ final class BlockCache: Sendable {
                     if $0.groups.updateValue(g, forKey: key) == nil { $0.groupOrder.append(key) }
                 case .list(let l): Self.put(&$0.lists, key, l, max: Self.maxStructures)
                 case .index(let m): Self.put(&$0.indexes, key, m, max: Self.maxStructures)
+                case .chunk(let e):
+                    if $0.chunkEntries.count >= Self.maxChunkEntries, !$0.chunkOrder.isEmpty {
+                        $0.chunkEntries[$0.chunkOrder.removeFirst()] = nil
+                    }
+                    if $0.chunkEntries.updateValue(e, forKey: key) == nil { $0.chunkOrder.append(key) }
                 }
             }
         }
     }
+    /// How near the end of the newest commit a block must lie for ``recentChecksum(_:)`` to know it.
+    static let recentWindow: UInt64 = 128 << 10
+
+    /// The trailer of the block at `ref` if one of this store's commits wrote it within
+    /// ``recentWindow`` bytes of the end of its newest commit. A snapshot forms the cache key of
+    /// such a block from here rather than read the trailer through the mapping: that read would map
+    /// the page the next commit writes into (and, by the kernel's fault-around, the pages after it)
+    /// into this process, and the kernel must then write-protect every mapped page again each time
+    /// it writes the page back — a cost each durable commit paid in its `fdatasync`.
+    func recentChecksum(_ ref: BlockRef) -> UInt64? {
+        inner.withLock { i in i.recent[ref.offset].flatMap { $0.length == ref.length ? $0.checksum : nil } }
+    }
     func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
+    /// The entries of small index chunks this store's commits wrote: the trailing chunks of an
+    /// index with ascending keys merge like a binary counter, so the next commits read them back.
+    /// At most ``maxChunkEntries`` chunks are kept.
+    func chunkEntries(_ key: Key) -> [(UInt64, Int64)]? { inner.withLock { $0.chunkEntries[key] } }
+    static let maxChunkEntries = 64
+    /// Chunks of at most this many entries are kept by ``chunkEntries(_:)``.
+    static let maxCachedChunkCount = 1024
     func store(_ key: Key, _ c: IndexChunk) {
         inner.withLock { Self.put(&$0.chunks, key, c, max: 1 << 16) }
     }

@@ -194,7 +194,13 @@ public final class Snapshot: Sendable {
     /// The cache key of a block: its offset and the checksum stored in its last 8 bytes, or nil
     /// when the reference does not lie inside this version (then the full check reports it).
     func cacheKey(_ ref: BlockRef) -> BlockCache.Key? {
-        guard isCommitted(ref), let sum = try? view.u64(Int(ref.offset + ref.length) - 8) else { return nil }
+        guard isCommitted(ref) else { return nil }
+        let end = Int(ref.offset + ref.length)
+        // Near the end of the file, this store's own blocks are keyed without touching the mapping.
+        if end > view.count - Int(BlockCache.recentWindow), let sum = cache?.recentChecksum(ref) {
+            return BlockCache.Key(ref, checksum: sum)
+        }
+        guard let sum = try? view.u64(end - 8) else { return nil }
         return BlockCache.Key(ref, checksum: sum)
     }
 

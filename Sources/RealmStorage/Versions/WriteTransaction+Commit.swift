@@ -159,7 +159,7 @@ extension WriteTransaction {
         if let cache = base.cache {
             // Small blocks hash again faster than the set of verified blocks takes a new entry.
             for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
-            cache.store(em.products, superseded: supersededGroups)
+            cache.store(em.products, superseded: supersededGroups, written: em.blocks)
         }
         return try store.state.withLock { s in
             s.failedCommit = nil
@@ -313,8 +313,9 @@ extension WriteTransaction {
         switch c {
         case .fresh(let e): return e
         case .stored(let chunk):
-            let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
             freed += chunk.block.length
+            if let key = base.cacheKey(chunk.block), let e = base.cache?.chunkEntries(key), e.count == chunk.count { return e }
+            let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
             return e.entries
         }
     }
@@ -406,7 +407,10 @@ extension WriteTransaction {
                 lastEntry = chunk == dir.chunks.last ? baseLast : nil
             case .fresh(let e):
                 guard let last = e.last else { continue }
-                out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: em.emit(IndexDirectory.encodeChunk(e))))
+                let bytes = IndexDirectory.encodeChunk(e)
+                // Small chunks are merged into by the next commits: they read them from the cache.
+                let ref = e.count <= BlockCache.maxCachedChunkCount ? em.emit(bytes, decoded: .chunk(e)) : em.emit(bytes)
+                out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
                 lastEntry = last
             }
         }

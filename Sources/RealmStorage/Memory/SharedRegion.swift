@@ -1,0 +1,39 @@
+/// A read-write shared mapping of the start of a small coordination file (the lock file, Spec/FORMAT.md
+/// §7): a write lands in the page cache every process of the file reads, with no system call.
+///
+/// Every access is bounds-checked against the mapped length, and the owner keeps the file at least
+/// that long (it only ever grows). Concurrent readers may see a write half done — as with `pread`
+/// racing a `pwrite` — so what is kept here carries its own checksum and readers retry or ignore it.
+///
+/// Sendable: the base and length never change; the bytes are shared on purpose (see above).
+package final class SharedRegion: @unchecked Sendable {
+    private let base: UnsafeMutableRawPointer
+    /// The mapped length.
+    package let length: Int
+
+    /// Maps the first `length` bytes of `file`, which must be at least that long and writable.
+    package init(file: SystemFile, length: Int) throws {
+        self.base = try file.mapReadWrite(length: length)
+        self.length = length
+    }
+
+    deinit { SystemFile.unmap(UnsafeRawPointer(base), length: length) }
+
+    /// Copies `bytes` to `offset`; precondition: they fit.
+    package func write(_ bytes: [UInt8], at offset: Int) {
+        precondition(offset >= 0 && offset <= length && bytes.count <= length - offset, "shared region overflow")
+        bytes.withUnsafeBytes { src in
+            guard let from = src.baseAddress else { return }
+            (base + offset).copyMemory(from: from, byteCount: src.count)
+        }
+    }
+
+    /// A copy of `count` bytes at `offset`; precondition: they lie inside the region.
+    package func read(at offset: Int, count: Int) -> [UInt8] {
+        precondition(offset >= 0 && count >= 0 && offset <= length && count <= length - offset, "shared region overread")
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let to = buffer.baseAddress { UnsafeMutableRawPointer(to).copyMemory(from: base + offset, byteCount: count) }
+            initialized = count
+        }
+    }
+}
