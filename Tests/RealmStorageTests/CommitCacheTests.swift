@@ -38,9 +38,10 @@ import Testing
         }
         #expect(known >= 3, "the last commit's list, directory and tail group are known")
         // Only blocks within the window of the end are kept.
-        let offsets = store.cache.inner.withLock { Array($0.recent.keys) }
+        let offsets = store.cache.inner.withLock { $0.recent[$0.recentStart...].map(\.offset) }
         #expect(!offsets.isEmpty)
         #expect(offsets.allSatisfy { $0 + BlockCache.recentWindow >= end })
+        #expect(offsets == offsets.sorted())
         // A wrong length is never taken for the block.
         let someRef = try #require(try Self.structureRefs(snap, "T").first { store.cache.recentChecksum($0) != nil })
         #expect(store.cache.recentChecksum(BlockRef(offset: someRef.offset, length: someRef.length + 8)) == nil)

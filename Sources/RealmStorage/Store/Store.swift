@@ -614,10 +614,10 @@ final class BlockCache: Sendable {
         var chunkEntries: [Key: [(UInt64, Int64)]] = [:]
         /// `chunkEntries`' keys, oldest first.
         var chunkOrder: [Key] = []
-        /// Trailers of the blocks this store's commits wrote within ``recentWindow`` bytes of the
-        /// end of its newest commit, by offset; `recentOffsets` holds the same offsets in file order.
-        var recent: [UInt64: (length: UInt64, checksum: UInt64)] = [:]
-        var recentOffsets: [UInt64] = []
+        /// The blocks this store's commits wrote within ``recentWindow`` bytes of the end of its
+        /// newest commit, with their trailers, in file order from `recentStart` on.
+        var recent: [(offset: UInt64, length: UInt64, checksum: UInt64)] = []
+        var recentStart = 0
     }
 
     /// A row group's block, keys and column buffers as the commit that wrote the group held them.
@@ -689,15 +689,19 @@ final class BlockCache: Sendable {
     func store(_ products: [(Key, Product)], superseded: [Key] = [], written: [(BlockRef, UInt64)] = []) {
         inner.withLock {
             if let last = written.last {
-                let floor = (last.0.offset + last.0.length) &- min(last.0.offset + last.0.length, Self.recentWindow)
-                var drop = 0
-                while drop < $0.recentOffsets.count, $0.recentOffsets[drop] < floor { drop += 1 }
-                for o in $0.recentOffsets.prefix(drop) { $0.recent[o] = nil }
-                $0.recentOffsets.removeFirst(drop)
-                for (ref, sum) in written where ref.offset >= floor {
-                    $0.recent[ref.offset] = (ref.length, sum)
-                    $0.recentOffsets.append(ref.offset)
+                let end = last.0.offset + last.0.length
+                let floor = end - min(end, Self.recentWindow)
+                // Commits append, so offsets only grow (kept in order whatever happens).
+                if let newest = $0.recent.last, newest.offset >= written[0].0.offset {
+                    $0.recent.removeAll(keepingCapacity: true)
+                    $0.recentStart = 0
                 }
+                while $0.recentStart < $0.recent.count, $0.recent[$0.recentStart].offset < floor { $0.recentStart += 1 }
+                if $0.recentStart >= 256, $0.recentStart * 2 >= $0.recent.count {
+                    $0.recent.removeFirst($0.recentStart)
+                    $0.recentStart = 0
+                }
+                for (ref, sum) in written where ref.offset >= floor { $0.recent.append((ref.offset, ref.length, sum)) }
             }
             for key in superseded where $0.groups.removeValue(forKey: key) != nil {
                 if let i = $0.groupOrder.firstIndex(of: key) { $0.groupOrder.remove(at: i) }
@@ -719,7 +723,7 @@ final class BlockCache: Sendable {
         }
     }
     /// How near the end of the newest commit a block must lie for ``recentChecksum(_:)`` to know it.
-    static let recentWindow: UInt64 = 128 << 10
+    static let recentWindow: UInt64 = 64 << 10
 
     /// The trailer of the block at `ref` if one of this store's commits wrote it within
     /// ``recentWindow`` bytes of the end of its newest commit. A snapshot forms the cache key of
@@ -728,7 +732,15 @@ final class BlockCache: Sendable {
     /// into this process, and the kernel must then write-protect every mapped page again each time
     /// it writes the page back — a cost each durable commit paid in its `fdatasync`.
     func recentChecksum(_ ref: BlockRef) -> UInt64? {
-        inner.withLock { i in i.recent[ref.offset].flatMap { $0.length == ref.length ? $0.checksum : nil } }
+        inner.withLock { i in
+            var (lo, hi) = (i.recentStart, i.recent.count)
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if i.recent[mid].offset < ref.offset { lo = mid + 1 } else { hi = mid }
+            }
+            guard lo < i.recent.count, i.recent[lo].offset == ref.offset, i.recent[lo].length == ref.length else { return nil }
+            return i.recent[lo].checksum
+        }
     }
     func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
     /// The entries of small index chunks this store's commits wrote: the trailing chunks of an
