@@ -140,7 +140,8 @@ struct StorageBench {
         // 5. 10,000 one-object durable commits: into the 1M-object table (the workload), then into
         // an empty file (what a commit costs when the table's row-group list and index are small).
         func commitLoop(_ target: Store, from first: Int, _ label: String) throws {
-            let commits = 10_000
+            // STORAGE_BENCH_COMMIT_COUNT changes the number (profiles compare two counts).
+            let commits = ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMIT_COUNT"].flatMap { Int($0) } ?? 10_000
             let lengthBefore = try target.snapshot().fileLength
             let cpuBefore = cpuSeconds()
             let t = try time {
