@@ -38,7 +38,7 @@ import Testing
         }
         #expect(known >= 3, "the last commit's list, directory and tail group are known")
         // Only blocks within the window of the end are kept.
-        let offsets = store.cache.inner.withLock { $0.recent[$0.recentStart...].map(\.offset) }
+        let offsets = store.cache.inner.withLock { $0.recent.map(\.offset) }
         #expect(!offsets.isEmpty)
         #expect(offsets.allSatisfy { $0 + BlockCache.recentWindow >= end })
         #expect(offsets == offsets.sorted())

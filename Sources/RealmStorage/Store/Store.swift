@@ -615,9 +615,8 @@ final class BlockCache: Sendable {
         /// `chunkEntries`' keys, oldest first.
         var chunkOrder: [Key] = []
         /// The blocks this store's commits wrote within ``recentWindow`` bytes of the end of its
-        /// newest commit, with their trailers, in file order from `recentStart` on.
+        /// newest commit, with their trailers, in file order.
         var recent: [(offset: UInt64, length: UInt64, checksum: UInt64)] = []
-        var recentStart = 0
     }
 
     /// A row group's block, keys and column buffers as the commit that wrote the group held them.
@@ -692,15 +691,8 @@ final class BlockCache: Sendable {
                 let end = last.0.offset + last.0.length
                 let floor = end - min(end, Self.recentWindow)
                 // Commits append, so offsets only grow (kept in order whatever happens).
-                if let newest = $0.recent.last, newest.offset >= written[0].0.offset {
-                    $0.recent.removeAll(keepingCapacity: true)
-                    $0.recentStart = 0
-                }
-                while $0.recentStart < $0.recent.count, $0.recent[$0.recentStart].offset < floor { $0.recentStart += 1 }
-                if $0.recentStart >= 256, $0.recentStart * 2 >= $0.recent.count {
-                    $0.recent.removeFirst($0.recentStart)
-                    $0.recentStart = 0
-                }
+                if let newest = $0.recent.last, newest.offset >= written[0].0.offset { $0.recent.removeAll(keepingCapacity: true) }
+                $0.recent.removeFirst($0.recent.partitionPoint { $0.offset < floor })
                 for (ref, sum) in written where ref.offset >= floor { $0.recent.append((ref.offset, ref.length, sum)) }
             }
             for key in superseded where $0.groups.removeValue(forKey: key) != nil {
@@ -708,16 +700,10 @@ final class BlockCache: Sendable {
             }
             for (key, p) in products {
                 switch p {
-                case .group(let g):
-                    if $0.groups.count >= Self.maxGroups, !$0.groupOrder.isEmpty { $0.groups[$0.groupOrder.removeFirst()] = nil }
-                    if $0.groups.updateValue(g, forKey: key) == nil { $0.groupOrder.append(key) }
+                case .group(let g): Self.put(&$0.groups, &$0.groupOrder, key, g, max: Self.maxGroups)
                 case .list(let l): Self.put(&$0.lists, key, l, max: Self.maxStructures)
                 case .index(let m): Self.put(&$0.indexes, key, m, max: Self.maxStructures)
-                case .chunk(let e):
-                    if $0.chunkEntries.count >= Self.maxChunkEntries, !$0.chunkOrder.isEmpty {
-                        $0.chunkEntries[$0.chunkOrder.removeFirst()] = nil
-                    }
-                    if $0.chunkEntries.updateValue(e, forKey: key) == nil { $0.chunkOrder.append(key) }
+                case .chunk(let e): Self.put(&$0.chunkEntries, &$0.chunkOrder, key, e, max: Self.maxChunkEntries)
                 }
             }
         }
@@ -733,13 +719,9 @@ final class BlockCache: Sendable {
     /// it writes the page back — a cost each durable commit paid in its `fdatasync`.
     func recentChecksum(_ ref: BlockRef) -> UInt64? {
         inner.withLock { i in
-            var (lo, hi) = (i.recentStart, i.recent.count)
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if i.recent[mid].offset < ref.offset { lo = mid + 1 } else { hi = mid }
-            }
-            guard lo < i.recent.count, i.recent[lo].offset == ref.offset, i.recent[lo].length == ref.length else { return nil }
-            return i.recent[lo].checksum
+            let at = i.recent.partitionPoint { $0.offset < ref.offset }
+            guard at < i.recent.count, i.recent[at].offset == ref.offset, i.recent[at].length == ref.length else { return nil }
+            return i.recent[at].checksum
         }
     }
     func chunk(_ key: Key) -> IndexChunk? { inner.withLock { $0.chunks[key] } }
@@ -758,6 +740,13 @@ final class BlockCache: Sendable {
     private static func put<V>(_ map: inout [Key: V], _ key: Key, _ value: V, max: Int) {
         if map.count >= max { map.removeAll(keepingCapacity: true) }
         map[key] = value
+    }
+
+    /// Adds an entry to a bounded map whose keys `order` holds oldest first: when it is full, the
+    /// oldest entry leaves.
+    private static func put<V>(_ map: inout [Key: V], _ order: inout [Key], _ key: Key, _ value: V, max: Int) {
+        if map.count >= max, !order.isEmpty { map[order.removeFirst()] = nil }
+        if map.updateValue(value, forKey: key) == nil { order.append(key) }
     }
     func store(_ key: Key, _ r: SegmentReader) {
         inner.withLock {
