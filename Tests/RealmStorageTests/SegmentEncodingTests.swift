@@ -205,6 +205,41 @@ import Testing
         _ = try Self.roundTrip(.string, nullable: true, Array(repeating: .null, count: 50))
     }
 
+    /// A string segment decompressed from LZ4 keeps its short ASCII rows ready to read in one load
+    /// (``ShortStringTable``); its cursor still answers every row as the checked read does (null,
+    /// empty, long and non-ASCII rows included). Segments read in place, or of mostly long strings,
+    /// get no table.
+    @Test func decompressedShortStrings() throws {
+        let values: [StorageValue] = (0..<4096).map { i in
+            switch i % 97 {
+            case 0: .null
+            case 1: .string("")
+            case 2: .string("ünï-\(i)")
+            case 3: .string("a longer string than fifteen bytes \(i)")
+            case 4: .string("exactly15bytes!")
+            default: .string("name-\(i % 10_000)")
+            }
+        }
+        let r = try Self.roundTrip(.string, nullable: true, values)
+        #expect(r.encodings.suffix(2) == [.lz4, .bytesOffsets])
+        let table = try #require(r.shortStrings)
+        #expect(table.count == 4096)
+        #expect(r.decodedSize >= table.size)
+        let c = table.cursor
+        for (i, v) in values.enumerated() {
+            guard case .string(let s) = v, s.utf8.count <= 15, s.utf8.allSatisfy({ $0 < 0x80 }) else {
+                #expect(c.string(i) == nil || values[i] == .null)
+                continue
+            }
+            #expect(c.string(i) == s)
+        }
+        #expect(c.string(-1) == nil && c.string(4096) == nil)
+        let long = try Self.roundTrip(.string, (0..<2000).map { .string("prefix-prefix-prefix-\($0)") })
+        #expect(long.encodings.first == .lz4 && long.shortStrings == nil)
+        let inPlace = try Self.roundTrip(.string, (0..<300).map { .string("u\($0 * 7919)") })
+        #expect(inPlace.encodings == [.bytesOffsets] && inPlace.shortStrings == nil)
+    }
+
     @Test func fixedWidthTypes() throws {
         _ = try Self.roundTrip(
             .timestamp, nullable: true,

@@ -7,6 +7,18 @@ import Testing
 /// bytes, whichever way they are built: short ASCII ones from two words, the rest by the
 /// standard library.
 @Suite struct ShortStringTests {
+    /// The offsets (little-endian u32, one more than the items) and the blob of `items`.
+    static func offsetsArray(_ items: [[UInt8]]) -> (offsets: [UInt8], blob: [UInt8]) {
+        var offsets: [UInt8] = []
+        var blob: [UInt8] = []
+        for item in items {
+            offsets += withUnsafeBytes(of: UInt32(blob.count).littleEndian, Array.init)
+            blob += item
+        }
+        offsets += withUnsafeBytes(of: UInt32(blob.count).littleEndian, Array.init)
+        return (offsets, blob)
+    }
+
     /// Items of every length from 0 to 40, ASCII or not, some with invalid UTF-8, placed so that
     /// some end right at the blob's end (no 16 bytes to load there).
     @Test func itemsMatchTheStandardDecoding() throws {
@@ -24,20 +36,25 @@ import Testing
         items += [[0x80], Array("name-1234".utf8), Array("exactly15bytes!".utf8), Array("sixteen bytes ok".utf8)]
         for tail in 0..<items.count {
             // The item `tail` last: it ends at the blob's end.
-            var order = items
-            order.append(order.remove(at: tail))
-            var offsets: [UInt8] = []
-            var blob: [UInt8] = []
-            for item in order {
-                offsets += withUnsafeBytes(of: UInt32(blob.count).littleEndian, Array.init)
-                blob += item
-            }
-            offsets += withUnsafeBytes(of: UInt32(blob.count).littleEndian, Array.init)
+            // (Led by short items, so that most are short and the one-load table is made.)
+            var order = (0..<100).map { Array("p\($0)".utf8) } + items
+            order.append(order.remove(at: 100 + tail))
+            let (offsets, blob) = Self.offsetsArray(order)
             let offsetView = ByteView(copying: offsets)
             let blobView = ByteView(copying: blob)
             let cursor = try offsetView.itemsCursor(count: order.count, blob: blobView)
+            // The one-load table has every short ASCII item, and only those.
+            let owner = try #require(ShortStringTable(cursor))
+            let table = owner.cursor
             for (i, item) in order.enumerated() {
                 let expected = String(decoding: item, as: UTF8.self)
+                if item.count <= 15 && item.allSatisfy({ $0 < 0x80 }) {
+                    let fromTable = try #require(table.string(i))
+                    #expect(fromTable == expected && Array(fromTable.utf8) == item)
+                    #expect(fromTable.hashValue == expected.hashValue)
+                } else {
+                    #expect(table.string(i) == nil)
+                }
                 let read = try #require(cursor.string(i))
                 #expect(read == expected)
                 #expect(Array(read.utf8) == Array(expected.utf8))
@@ -45,6 +62,21 @@ import Testing
                 let start = blob.count - order[i...].reduce(0) { $0 + $1.count }
                 #expect(try blobView.string(start, item.count) == expected || item.isEmpty)
             }
+            withExtendedLifetime((owner, offsetView, blobView)) {}
+        }
+    }
+
+    /// A table is made only when at least half the items are short ASCII strings.
+    @Test func tablesOfMostlyLongItemsAreNotMade() throws {
+        for (short, long) in [(1, 2), (0, 5), (2, 1), (3, 3)] {
+            let items = Array(repeating: Array("ab".utf8), count: short) + Array(repeating: Array("é-sixteen-bytes!".utf8), count: long)
+            let (offsets, blob) = Self.offsetsArray(items)
+            // (The views stay alive while their owner-free cursor is read.)
+            let offsetView = ByteView(copying: offsets)
+            let blobView = ByteView(copying: blob)
+            let cursor = try offsetView.itemsCursor(count: items.count, blob: blobView)
+            #expect((ShortStringTable(cursor) != nil) == (short * 2 >= items.count))
+            withExtendedLifetime((offsetView, blobView)) {}
         }
     }
 

@@ -104,7 +104,19 @@ import Testing
         let stringReader = try TableReader(s, "S")
         var probes: [StorageValue] = ints.prefix(1_000).map { .int($0) } + [.int(1), .int(2), .int(Int64.min + 1)]
         probes += (0..<500).map { _ in .int(Int64(bitPattern: rng.next())) }
-        for p in probes { #expect(try intReader.objectKey(primaryKey: p) == s.objectKey("I", primaryKey: p), "\(p)") }
+        let idColumn = try #require(intReader.columnIndex("id"))
+        for p in probes {
+            let want = try s.objectKey("I", primaryKey: p)
+            #expect(try intReader.objectKey(primaryKey: p) == want, "\(p)")
+            // The located form finds the same object, and its row holds the key.
+            let found = try intReader.object(primaryKey: p)
+            #expect(found?.key == want)
+            if let found {
+                let location = try #require(found.location)
+                #expect(try intReader.locate(found.key) == location)
+                #expect(try intReader.value(location, column: idColumn) == p)
+            }
+        }
         #expect(try intReader.objectKey(primaryKey: .int(.min)) != nil)
         for i in stride(from: 0, to: 45_000, by: 37) {
             let p = StorageValue.string("key-\(i)")
@@ -114,6 +126,37 @@ import Testing
         }
         #expect(try stringReader.objectKey(primaryKey: .null) == nil)
         expectCode(.notFound) { try TableReader(s, "Plain").objectKey(primaryKey: .int(1)) }
+        expectCode(.notFound) { try TableReader(s, "Plain").object(primaryKey: .int(1)) }
+    }
+
+    /// Dense integer keys (the index's chunks and the row groups' keys are arithmetic runs): every
+    /// key is found at its row across chunk and group boundaries, in the first and a later
+    /// version, and the keys just outside the range are not.
+    @Test func denseIntegerPrimaryKeysAreFoundAtTheirRows() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true))
+        var tx = try store.beginWrite()
+        try tx.createTable("D", primaryKey: ColumnSchema("id", .int))
+        try tx.addColumn("D", ColumnSchema("v", .int))
+        for i in 0..<20_000 { try tx.insert("D", ["id": .int(Int64(i)), "v": .int(Int64(i) * 3)]) }
+        var s = try tx.commit()
+        for version in 0..<2 {
+            let (schema, state) = try s.table("D")
+            #expect(try s.indexDirectory(state.indexes[schema.primaryKeyColumn!.id]!).chunks.count > 1)
+            let reader = try TableReader(s, "D")
+            #expect(reader.groupCount > 1)
+            let v = try #require(reader.columnIndex("v"))
+            for i in 0..<20_000 + version {
+                let found = try #require(try reader.object(primaryKey: .int(Int64(i))), "\(i)")
+                let location = try #require(found.location)
+                #expect(try reader.value(location, column: v) == .int(Int64(i) * 3))
+            }
+            for missing: Int64 in [-1, 20_001, .max, .min] { #expect(try reader.object(primaryKey: .int(missing)) == nil) }
+            guard version == 0 else { break }
+            tx = try store.beginWrite()
+            try tx.insert("D", ["id": .int(20_000), "v": .int(60_000)])
+            s = try tx.commit()
+        }
     }
 
     /// Small commits reuse the decoded tail groups the previous commit left in the store's cache;

@@ -25,6 +25,36 @@ import Testing
         #expect(realm.objects(Dog.self).filter("name == 'd7'").first?.age == 7)
     }
 
+    /// Lookups by primary key take the key as the property's type or as another integer type,
+    /// inside and outside a write, for int, optional-int and string keys.
+    @Test func primaryKeysOfSeveralTypes() throws {
+        let (realm, _) = try makeRealm(types: [Person.self, Dog.self, Address.self, KeyedByName.self, KeyedByOptionalInt.self])
+        try realm.write {
+            for i in 0..<50 {
+                realm.add(Person(value: ["id": i, "name": "p\(i)"]))
+                realm.add(KeyedByName(value: ["key": "k\(i)", "n": i]))
+                realm.add(KeyedByOptionalInt(value: ["key": i, "n": i]))
+            }
+            realm.add(KeyedByOptionalInt(value: ["key": nil as Int?, "n": -1]))
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 49)?.name == "p49")
+            #expect(realm.object(ofType: KeyedByName.self, forPrimaryKey: "k3")?.n == 3)
+        }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 7)?.name == "p7")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: Int64(8))?.name == "p8")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: Int32(9))?.name == "p9")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 50) == nil)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: -1) == nil)
+        #expect(realm.object(ofType: KeyedByName.self, forPrimaryKey: "k12")?.n == 12)
+        #expect(realm.object(ofType: KeyedByName.self, forPrimaryKey: "k50") == nil)
+        #expect(realm.object(ofType: KeyedByOptionalInt.self, forPrimaryKey: 12)?.n == 12)
+        #expect(realm.object(ofType: KeyedByOptionalInt.self, forPrimaryKey: Int?(13))?.n == 13)
+        #expect(realm.object(ofType: KeyedByOptionalInt.self, forPrimaryKey: nil as Int?)?.n == -1)
+        #expect(realm.object(ofType: KeyedByOptionalInt.self, forPrimaryKey: 99) == nil)
+        let frozen = realm.freeze()
+        #expect(frozen.object(ofType: Person.self, forPrimaryKey: 7)?.name == "p7")
+        #expect(frozen.object(ofType: KeyedByOptionalInt.self, forPrimaryKey: 3)?.n == 3)
+    }
+
     @Test func writeQueryAndReopen() throws {
         let dir = TempDir()
         do {
@@ -335,4 +365,14 @@ import Testing
         #expect(realm.objects(Person.self).count == 4)
         #expect(frozen.map { $0.objects(Person.self).count } == [2, 3])
     }
+}
+
+final class KeyedByName: Object {
+    @Persisted(primaryKey: true) var key = ""
+    @Persisted var n = 0
+}
+
+final class KeyedByOptionalInt: Object {
+    @Persisted(primaryKey: true) var key: Int?
+    @Persisted var n = 0
 }

@@ -16,16 +16,18 @@ public struct SegmentCursor: Sendable {
     @usableFromInline let items: ItemsCursor?
     /// For dictionary-encoded strings: the item of each row.
     @usableFromInline let indices: LaneCursor?
+    /// For strings decoded into memory: each row's short string, ready (see ``ShortStringTable``).
+    @usableFromInline let shorts: ShortStringCursor?
     /// Present only when the segment has nulls.
     @usableFromInline let validity: FixedCursor?
 
     /// A cursor that answers nothing (every read falls back).
     package static let none = SegmentCursor(
-        rows: 0, type: .int, ints: nil, fixed: nil, items: nil, indices: nil, validity: nil)
+        rows: 0, type: .int, ints: nil, fixed: nil, items: nil, indices: nil, shorts: nil, validity: nil)
 
     init(
         rows: Int, type: ColumnType, ints: LaneCursor?, fixed: FixedCursor?, items: ItemsCursor?, indices: LaneCursor?,
-        validity: FixedCursor?
+        shorts: ShortStringCursor?, validity: FixedCursor?
     ) {
         self.rows = rows
         isDouble = type == .double
@@ -34,6 +36,7 @@ public struct SegmentCursor: Sendable {
         self.fixed = fixed
         self.items = items
         self.indices = indices
+        self.shorts = shorts
         self.validity = validity
     }
 
@@ -70,6 +73,7 @@ public struct SegmentCursor: Sendable {
     @inlinable @inline(__always)
     public func string(_ row: Int) -> String? {
         guard let items, present(row) else { return nil }
+        if let s = shorts?.string(row) { return s }
         guard let indices else { return items.string(row) }
         guard row < indices.valueCount else { return nil }
         return items.string(Int(truncatingIfNeeded: indices[row]))

@@ -23,6 +23,9 @@ package final class SegmentReader: Sendable {
     let listStarts: [Int]
     /// For maps: the key of each element (a bytes array, read and checked per row).
     let mapKeys: Values?
+    /// For a string segment decoded from LZ4 whose values are mostly short: each row's string
+    /// ready to read in one load (see ``ShortStringTable``).
+    let shortStrings: ShortStringTable?
 
     enum Values: Sendable {
         case integers(IntegerLane)
@@ -124,26 +127,35 @@ package final class SegmentReader: Sendable {
             }
         }
         encodings = encs
-        decodedSize = decoded
         var ints: LaneCursor?
         var fixed: FixedCursor?
         var items: ItemsCursor?
         var indices: LaneCursor?
+        var shorts: ShortStringTable?
         if !isList && !isMap {
             switch values {
             case .integers(let lane): ints = lane.cursor
             case .fixed(let v, _, _): fixed = v.fixedCursor
             case .offsets(let o) where t == .string:
-                items = try o.offsets.itemsCursor(count: o.count, blob: o.blob)
+                let cursor = try o.offsets.itemsCursor(count: o.count, blob: o.blob)
+                items = cursor
+                // Strings decompressed into memory anyway (the values array is the LZ4 one's
+                // content) get the one-load table; those read in place from the mapping do not.
+                if encs.count >= 2, encs[encs.count - 2] == .lz4 {
+                    shorts = ShortStringTable(cursor)
+                    decoded += shorts?.size ?? 0
+                }
             case .dictionary(let d, let lane) where t == .string:
                 items = try d.offsets.itemsCursor(count: d.count, blob: d.blob)
                 indices = lane.cursor
             default: break
             }
         }
+        shortStrings = shorts
+        decodedSize = decoded
         self.cursor = SegmentCursor(
             rows: isList || isMap ? 0 : rowCount, type: t, ints: ints, fixed: fixed, items: items, indices: indices,
-            validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
+            shorts: shorts?.cursor, validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
     }
 
     /// One parsed array: encoding, params, body.

@@ -118,8 +118,8 @@ struct IndexChunk {
     let hashes: IntegerLane
     let keys: IntegerLane
     let count: Int
-    private let hashCursor: LaneCursor
-    private let keyCursor: LaneCursor
+    let hashCursor: LaneCursor
+    let keyCursor: LaneCursor
 
     init(hashes: IntegerLane, keys: IntegerLane, count: Int) {
         self.hashes = hashes

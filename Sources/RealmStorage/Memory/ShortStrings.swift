@@ -28,3 +28,113 @@ func decodeUTF8(_ start: UnsafeRawPointer, count: Int, readable: Int) -> String 
     #endif
     return String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
 }
+
+/// The items of a decoded string array kept a second time, each in the two words of Swift's small
+/// `String` form (see ``decodeUTF8(_:count:readable:)``), 16 bytes per item: a read of a short
+/// ASCII item is then one load from one place, where the offsets and the blob are two dependent
+/// loads from two (two cache misses on a random row). An item that is longer, not ASCII or damaged
+/// has two zero words there (a real small string's second word never is zero: its top byte holds
+/// the count and the flags) and is read from the offsets.
+///
+/// Made only for arrays already decoded into memory (LZ4), where it costs memory but no mapping.
+package final class ShortStringTable: @unchecked Sendable {
+    private let base: UnsafeMutableRawPointer
+    /// The number of items.
+    package let count: Int
+    /// The bytes the table takes.
+    package var size: Int { count * 16 }
+
+    /// The table of `items`, or nil when fewer than half of them are short ASCII strings (the
+    /// table would not pay for its memory).
+    package init?(_ items: ItemsCursor) {
+        let n = items.count
+        guard n > 0, n <= Int.max / 16 else { return nil }
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: n * 16, alignment: 16)
+        var short = 0
+        for i in 0..<n {
+            let (first, second) = items.smallStringWords(i) ?? (0, 0)
+            if second != 0 { short += 1 }
+            memory.storeBytes(of: first, toByteOffset: i * 16, as: UInt64.self)
+            memory.storeBytes(of: second, toByteOffset: i * 16 + 8, as: UInt64.self)
+        }
+        // Decided before the stored properties are set: failing later would run `deinit` too.
+        guard short * 2 >= n else {
+            memory.deallocate()
+            return nil
+        }
+        base = memory
+        count = n
+    }
+
+    deinit { base.deallocate() }
+
+    /// The table's owner-free cursor (valid while the table is alive).
+    package var cursor: ShortStringCursor { ShortStringCursor(base: UnsafeRawPointer(base), count: count) }
+}
+
+/// A ``ShortStringTable`` without its owner.
+public struct ShortStringCursor: @unchecked Sendable {
+    @usableFromInline let base: UnsafeRawPointer
+    @usableFromInline let count: Int
+
+    init(base: UnsafeRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    /// Item `i` when it is a short ASCII string; nil otherwise (the caller reads the offsets).
+    @inlinable @inline(__always)
+    public func string(_ i: Int) -> String? {
+        guard i >= 0, i < count else { return nil }
+        let second = base.load(fromByteOffset: i &* 16 &+ 8, as: UInt64.self)
+        guard second != 0 else { return nil }
+        #if _pointerBitWidth(_64) && _endian(little)
+            return unsafeBitCast((base.load(fromByteOffset: i &* 16, as: UInt64.self), second), to: String.self)
+        #else
+            return nil
+        #endif
+    }
+}
+
+extension ItemsCursor {
+    /// The two words of item `i` as a small ASCII `String` (see ``decodeUTF8(_:count:readable:)``),
+    /// or nil when it is longer than 15 bytes, not ASCII, or its offsets are damaged. Reads byte by
+    /// byte, so an item at the very end of the blob is covered too.
+    func smallStringWords(_ i: Int) -> (UInt64, UInt64)? {
+        #if _pointerBitWidth(_64) && _endian(little)
+            guard i >= 0, i < count, let offsets else { return nil }
+            let a = Int(UInt32(littleEndian: offsets.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
+            let b = Int(UInt32(littleEndian: offsets.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
+            guard a <= b, b <= blobCount, b - a <= 15 else { return nil }
+            if a == b { return (0, 0xE0 << 56) }
+            if blobCount - a >= 16 {
+                // Two word loads, as `decodeUTF8` reads (the common case: not at the blob's end).
+                let n = b - a
+                var first = blob!.loadUnaligned(fromByteOffset: a, as: UInt64.self)
+                var second = blob!.loadUnaligned(fromByteOffset: a + 8, as: UInt64.self)
+                if n < 8 {
+                    first &= (1 &<< UInt64(n &* 8)) &- 1
+                    second = 0
+                } else {
+                    second &= (1 &<< UInt64((n &- 8) &* 8)) &- 1
+                }
+                guard (first | second) & 0x8080_8080_8080_8080 == 0 else { return nil }
+                return (first, second | (0xE0 | UInt64(n)) &<< 56)
+            }
+            var words: (UInt64, UInt64) = (0, 0)
+            for j in 0..<(b - a) {
+                let byte = blob!.load(fromByteOffset: a + j, as: UInt8.self)
+                guard byte < 0x80 else { return nil }
+                if j < 8 {
+                    words.0 |= UInt64(byte) << UInt64(j * 8)
+                } else {
+                    words.1 |= UInt64(byte) << UInt64((j - 8) * 8)
+                }
+            }
+            words.1 |= (0xE0 | UInt64(b - a)) << 56
+            return words
+        #else
+            return nil
+        #endif
+    }
+}

@@ -5,11 +5,42 @@ struct IndexCursor {
     private var chunks: [IndexChunk?]
     /// Whether chunk i is loaded (checked without copying the chunk out of `chunks`).
     private var loaded: [Bool]
+    /// Each chunk's first hash, contiguous for the binary search of ``firstKey(hash:in:)``.
+    private let firstHashes: [UInt64]
+    /// Each loaded chunk's hash and key cursors (valid while `chunks` keeps the chunk): read
+    /// without copying the chunk, whose lanes a copy would retain.
+    private var cursors: [(hashes: LaneCursor, keys: LaneCursor)]
 
     init(_ ref: BlockRef, in snapshot: Snapshot) throws {
         directory = try snapshot.indexDirectory(ref)
         chunks = [IndexChunk?](repeating: nil, count: directory.chunks.count)
         loaded = [Bool](repeating: false, count: directory.chunks.count)
+        firstHashes = directory.chunks.map(\.firstHash)
+        cursors = [(LaneCursor, LaneCursor)](repeating: (.empty, .empty), count: directory.chunks.count)
+    }
+
+    /// The key of the first entry (in index order) carrying hash `h`, or nil: what
+    /// ``forEachKey(hash:in:_:)`` finds first, without a closure.
+    mutating func firstKey(hash h: UInt64, in snapshot: Snapshot) throws -> Int64? {
+        // The chunks that may hold `h`: from the last one starting below `h` (an equal hash may
+        // also end it) through the last one starting at or before `h`.
+        var lo = 0
+        var hi = firstHashes.count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if firstHashes[mid] < h { lo = mid &+ 1 } else { hi = mid }
+        }
+        var ci = max(0, lo - 1)
+        while ci < firstHashes.count && firstHashes[ci] <= h {
+            if !loaded[ci] { try load(ci, in: snapshot) }
+            let (hashes, keys) = cursors[ci]
+            let a = hashes.unsignedLowerBound(h)
+            if a < hashes.valueCount {
+                return UInt64(bitPattern: hashes[a]) == h ? keys[a] : nil
+            }
+            ci += 1
+        }
+        return nil
     }
 
     /// Calls `body` with each key whose entry carries hash `h`, in index order, until it returns
@@ -60,7 +91,9 @@ struct IndexCursor {
     /// Decodes chunk `ci` on first use.
     private mutating func load(_ ci: Int, in snapshot: Snapshot) throws {
         if loaded[ci] { return }
-        chunks[ci] = try snapshot.indexChunk(directory.chunks[ci])
+        let chunk = try snapshot.indexChunk(directory.chunks[ci])
+        chunks[ci] = chunk
+        cursors[ci] = (chunk.hashCursor, chunk.keyCursor)
         loaded[ci] = true
     }
 }

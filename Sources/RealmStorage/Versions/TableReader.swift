@@ -20,6 +20,11 @@ package final class TableReader {
     // Exempt from dynamic exclusivity checks (they dominated a property read): a reader is
     // confined to one thread and each access is a plain load or a store of one element.
     @exclusivity(unchecked) private var keySegments: [SegmentReader?]
+    /// Each group's key cursor once its key segment is read (the segment, kept in `keySegments`,
+    /// keeps its memory): ``locate(_:)`` reads it without retaining the segment.
+    @exclusivity(unchecked) private var keyCursors: [LaneCursor?]
+    /// Each group's last key, contiguous for the binary search of ``locate(_:)``.
+    private let lastKeys: [Int64]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
     @exclusivity(unchecked) private var columns: [ColumnSegments?]
     /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
@@ -43,6 +48,8 @@ package final class TableReader {
         (schema, state) = try snapshot.table(table)
         entries = try snapshot.rowGroups(state)
         keySegments = [SegmentReader?](repeating: nil, count: entries.count)
+        keyCursors = [LaneCursor?](repeating: nil, count: entries.count)
+        lastKeys = entries.map(\.lastKey)
         columns = [ColumnSegments?](repeating: nil, count: schema.columns.count)
     }
 
@@ -56,7 +63,12 @@ package final class TableReader {
 
     /// The keys of group `g` through their owner-free cursor (the reader keeps the segment; a
     /// key segment is checked to be a lane of integers, so its cursor has one).
-    package func keyCursor(group g: Int) throws -> LaneCursor { try keySegment(g).cursor.ints! }
+    package func keyCursor(group g: Int) throws -> LaneCursor {
+        if let c = keyCursors[g] { return c }
+        let c = try keySegment(g).cursor.ints!
+        keyCursors[g] = c
+        return c
+    }
 
     /// Group `g`'s key segment (checked to hold its rows' keys as integers), read once.
     private func keySegment(_ g: Int) throws -> SegmentReader {
@@ -73,9 +85,15 @@ package final class TableReader {
 
     /// The location of `key`, or nil when the table has no such object.
     package func locate(_ key: ObjectKey) throws -> RowLocation? {
-        let g = entries.partitionPoint { $0.lastKey < key.rawValue }
-        guard g < entries.count, entries[g].firstKey <= key.rawValue else { return nil }
-        return try keyCursor(group: g).sortedIndex(of: key.rawValue).map { RowLocation(group: g, row: $0) }
+        let k = key.rawValue
+        var lo = 0
+        var hi = lastKeys.count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if lastKeys[mid] < k { lo = mid &+ 1 } else { hi = mid }
+        }
+        guard lo < entries.count, entries[lo].firstKey <= k else { return nil }
+        return try keyCursor(group: lo).sortedIndex(of: k).map { RowLocation(group: lo, row: $0) }
     }
 
     /// The object whose primary key is `value`, through the persisted index. The index directory
@@ -83,6 +101,14 @@ package final class TableReader {
     /// (plus, for non-integer keys, reading the candidate's key to confirm it).
     /// - Throws: `.notFound` when the table has no primary key.
     package func objectKey(primaryKey value: StorageValue) throws -> ObjectKey? {
+        try object(primaryKey: value)?.key
+    }
+
+    /// The key and the location of the object whose primary key is `value`, through the persisted
+    /// index (see ``objectKey(primaryKey:)``); nil when there is none. The location is nil only
+    /// when the index names an object of an integer key that the table does not hold.
+    /// - Throws: `.notFound` when the table has no primary key.
+    package func object(primaryKey value: StorageValue) throws -> (key: ObjectKey, location: RowLocation?)? {
         if primaryIndex == nil {
             guard let pk = schema.primaryKeyColumn else { throw StorageError(.notFound, "table '\(schema.name)' has no primary key") }
             guard let ref = state.indexes[pk.id] else { return nil }
@@ -91,16 +117,19 @@ package final class TableReader {
                 exactType: IndexHash.isExact(pk.type))
         }
         let h = IndexHash.hash(value)
-        // Integer keys (but Int64.min, which shares null's hash) are decided by the hash alone.
-        let exact = primaryIndex!.exactType && h != IndexHash.nullHash
+        // Integer keys (but Int64.min, which shares null's hash) are decided by the hash alone:
+        // the first entry with the hash is the object (no closure, no confirming read).
+        if primaryIndex!.exactType && h != IndexHash.nullHash {
+            guard let raw = try primaryIndex!.cursor.firstKey(hash: h, in: snapshot) else { return nil }
+            let key = ObjectKey(raw)
+            return (key, try locate(key))
+        }
         let column = primaryIndex!.column
-        var found: ObjectKey?
+        var found: (key: ObjectKey, location: RowLocation?)?
         _ = try primaryIndex!.cursor.forEachKey(hash: h, in: snapshot) { raw in
             let key = ObjectKey(raw)
-            if !exact {
-                guard let location = try locate(key), try self.value(location, column: column).bitwiseEquals(value) else { return false }
-            }
-            found = key
+            guard let location = try locate(key), try self.value(location, column: column).bitwiseEquals(value) else { return false }
+            found = (key, location)
             return true
         }
         return found

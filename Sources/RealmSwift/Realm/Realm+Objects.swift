@@ -16,16 +16,41 @@ extension Realm {
     public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
         checkThread()
         let info = classInfo(type)
+        let raw: StorageValue
+        do {
+            raw = try ValueCoercion.primaryKey(key, primaryKeyInfo(info))
+        } catch {
+            fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
+        }
+        return object(type, info, primaryKey: raw)
+    }
+
+    /// The object of `type` whose primary key is `key`, or nil (an `Int` key: no dynamic cast).
+    public func object<Element: Object>(ofType type: Element.Type, forPrimaryKey key: Int) -> Element? {
+        checkThread()
+        let info = classInfo(type)
+        let pk = primaryKeyInfo(info)
+        guard pk.type == .int else {
+            do {
+                return object(type, info, primaryKey: try ValueCoercion.primaryKey(key, pk))
+            } catch {
+                fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
+            }
+        }
+        return object(type, info, primaryKey: .int(Int64(key)))
+    }
+
+    /// The type description of `info`'s primary-key property (stops when it has none).
+    private func primaryKeyInfo(_ info: ClassInfo) -> _RLMTypeInfo {
         verifyOrTrap(info)
         guard let pk = info.primaryKey else {
             fatalError("'\(info.className)' does not have a primary key; declare one with @Persisted(primaryKey: true).")
         }
-        let raw: StorageValue
-        do {
-            raw = try ValueCoercion.primaryKey(key, info.properties[pk].valueType._rlmInfo)
-        } catch {
-            fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
-        }
+        return info.properties[pk].valueType._rlmInfo
+    }
+
+    /// The object of `type` (described by `info`) whose primary key's stored form is `raw`.
+    private func object<Element: Object>(_ type: Element.Type, _ info: ClassInfo, primaryKey raw: StorageValue) -> Element? {
         let found: ObjectKey?
         do {
             // A table reader exists only for a table the file has; the other paths look it up.
@@ -35,9 +60,9 @@ extension Realm {
             } else if !isFrozen, let bound = try reader(info, currentSnapshot) {
                 // A live Realm outside a write: the class's table reader finds the key and the
                 // object's row, so its property reads take the direct path from the start.
-                guard let key = try bound.reader.objectKey(primaryKey: raw) else { return nil }
+                guard let (key, location) = try bound.reader.object(primaryKey: raw) else { return nil }
                 let object = makeObject(type, key, info)
-                if let location = try bound.reader.locate(key) {
+                if let location {
                     object._rlmPlace(
                         at: location, reader: bound, view: bound.view(Int(location.group)), stamp: directReadStamp(bound.version))
                 }
