@@ -76,6 +76,49 @@ import Testing
         #expect(kept.string == "changed" && kept.int64 == -15)
     }
 
+    /// Lookups by an `Int` primary key reuse what the previous one of the same class used only
+    /// while nothing changes: they see every write (inserts, updates, deletes), inside a write
+    /// too, after `invalidate()` and across classes; and a version they read is not kept pinned
+    /// once the Realm moved on and no object read from it remains.
+    @Test func primaryKeyLookupsFollowEveryChange() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            for i in 0..<100 { realm.add(Person(value: ["id": i, "name": "p\(i)"])) }
+            realm.add(AllTypes(value: ["id": 3, "string": "three"]))
+        }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 5)?.name == "p5")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 100) == nil)
+        try realm.write {
+            realm.object(ofType: Person.self, forPrimaryKey: 5)!.name = "changed"
+            realm.add(Person(value: ["id": 100, "name": "new"]))
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 100)?.name == "new")
+            realm.delete(realm.object(ofType: Person.self, forPrimaryKey: 6)!)
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 6) == nil)
+        }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 5)?.name == "changed")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 100)?.name == "new")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 6) == nil)
+        // Another class, then the first again.
+        #expect(realm.object(ofType: AllTypes.self, forPrimaryKey: 3)?.string == "three")
+        #expect(realm.object(ofType: AllTypes.self, forPrimaryKey: 5) == nil)
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 7)?.name == "p7")
+        realm.invalidate()
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 8)?.name == "p8")
+        // A write cancelled after a lookup inside it.
+        try realm.beginWrite()
+        realm.object(ofType: Person.self, forPrimaryKey: 9)!.name = "cancelled"
+        realm.cancelWrite()
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 9)?.name == "p9")
+        // Lookups, then commits: no earlier version stays pinned by what the lookups used.
+        let pinned = realm.numberOfActiveVersions
+        for step in 0..<3 {
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: 10)?.name == "p10")
+            #expect(realm.object(ofType: Person.self, forPrimaryKey: Int64(11))?.name == "p11")
+            try realm.write { realm.add(Person(value: ["id": 200 + step, "name": "later"])) }
+            #expect(realm.numberOfActiveVersions == pinned)
+        }
+    }
+
     @Test func intCountsMatchFiltering() throws {
         let (realm, _) = try seeded()
         let all = realm.objects(AllTypes.self)

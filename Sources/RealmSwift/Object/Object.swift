@@ -62,7 +62,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         return _rlmClass.index(declaredAt: site, type: type)
     }
 
-    func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
+    final func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
         _rlmRealm = realm
         _rlmThread = realm.confinedThread
         _rlmGeneration = realm.generation
@@ -79,6 +79,25 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmSetMask = 0
         _rlmStoredMask = 0
         _rlmForgetPlace()
+    }
+
+    /// Binds a new accessor (made by `init()` just now: it holds no values, reader or view) to the
+    /// object `key` of `realm` and places it at `location` (see ``_rlmPlace(at:reader:view:stamp:)``):
+    /// ``_rlmBind(_:_:_:)`` and that in one pass of plain stores.
+    final func _rlmBindNew(
+        _ realm: Realm, _ key: ObjectKey, _ info: ClassInfo, at location: RowLocation, reader: BoundReader, view: consuming GroupView?,
+        stamp: Int
+    ) {
+        _rlmRealm = realm
+        _rlmThread = realm.confinedThread
+        _rlmGeneration = realm.generation
+        _rlmKey = key
+        _rlmClassStorage = info
+        _rlmLocation = location
+        _rlmLocationVersion = reader.version
+        _rlmReader = reader
+        _rlmReadStamp = view == nil ? -1 : stamp
+        _rlmGroup = view
     }
 
     /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
@@ -147,7 +166,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// when `stamp` is the Realm's stamp while it reads that version outside a write (the direct
     /// read path; -1 or a nil view: the general path).
     @inline(__always)
-    func _rlmPlace(at location: RowLocation, reader: BoundReader, view: GroupView?, stamp: Int) {
+    final func _rlmPlace(at location: RowLocation, reader: BoundReader, view: consuming GroupView?, stamp: Int) {
         _rlmLocation = location
         _rlmLocationVersion = reader.version
         // A reused accessor usually stays in its reader and group: no retain and release then.

@@ -28,6 +28,11 @@ extension Realm {
     /// The object of `type` whose primary key is `key`, or nil (an `Int` key: no dynamic cast).
     public func object<Element: Object>(ofType type: Element.Type, forPrimaryKey key: Int) -> Element? {
         checkThread()
+        // The class of the last such lookup, nothing changed since: its class description and
+        // table reader are at hand, without looking either up (or retaining them one by one).
+        if let shortcut = primaryKeyShortcut, shortcut.type == ObjectIdentifier(type) {
+            return shortcut.object(type, Int64(key), in: self)
+        }
         let info = classInfo(type)
         let pk = primaryKeyInfo(info)
         guard pk.type == .int else {
@@ -37,7 +42,21 @@ extension Realm {
                 fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
             }
         }
-        return object(type, info, primaryKey: .int(Int64(key)))
+        guard transaction == nil, !isFrozen, let bound = lookUp(info, { try reader(info, currentSnapshot) }) else {
+            return object(type, info, primaryKey: .int(Int64(key)))
+        }
+        let shortcut = PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound)
+        primaryKeyShortcut = shortcut
+        return shortcut.object(type, Int64(key), in: self)
+    }
+
+    /// `body`'s result; stops with the reason when it throws (a damaged file).
+    private func lookUp<T>(_ info: ClassInfo, _ body: () throws -> T) -> T {
+        do {
+            return try body()
+        } catch {
+            fatalError("Realm could not look up '\(info.className)': \(error)")
+        }
     }
 
     /// The type description of `info`'s primary-key property (stops when it has none).
@@ -51,30 +70,20 @@ extension Realm {
 
     /// The object of `type` (described by `info`) whose primary key's stored form is `raw`.
     private func object<Element: Object>(_ type: Element.Type, _ info: ClassInfo, primaryKey raw: StorageValue) -> Element? {
-        let found: ObjectKey?
-        do {
+        lookUp(info) { () throws -> Element? in
             // A table reader exists only for a table the file has; the other paths look it up.
             if let tx = transaction {
                 guard catalog.table(info.className) != nil else { return nil }
-                found = try tx.objectKey(info.className, primaryKey: raw)
-            } else if !isFrozen, let bound = try reader(info, currentSnapshot) {
-                // A live Realm outside a write: the class's table reader finds the key and the
-                // object's row, so its property reads take the direct path from the start.
-                guard let (key, location) = try bound.reader.object(primaryKey: raw) else { return nil }
-                let object = makeObject(type, key, info)
-                if let location {
-                    object._rlmPlace(
-                        at: location, reader: bound, view: bound.view(Int(location.group)), stamp: directReadStamp(bound.version))
-                }
-                return object
-            } else {
-                guard catalog.table(info.className) != nil else { return nil }
-                found = try currentSnapshot.objectKey(info.className, primaryKey: raw)
+                return try tx.objectKey(info.className, primaryKey: raw).map { makeObject(type, $0, info) }
             }
-        } catch {
-            fatalError("Realm could not look up '\(info.className)': \(error)")
+            guard !isFrozen, let bound = try reader(info, currentSnapshot) else {
+                guard catalog.table(info.className) != nil else { return nil }
+                return try currentSnapshot.objectKey(info.className, primaryKey: raw).map { makeObject(type, $0, info) }
+            }
+            // A live Realm outside a write: the class's table reader finds the key and the
+            // object's row, so its property reads take the direct path from the start.
+            return try PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound).object(type, raw, in: self)
         }
-        return found.map { makeObject(type, $0, info) }
     }
 
     /// The class description of `type`: from this live Realm's last lookup when it was the same
@@ -118,11 +127,16 @@ extension Realm {
         return (try? currentSnapshot.contains(name, object._rlmKey)) ?? false
     }
 
+    /// Forgets every table reader (and so the versions they pin).
+    func dropReaders() {
+        readers = [:]
+        lastReader = nil
+    }
+
     /// The reader of `info`'s table in the current snapshot (nil when the table does not exist).
     func reader(_ info: ClassInfo, _ snapshot: Snapshot) throws -> BoundReader? {
         if readersVersion != snapshot.version {
-            readers = [:]
-            lastReader = nil
+            dropReaders()
             readersVersion = snapshot.version
         }
         // (Both caches were emptied above when the version changed.)
@@ -528,6 +542,48 @@ extension Realm {
                     }
                 }
             }
+        }
+    }
+}
+
+/// What a live Realm's lookups by primary key of one class need outside a write transaction: the
+/// class description and its table reader of the current version. Kept by the Realm for the last
+/// class looked up by an `Int` key while nothing changes (see ``Realm/primaryKeyShortcut``).
+final class PrimaryKeyShortcut {
+    let type: ObjectIdentifier
+    let info: ClassInfo
+    let bound: BoundReader
+    /// `bound`'s table reader (held here, it is called without a retain of its own).
+    let reader: TableReader
+
+    init(type: ObjectIdentifier, info: ClassInfo, bound: BoundReader) {
+        self.type = type
+        self.info = info
+        self.bound = bound
+        reader = bound.reader
+    }
+
+    /// The object whose primary key's stored form is `raw`, placed at its row (so its reads take
+    /// the direct path), or nil.
+    func object<Element: Object>(_ type: Element.Type, _ raw: StorageValue, in realm: Realm) throws -> Element? {
+        guard let (key, location) = try reader.object(primaryKey: raw) else { return nil }
+        let object = type.init()
+        guard let location else {
+            object._rlmBind(realm, key, info)
+            return object
+        }
+        object._rlmBindNew(
+            realm, key, info, at: location, reader: bound, view: bound.view(Int(location.group)),
+            stamp: realm.directReadStamp(bound.version))
+        return object
+    }
+
+    /// The object whose integer primary key is `key`, or nil; stops when the file is damaged.
+    func object<Element: Object>(_ type: Element.Type, _ key: Int64, in realm: Realm) -> Element? {
+        do {
+            return try object(type, .int(key), in: realm)
+        } catch {
+            fatalError("Realm could not look up '\(info.className)': \(error)")
         }
     }
 }

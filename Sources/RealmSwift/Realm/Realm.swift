@@ -26,11 +26,19 @@ public final class Realm {
     // more than the read itself): a live Realm is confined to one thread, and no access to these
     // properties overlaps another (each is a plain load or store).
     /// The version this Realm reads (outside a write transaction).
-    @exclusivity(unchecked) var snapshot: Snapshot?
+    @exclusivity(unchecked) var snapshot: Snapshot? {
+        // The table readers of another version go with it (each pins its version).
+        didSet { if snapshot?.version != readersVersion, !readers.isEmpty || lastReader != nil { dropReaders() } }
+    }
     /// The open write transaction, if any.
     @exclusivity(unchecked) var transaction: WriteTransaction?
     /// Changes with every mutation and every version change; collections cache against it.
-    @exclusivity(unchecked) package var stamp = 0
+    @exclusivity(unchecked) package var stamp = 0 {
+        didSet { primaryKeyShortcut = nil }
+    }
+    /// What the last lookup by an integer primary key on the direct path used, valid while `stamp`
+    /// stays: any change of the stamp drops it (and the version its reader pins).
+    @exclusivity(unchecked) var primaryKeyShortcut: PrimaryKeyShortcut?
     /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
     @exclusivity(unchecked) var generation = 0
     let threadID: UInt
@@ -240,8 +248,6 @@ public final class Realm {
         if isFrozen { return }
         if transaction != nil { cancelWrite() }
         snapshot = nil
-        readers = [:]
-        lastReader = nil
         generation += 1
         stamp += 1
     }
