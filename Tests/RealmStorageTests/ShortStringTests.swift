@@ -66,6 +66,39 @@ import Testing
         }
     }
 
+    /// ``ItemsCursor/matches(_:_:whole:atEnd:)`` (the scans' `==`, BEGINSWITH and ENDSWITH on
+    /// bytes) agrees with comparing the bytes for needles of every length from 0 to 20, at every
+    /// place in the blob (the last item included: no word to load past it), and declines damaged
+    /// offsets and rows out of range.
+    @Test func itemMatchesAgreeWithComparingBytes() throws {
+        var rng = SplitMix(seed: 3)
+        let items: [[UInt8]] = (0..<300).map { i in (0..<(i % 23)).map { _ in UInt8(0x61 + rng.next() % 3) } }
+        let (offsets, blob) = Self.offsetsArray(items)
+        let offsetView = ByteView(copying: offsets)
+        let blobView = ByteView(copying: blob)
+        let cursor = try offsetView.itemsCursor(count: items.count, blob: blobView)
+        for length in 0...20 {
+            for _ in 0..<6 {
+                let needle = (0..<length).map { _ in UInt8(0x61 + rng.next() % 3) }
+                let pattern = ItemPattern(needle)
+                for (i, item) in items.enumerated() {
+                    #expect(cursor.matches(i, pattern, whole: true, atEnd: false) == (item == needle))
+                    #expect(cursor.matches(i, pattern, whole: false, atEnd: false) == item.starts(with: needle))
+                    #expect(cursor.matches(i, pattern, whole: false, atEnd: true) == item.reversed().starts(with: needle.reversed()))
+                }
+            }
+        }
+        #expect(cursor.matches(-1, ItemPattern([]), whole: false, atEnd: false) == nil)
+        #expect(cursor.matches(items.count, ItemPattern([]), whole: false, atEnd: false) == nil)
+        var damaged = offsets
+        damaged[4 * 5 + 1] = 0xFF  // item 4 ends (and item 5 starts) past the blob
+        let damagedView = ByteView(copying: damaged)
+        let damagedCursor = try damagedView.itemsCursor(count: items.count, blob: blobView)
+        #expect(damagedCursor.matches(4, ItemPattern([0x61]), whole: false, atEnd: false) == nil)
+        #expect(damagedCursor.matches(5, ItemPattern([0x61]), whole: false, atEnd: false) == nil)
+        withExtendedLifetime((offsetView, blobView, damagedView)) {}
+    }
+
     /// A table is made only when at least half the items are short ASCII strings.
     @Test func tablesOfMostlyLongItemsAreNotMade() throws {
         for (short, long) in [(1, 2), (0, 5), (2, 1), (3, 3)] {

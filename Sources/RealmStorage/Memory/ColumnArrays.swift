@@ -437,6 +437,45 @@ public struct ItemsCursor: @unchecked Sendable {
     }
 }
 
+/// Bytes an item is compared with by ``ItemsCursor/matches(_:_:whole:atEnd:)``, with their first
+/// word ready for a one-load comparison.
+package struct ItemPattern: Sendable {
+    let bytes: [UInt8]
+    /// The first (up to) 8 bytes, little-endian, and the mask of those that count.
+    let first: UInt64
+    let mask: UInt64
+
+    package init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        var first: UInt64 = 0
+        for (j, byte) in bytes.prefix(8).enumerated() { first |= UInt64(byte) << UInt64(j * 8) }
+        self.first = first
+        mask = bytes.count >= 8 ? ~0 : (1 << UInt64(bytes.count * 8)) - 1
+    }
+}
+
+extension ItemsCursor {
+    /// Whether item `i` is `pattern` (`whole`), or starts (or, `atEnd`, ends) with it; nil when `i`
+    /// is out of range or its offsets are out of order or leave the blob. A pattern of up to 8
+    /// bytes is compared with one word load where the blob has room for it.
+    @inline(__always)
+    func matches(_ i: Int, _ pattern: ItemPattern, whole: Bool, atEnd: Bool) -> Bool? {
+        guard i >= 0, i < count else { return nil }
+        let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
+        let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
+        guard a <= b, b <= blobCount else { return nil }
+        let n = pattern.bytes.count
+        if whole ? b &- a != n : b &- a < n { return false }
+        guard n > 0, let blob else { return true }
+        let start = atEnd ? b &- n : a
+        if n <= 8, blobCount &- start >= 8 {
+            return UInt64(littleEndian: blob.loadUnaligned(fromByteOffset: start, as: UInt64.self)) & pattern.mask == pattern.first
+        }
+        for j in 0..<n where blob.load(fromByteOffset: start &+ j, as: UInt8.self) != pattern.bytes[j] { return false }
+        return true
+    }
+}
+
 /// A fixed-width array's bytes, or a validity bitmap's words, without their owner.
 public struct FixedCursor: @unchecked Sendable {
     @usableFromInline let base: UnsafeRawPointer?

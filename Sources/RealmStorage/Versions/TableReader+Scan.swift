@@ -135,34 +135,38 @@ package struct ColumnScan {
         guard let segment, !segment.isList, !segment.isMap else {
             throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
         }
-        func matches(_ blob: ByteView, _ start: Int, _ length: Int) throws -> Bool {
-            guard position == .whole ? length == needle.count : length >= needle.count else { return false }
-            let offset = position == .suffix ? start + length - needle.count : start
-            for j in 0..<needle.count where try blob.u8(offset &+ j) != needle[j] { return false }
-            return true
+        // The items through their owner-free cursor (the segment, held here, keeps their memory).
+        let items: ItemsCursor
+        let origin: Int
+        var indices: LaneCursor?
+        switch segment.values {
+        case .offsets(let o):
+            items = try o.offsets.itemsCursor(count: o.count, blob: o.blob)
+            origin = o.offsets.origin
+        case .dictionary(let d, let lane):
+            items = try d.offsets.itemsCursor(count: d.count, blob: d.blob)
+            origin = d.offsets.origin
+            indices = lane.cursor
+        default: throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored string or binary column")
         }
+        let pattern = ItemPattern(needle)
+        let (whole, atEnd) = (position == .whole, position == .suffix)
         var out = [UInt64](repeating: 0, count: candidates.count)
         for (w, word) in candidates.enumerated() {
             var bits = word
             while bits != 0 {
                 let b = bits.trailingZeroBitCount
                 let row = w << 6 | b
-                let hit: Bool
-                switch segment.values {
-                case .offsets(let o):
-                    let (start, length) = try o.item(row)
-                    hit = try matches(o.blob, start, length)
-                case .dictionary(let d, let indices):
-                    let (start, length) = try d.item(Int(indices[row]))
-                    hit = try matches(d.blob, start, length)
-                default:
-                    throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored string or binary column")
+                let item = indices.map { Int(truncatingIfNeeded: $0[row]) } ?? row
+                guard let hit = items.matches(item, pattern, whole: whole, atEnd: atEnd) else {
+                    throw StorageError.corrupted(
+                        "item \(item) of column '\(column.name)' is out of range or its offsets leave the blob", at: origin + item * 4)
                 }
                 if hit { out[w] |= UInt64(1) << UInt64(b) }
                 bits &= bits &- 1
             }
         }
-        return out
+        return withExtendedLifetime(segment) { out }
     }
 
     /// Whether ``bytes(_:)`` can read the rows: a single-value string or binary column that is stored.
