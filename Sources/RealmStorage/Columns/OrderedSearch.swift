@@ -6,8 +6,9 @@ extension RandomAccessCollection where Index == Int {
         var lo = startIndex
         var hi = endIndex
         while lo < hi {
-            let mid = lo + (hi - lo) / 2
-            if try before(self[mid]) { lo = mid + 1 } else { hi = mid }
+            // Indices are never negative, so the halving is a shift and nothing overflows.
+            let mid = lo &+ (hi &- lo) >> 1
+            if try before(self[mid]) { lo = mid &+ 1 } else { hi = mid }
         }
         return lo
     }

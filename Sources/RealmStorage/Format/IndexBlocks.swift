@@ -132,9 +132,6 @@ struct IndexChunk {
     @inline(__always) func hash(_ i: Int) -> UInt64 { UInt64(bitPattern: hashCursor[i]) }
     @inline(__always) func key(_ i: Int) -> Int64 { keyCursor[i] }
     var entries: [(UInt64, Int64)] { (0..<count).map { (hash($0), key($0)) } }
-
-    /// The first index whose hash is not below `h` (hashes ascend as unsigned values).
-    func lowerBound(_ h: UInt64) -> Int { hashCursor.unsignedLowerBound(h) }
 }
 
 /// The 64-bit index hash of a value (Spec/FORMAT.md §5.7): order-preserving for integers, XXH64

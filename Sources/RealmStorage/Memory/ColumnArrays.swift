@@ -428,12 +428,20 @@ public struct ItemsCursor: @unchecked Sendable {
     /// offsets are out of order or leave the blob (a damaged segment).
     @inlinable @inline(__always)
     public func string(_ i: Int) -> String? {
+        guard let (a, b) = itemBounds(i) else { return nil }
+        guard a < b, let blob else { return "" }
+        return decodeUTF8(blob + a, count: b &- a, readable: blobCount &- a)
+    }
+
+    /// Where item `i` lies in the blob (`a..<b`); nil when `i` is out of range or its offsets are
+    /// out of order or leave the blob.
+    @inlinable @inline(__always)
+    func itemBounds(_ i: Int) -> (Int, Int)? {
         guard i >= 0, i < count else { return nil }
         let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
         let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
         guard a <= b, b <= blobCount else { return nil }
-        guard a < b, let blob else { return "" }
-        return decodeUTF8(blob + a, count: b &- a, readable: blobCount &- a)
+        return (a, b)
     }
 }
 
@@ -460,10 +468,7 @@ extension ItemsCursor {
     /// bytes is compared with one word load where the blob has room for it.
     @inline(__always)
     func matches(_ i: Int, _ pattern: ItemPattern, whole: Bool, atEnd: Bool) -> Bool? {
-        guard i >= 0, i < count else { return nil }
-        let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
-        let b = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
-        guard a <= b, b <= blobCount else { return nil }
+        guard let (a, b) = itemBounds(i) else { return nil }
         let n = pattern.bytes.count
         if whole ? b &- a != n : b &- a < n { return false }
         guard n > 0, let blob else { return true }

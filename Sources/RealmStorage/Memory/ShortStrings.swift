@@ -12,21 +12,31 @@
 @inlinable @inline(__always)
 func decodeUTF8(_ start: UnsafeRawPointer, count: Int, readable: Int) -> String {
     #if _pointerBitWidth(_64) && _endian(little)
-        if count <= 15, readable >= 16 {
-            var first = start.loadUnaligned(as: UInt64.self)
-            var second = start.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-            if count < 8 {
-                first &= (1 &<< UInt64(count &* 8)) &- 1
-                second = 0
-            } else {
-                second &= (1 &<< UInt64((count &- 8) &* 8)) &- 1
-            }
-            if (first | second) & 0x8080_8080_8080_8080 == 0 {
-                return unsafeBitCast((first, second | (0xE0 | UInt64(count)) &<< 56), to: String.self)
-            }
-        }
+        if let words = smallASCIIWords(start, count: count, readable: readable) { return unsafeBitCast(words, to: String.self) }
     #endif
     return String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
+}
+
+/// The two words of the small `String` holding the `count` bytes at `start` (see
+/// ``decodeUTF8(_:count:readable:)``), read with two word loads; nil when they are more than 15,
+/// not all ASCII, or fewer than 16 bytes are `readable` there.
+@inlinable @inline(__always)
+func smallASCIIWords(_ start: UnsafeRawPointer, count: Int, readable: Int) -> (UInt64, UInt64)? {
+    #if _pointerBitWidth(_64) && _endian(little)
+        guard count <= 15, readable >= 16 else { return nil }
+        var first = start.loadUnaligned(as: UInt64.self)
+        var second = start.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        if count < 8 {
+            first &= (1 &<< UInt64(count &* 8)) &- 1
+            second = 0
+        } else {
+            second &= (1 &<< UInt64((count &- 8) &* 8)) &- 1
+        }
+        guard (first | second) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        return (first, second | (0xE0 | UInt64(count)) &<< 56)
+    #else
+        return nil
+    #endif
 }
 
 /// The items of a decoded string array kept a second time, each in the two words of Swift's small
@@ -102,25 +112,9 @@ extension ItemsCursor {
     /// byte, so an item at the very end of the blob is covered too.
     func smallStringWords(_ i: Int) -> (UInt64, UInt64)? {
         #if _pointerBitWidth(_64) && _endian(little)
-            guard i >= 0, i < count, let offsets else { return nil }
-            let a = Int(UInt32(littleEndian: offsets.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
-            let b = Int(UInt32(littleEndian: offsets.loadUnaligned(fromByteOffset: i &* 4 &+ 4, as: UInt32.self)))
-            guard a <= b, b <= blobCount, b - a <= 15 else { return nil }
-            if a == b { return (0, 0xE0 << 56) }
-            if blobCount - a >= 16 {
-                // Two word loads, as `decodeUTF8` reads (the common case: not at the blob's end).
-                let n = b - a
-                var first = blob!.loadUnaligned(fromByteOffset: a, as: UInt64.self)
-                var second = blob!.loadUnaligned(fromByteOffset: a + 8, as: UInt64.self)
-                if n < 8 {
-                    first &= (1 &<< UInt64(n &* 8)) &- 1
-                    second = 0
-                } else {
-                    second &= (1 &<< UInt64((n &- 8) &* 8)) &- 1
-                }
-                guard (first | second) & 0x8080_8080_8080_8080 == 0 else { return nil }
-                return (first, second | (0xE0 | UInt64(n)) &<< 56)
-            }
+            guard let (a, b) = itemBounds(i), b - a <= 15 else { return nil }
+            if b - a > 0, let words = smallASCIIWords(blob! + a, count: b - a, readable: blobCount - a) { return words }
+            // Too near the blob's end for two word loads (or empty): byte by byte.
             var words: (UInt64, UInt64) = (0, 0)
             for j in 0..<(b - a) {
                 let byte = blob!.load(fromByteOffset: a + j, as: UInt8.self)

@@ -174,17 +174,18 @@ package final class SystemFile: @unchecked Sendable {
     /// Maps `length` bytes read-only and shared (the length may exceed the file; bytes past its end
     /// must never be touched). Returns the base address.
     package func mapReadOnly(length: Int) throws -> UnsafeRawPointer {
-        if FaultInjection.shouldFail(.mmap) { throw Self.ioError("mmap", ENOMEM, path) }
-        let p = mmap(nil, length, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0)
-        guard let p, p != MAP_FAILED else { throw Self.ioError("mmap", errno, path) }
-        return UnsafeRawPointer(p)
+        UnsafeRawPointer(try map(length: length, protection: PROT_READ, flags: MAP_SHARED | MAP_NORESERVE))
     }
 
     /// Maps the first `length` bytes read-write and shared (the file must be at least that long).
     /// Returns the base address.
     package func mapReadWrite(length: Int) throws -> UnsafeMutableRawPointer {
+        try map(length: length, protection: PROT_READ | PROT_WRITE, flags: MAP_SHARED)
+    }
+
+    private func map(length: Int, protection: Int32, flags: Int32) throws -> UnsafeMutableRawPointer {
         if FaultInjection.shouldFail(.mmap) { throw Self.ioError("mmap", ENOMEM, path) }
-        let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+        let p = mmap(nil, length, protection, flags, fd, 0)
         guard let p, p != MAP_FAILED else { throw Self.ioError("mmap", errno, path) }
         return p
     }

@@ -135,7 +135,7 @@ package struct ColumnScan {
         guard let segment, !segment.isList, !segment.isMap else {
             throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored single-value column")
         }
-        // The items through their owner-free cursor (the segment, held here, keeps their memory).
+        // The items through their owner-free cursor (the scan's segment keeps their memory).
         let items: ItemsCursor
         let origin: Int
         var indices: LaneCursor?
@@ -166,7 +166,7 @@ package struct ColumnScan {
                 bits &= bits &- 1
             }
         }
-        return withExtendedLifetime(segment) { out }
+        return out
     }
 
     /// Whether ``bytes(_:)`` can read the rows: a single-value string or binary column that is stored.

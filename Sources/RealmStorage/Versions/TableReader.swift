@@ -23,8 +23,6 @@ package final class TableReader {
     /// Each group's key cursor once its key segment is read (the segment, kept in `keySegments`,
     /// keeps its memory): ``locate(_:)`` reads it without retaining the segment.
     @exclusivity(unchecked) private var keyCursors: [LaneCursor?]
-    /// Each group's last key, contiguous for the binary search of ``locate(_:)``.
-    private let lastKeys: [Int64]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
     @exclusivity(unchecked) private var columns: [ColumnSegments?]
     /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
@@ -49,7 +47,6 @@ package final class TableReader {
         entries = try snapshot.rowGroups(state)
         keySegments = [SegmentReader?](repeating: nil, count: entries.count)
         keyCursors = [LaneCursor?](repeating: nil, count: entries.count)
-        lastKeys = entries.map(\.lastKey)
         columns = [ColumnSegments?](repeating: nil, count: schema.columns.count)
     }
 
@@ -85,15 +82,9 @@ package final class TableReader {
 
     /// The location of `key`, or nil when the table has no such object.
     package func locate(_ key: ObjectKey) throws -> RowLocation? {
-        let k = key.rawValue
-        var lo = 0
-        var hi = lastKeys.count
-        while lo < hi {
-            let mid = (lo &+ hi) >> 1
-            if lastKeys[mid] < k { lo = mid &+ 1 } else { hi = mid }
-        }
-        guard lo < entries.count, entries[lo].firstKey <= k else { return nil }
-        return try keyCursor(group: lo).sortedIndex(of: k).map { RowLocation(group: lo, row: $0) }
+        let g = entries.partitionPoint { $0.lastKey < key.rawValue }
+        guard g < entries.count, entries[g].firstKey <= key.rawValue else { return nil }
+        return try keyCursor(group: g).sortedIndex(of: key.rawValue).map { RowLocation(group: g, row: $0) }
     }
 
     /// The object whose primary key is `value`, through the persisted index. The index directory

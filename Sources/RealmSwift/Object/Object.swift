@@ -63,10 +63,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     }
 
     final func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
-        _rlmRealm = realm
-        _rlmThread = realm.confinedThread
-        _rlmGeneration = realm.generation
-        _rlmKey = key
+        _rlmSetBinding(realm, key)
         if _rlmClassStorage !== info { _rlmClassStorage = info }
         // A new accessor (the commonest case) holds nothing to release.
         if !_rlmValues.isEmpty { _rlmValues = [] }
@@ -88,16 +85,22 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _ realm: Realm, _ key: ObjectKey, _ info: ClassInfo, at location: RowLocation, reader: BoundReader, view: consuming GroupView?,
         stamp: Int
     ) {
-        _rlmRealm = realm
-        _rlmThread = realm.confinedThread
-        _rlmGeneration = realm.generation
-        _rlmKey = key
+        _rlmSetBinding(realm, key)
         _rlmClassStorage = info
         _rlmLocation = location
         _rlmLocationVersion = reader.version
         _rlmReader = reader
         _rlmReadStamp = view == nil ? -1 : stamp
         _rlmGroup = view
+    }
+
+    /// What every binding to the object `key` of `realm` sets.
+    @inline(__always)
+    private final func _rlmSetBinding(_ realm: Realm, _ key: ObjectKey) {
+        _rlmRealm = realm
+        _rlmThread = realm.confinedThread
+        _rlmGeneration = realm.generation
+        _rlmKey = key
     }
 
     /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
@@ -166,7 +169,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// when `stamp` is the Realm's stamp while it reads that version outside a write (the direct
     /// read path; -1 or a nil view: the general path).
     @inline(__always)
-    final func _rlmPlace(at location: RowLocation, reader: BoundReader, view: consuming GroupView?, stamp: Int) {
+    final func _rlmPlace(at location: RowLocation, reader: BoundReader, view: GroupView?, stamp: Int) {
         _rlmLocation = location
         _rlmLocationVersion = reader.version
         // A reused accessor usually stays in its reader and group: no retain and release then.

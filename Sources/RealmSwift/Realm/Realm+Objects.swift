@@ -28,10 +28,14 @@ extension Realm {
     /// The object of `type` whose primary key is `key`, or nil (an `Int` key: no dynamic cast).
     public func object<Element: Object>(ofType type: Element.Type, forPrimaryKey key: Int) -> Element? {
         checkThread()
-        // The class of the last such lookup, nothing changed since: its class description and
+        // The class of the last such lookup, in the same version: its class description and
         // table reader are at hand, without looking either up (or retaining them one by one).
-        if let shortcut = primaryKeyShortcut, shortcut.type == ObjectIdentifier(type) {
-            return shortcut.object(type, Int64(key), in: self)
+        if transaction == nil, let shortcut = primaryKeyShortcut, shortcut.type == ObjectIdentifier(type) {
+            do {
+                return try shortcut.object(type, Int64(key), in: self)
+            } catch {
+                lookUpFailed(shortcut.info, error)
+            }
         }
         let info = classInfo(type)
         let pk = primaryKeyInfo(info)
@@ -42,21 +46,20 @@ extension Realm {
                 fatalError("Invalid primary key value \(key) for '\(info.className)': \(error)")
             }
         }
-        guard transaction == nil, !isFrozen, let bound = lookUp(info, { try reader(info, currentSnapshot) }) else {
-            return object(type, info, primaryKey: .int(Int64(key)))
+        do {
+            guard transaction == nil, !isFrozen, let bound = try reader(info, currentSnapshot) else {
+                return object(type, info, primaryKey: .int(Int64(key)))
+            }
+            primaryKeyShortcut = PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound)
+            return try bound.object(type, .int(Int64(key)), info, in: self)
+        } catch {
+            lookUpFailed(info, error)
         }
-        let shortcut = PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound)
-        primaryKeyShortcut = shortcut
-        return shortcut.object(type, Int64(key), in: self)
     }
 
-    /// `body`'s result; stops with the reason when it throws (a damaged file).
-    private func lookUp<T>(_ info: ClassInfo, _ body: () throws -> T) -> T {
-        do {
-            return try body()
-        } catch {
-            fatalError("Realm could not look up '\(info.className)': \(error)")
-        }
+    /// Stops with the reason a lookup of `info`'s objects failed (a damaged file).
+    private func lookUpFailed(_ info: ClassInfo, _ error: any Swift.Error) -> Never {
+        fatalError("Realm could not look up '\(info.className)': \(error)")
     }
 
     /// The type description of `info`'s primary-key property (stops when it has none).
@@ -70,7 +73,7 @@ extension Realm {
 
     /// The object of `type` (described by `info`) whose primary key's stored form is `raw`.
     private func object<Element: Object>(_ type: Element.Type, _ info: ClassInfo, primaryKey raw: StorageValue) -> Element? {
-        lookUp(info) { () throws -> Element? in
+        do {
             // A table reader exists only for a table the file has; the other paths look it up.
             if let tx = transaction {
                 guard catalog.table(info.className) != nil else { return nil }
@@ -82,7 +85,9 @@ extension Realm {
             }
             // A live Realm outside a write: the class's table reader finds the key and the
             // object's row, so its property reads take the direct path from the start.
-            return try PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound).object(type, raw, in: self)
+            return try bound.object(type, raw, info, in: self)
+        } catch {
+            lookUpFailed(info, error)
         }
     }
 
@@ -131,6 +136,7 @@ extension Realm {
     func dropReaders() {
         readers = [:]
         lastReader = nil
+        primaryKeyShortcut = nil
     }
 
     /// The reader of `info`'s table in the current snapshot (nil when the table does not exist).
@@ -546,45 +552,22 @@ extension Realm {
     }
 }
 
-/// What a live Realm's lookups by primary key of one class need outside a write transaction: the
-/// class description and its table reader of the current version. Kept by the Realm for the last
-/// class looked up by an `Int` key while nothing changes (see ``Realm/primaryKeyShortcut``).
+/// The class of a live Realm's last lookup by an `Int` primary key, with its table reader of the
+/// current version: kept with the Realm's other table readers (see ``Realm/primaryKeyShortcut``).
 final class PrimaryKeyShortcut {
     let type: ObjectIdentifier
     let info: ClassInfo
     let bound: BoundReader
-    /// `bound`'s table reader (held here, it is called without a retain of its own).
-    let reader: TableReader
 
     init(type: ObjectIdentifier, info: ClassInfo, bound: BoundReader) {
         self.type = type
         self.info = info
         self.bound = bound
-        reader = bound.reader
     }
 
-    /// The object whose primary key's stored form is `raw`, placed at its row (so its reads take
-    /// the direct path), or nil.
-    func object<Element: Object>(_ type: Element.Type, _ raw: StorageValue, in realm: Realm) throws -> Element? {
-        guard let (key, location) = try reader.object(primaryKey: raw) else { return nil }
-        let object = type.init()
-        guard let location else {
-            object._rlmBind(realm, key, info)
-            return object
-        }
-        object._rlmBindNew(
-            realm, key, info, at: location, reader: bound, view: bound.view(Int(location.group)),
-            stamp: realm.directReadStamp(bound.version))
-        return object
-    }
-
-    /// The object whose integer primary key is `key`, or nil; stops when the file is damaged.
-    func object<Element: Object>(_ type: Element.Type, _ key: Int64, in realm: Realm) -> Element? {
-        do {
-            return try object(type, .int(key), in: realm)
-        } catch {
-            fatalError("Realm could not look up '\(info.className)': \(error)")
-        }
+    /// The object whose integer primary key is `key` (see ``BoundReader/object(_:_:_:in:)``).
+    func object<Element: Object>(_ type: Element.Type, _ key: Int64, in realm: Realm) throws -> Element? {
+        try bound.object(type, .int(key), info, in: realm)
     }
 }
 
@@ -600,6 +583,20 @@ final class BoundReader {
         self.reader = reader
         self.columns = columns
         self.version = reader.snapshot.version
+    }
+
+    /// The object of `type` (described by `info`) whose primary key's stored form is `raw`, bound
+    /// to `realm` and placed at its row (so its reads take the direct path), or nil.
+    func object<Element: Object>(_ type: Element.Type, _ raw: StorageValue, _ info: ClassInfo, in realm: Realm) throws -> Element? {
+        guard let (key, location) = try reader.object(primaryKey: raw) else { return nil }
+        let object = type.init()
+        guard let location else {
+            object._rlmBind(realm, key, info)
+            return object
+        }
+        object._rlmBindNew(
+            realm, key, info, at: location, reader: self, view: view(Int(location.group)), stamp: realm.directReadStamp(version))
+        return object
     }
 
     /// The view of row group `group` (nil for a group the table does not have).

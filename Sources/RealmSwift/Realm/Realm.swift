@@ -28,17 +28,12 @@ public final class Realm {
     /// The version this Realm reads (outside a write transaction).
     @exclusivity(unchecked) var snapshot: Snapshot? {
         // The table readers of another version go with it (each pins its version).
-        didSet { if snapshot?.version != readersVersion, !readers.isEmpty || lastReader != nil { dropReaders() } }
+        didSet { if snapshot?.version != readersVersion { dropReaders() } }
     }
     /// The open write transaction, if any.
     @exclusivity(unchecked) var transaction: WriteTransaction?
     /// Changes with every mutation and every version change; collections cache against it.
-    @exclusivity(unchecked) package var stamp = 0 {
-        didSet { primaryKeyShortcut = nil }
-    }
-    /// What the last lookup by an integer primary key on the direct path used, valid while `stamp`
-    /// stays: any change of the stamp drops it (and the version its reader pins).
-    @exclusivity(unchecked) var primaryKeyShortcut: PrimaryKeyShortcut?
+    @exclusivity(unchecked) package var stamp = 0
     /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
     @exclusivity(unchecked) var generation = 0
     let threadID: UInt
@@ -74,6 +69,9 @@ public final class Realm {
     var readersVersion: UInt64 = 0
     /// The reader asked for last (most reads and lookups ask for one class many times in a row).
     @exclusivity(unchecked) var lastReader: (info: ClassInfo, reader: BoundReader)?
+    /// The class and reader of the last lookup by an `Int` primary key outside a write (one
+    /// object to load: the lookup then retains nothing else); dropped with the readers.
+    @exclusivity(unchecked) var primaryKeyShortcut: PrimaryKeyShortcut?
     /// Model classes by table name (the configuration's and those used so far).
     var known: [String: ClassInfo] = [:]
     /// Dynamic class descriptions by table name, with the table schema they were built from.
