@@ -144,13 +144,18 @@ struct StorageBench {
             let commits = ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMIT_COUNT"].flatMap { Int($0) } ?? 10_000
             let lengthBefore = try target.snapshot().fileLength
             let cpuBefore = cpuSeconds()
+            var each: [Double] = []
+            each.reserveCapacity(commits)
             let t = try time {
                 for i in first..<(first + commits) {
+                    let started = DispatchTime.now().uptimeNanoseconds
                     let tx = try target.beginWrite()
                     try tx.insert("Person", row: person(i))
                     try tx.commit()
+                    each.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1e3)
                 }
             }
+            let sorted = each.sorted()
             let lengthAfter = try target.snapshot().fileLength
             print(
                 String(
@@ -164,6 +169,12 @@ struct StorageBench {
                         "  per commit: %.1f µs in all, %.1f µs of it on the CPU (user %.1f + system %.1f), %.1f µs waiting for the disk",
                     t / Double(commits) * 1e6, (cpu.user + cpu.system) / Double(commits) * 1e6, cpu.user / Double(commits) * 1e6,
                     cpu.system / Double(commits) * 1e6, (t - cpu.user - cpu.system) / Double(commits) * 1e6))
+            // The slowest commits are those that grow the file (its zeros are synced with them).
+            print(
+                String(
+                    format: "  commit latency: median %.1f µs, 90th percentile %.1f µs, 99th %.1f µs, the slowest 1%% %.1f ms in all",
+                    sorted[commits / 2], sorted[commits * 9 / 10], sorted[commits * 99 / 100],
+                    sorted[(commits * 99 / 100)...].reduce(0, +) / 1000))
             let bytes = (lengthAfter - lengthBefore) / commits
             let floor = try syncFloor(dir: dir, bytes: bytes)
             print(

@@ -150,7 +150,7 @@ package enum SegmentEncoder {
     }
 
     static func pack(_ a: [Int64], reference: Int64, width: Int, words: Int) -> [Int64] {
-        var packed = [Int64](repeating: 0, count: words)
+        var packed = filledArray(Int64(0), count: words)
         guard width > 0 else { return packed }
         let perWord = 64 / width
         for (i, v) in a.enumerated() {
@@ -163,7 +163,7 @@ package enum SegmentEncoder {
     static func appendBitmap(_ w: inout ByteWriter, _ bits: [Bool]) {
         let words = (bits.count + 63) / 64
         header(&w, .bitmap, count: bits.count, bodyLength: words * 8)
-        var out = [Int64](repeating: 0, count: words)
+        var out = filledArray(Int64(0), count: words)
         for (i, b) in bits.enumerated() where b { out[i >> 6] |= Int64(bitPattern: UInt64(1) << UInt64(i & 63)) }
         w.int64s(out)
     }

@@ -6,18 +6,18 @@ package enum LZ4 {
     package static func compress(_ input: [UInt8]) -> [UInt8]? {
         guard !input.isEmpty, input.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
         let bound = Int(LZ4_compressBound(Int32(input.count)))
-        var out = [UInt8](repeating: 0, count: bound)
-        let n = input.withUnsafeBytes { src in
-            out.withUnsafeMutableBytes { dst in
-                LZ4_compress_default(
-                    src.baseAddress!.assumingMemoryBound(to: CChar.self),
-                    dst.baseAddress!.assumingMemoryBound(to: CChar.self),
-                    Int32(input.count), Int32(bound))
+        let out = input.withUnsafeBytes { src in
+            newBytes(count: bound) { dst in
+                Int(
+                    max(
+                        0,
+                        LZ4_compress_default(
+                            src.baseAddress!.assumingMemoryBound(to: CChar.self),
+                            dst.baseAddress!.assumingMemoryBound(to: CChar.self),
+                            Int32(input.count), Int32(bound))))
             }
         }
-        guard n > 0 else { return nil }
-        out.removeLast(bound - Int(n))
-        return out
+        return out.isEmpty ? nil : out
     }
 
     /// Decompresses `compressedLength` bytes at `offset` of `view` into exactly `decodedLength` bytes.

@@ -27,7 +27,7 @@ enum Pages {
         guard paged, items.count > size else { return (try block(items[...], true), base?.pages.map(\.block) ?? []) }
         var pages: [Page] = []
         pages.reserveCapacity((items.count + size - 1) / size)
-        var kept = [Bool](repeating: false, count: base?.pages.count ?? 0)
+        var kept = filledArray(false, count: base?.pages.count ?? 0)
         var baseStart = 0
         var start = 0
         var i = 0

@@ -52,19 +52,15 @@ package struct ByteWriter: Sendable {
 
     private mutating func bulk<T: FixedWidthInteger>(_ values: [T]) {
         #if _endian(little)
-            // The words' bytes are their little-endian form. A few are appended one by one; more
-            // are copied into a byte array first, which is then appended by one copy (appending
-            // a buffer's bytes directly goes through a per-byte loop).
-            if values.count <= 8 {
-                for v in values { appendLE(v) }
-                return
-            }
+            // The words' bytes are their little-endian form: copied at once into the new room.
             let n = values.count * MemoryLayout<T>.size
-            let chunk = [UInt8](unsafeUninitializedCapacity: n) { buf, count in
-                values.withUnsafeBytes { UnsafeMutableRawBufferPointer(buf).copyMemory(from: $0) }
-                count = n
+            guard n > 0 else { return }
+            bytes.append(addingCapacity: n) { out in
+                out.withUnsafeMutableBufferPointer { buf, initialized in
+                    values.withUnsafeBytes { UnsafeMutableRawBufferPointer(buf).copyMemory(from: $0) }
+                    initialized = n
+                }
             }
-            bytes.append(contentsOf: chunk)
         #else
             for v in values { appendLE(v) }
         #endif
@@ -76,9 +72,24 @@ package struct ByteWriter: Sendable {
     /// XXH64 of everything written so far.
     package func checksum(seed: UInt64 = 0) -> UInt64 { XXH64.hash(bytes, seed: seed) }
 
+    /// XXH64 of the bytes written from `offset` on.
+    package func checksum(from offset: Int, seed: UInt64 = 0) -> UInt64 {
+        bytes.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[offset...]), seed: seed) }
+    }
+
+    /// Appends `count` zero bytes.
+    package mutating func zeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
+
+    /// Overwrites bytes already written, from `offset`.
+    package mutating func overwrite(_ b: [UInt8], at offset: Int) {
+        precondition(offset >= 0 && offset + b.count <= bytes.count, "overwrite past the end")
+        bytes.replaceSubrange(offset..<(offset + b.count), with: b)
+    }
+
     /// Byte by byte: single-byte appends inline to a capacity check and a store, where appending
     /// the value's bytes as a buffer went through the generic `append(contentsOf:)` (most of the
-    /// time of encoding a row-group list or an index directory).
+    /// time of encoding a row-group list or an index directory), and appending them through an
+    /// output span took a closure call each.
     @inline(__always)
     private mutating func appendLE<T: FixedWidthInteger>(_ v: T) {
         var x = v

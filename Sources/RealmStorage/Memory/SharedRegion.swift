@@ -31,9 +31,9 @@ package final class SharedRegion: @unchecked Sendable {
     /// A copy of `count` bytes at `offset`; precondition: they lie inside the region.
     package func read(at offset: Int, count: Int) -> [UInt8] {
         precondition(offset >= 0 && count >= 0 && offset <= length && count <= length - offset, "shared region overread")
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if let to = buffer.baseAddress { UnsafeMutableRawPointer(to).copyMemory(from: base + offset, byteCount: count) }
-            initialized = count
+        return newBytes(count: count) { buffer in
+            if let to = buffer.baseAddress { to.copyMemory(from: base + offset, byteCount: count) }
+            return count
         }
     }
 }

@@ -64,7 +64,7 @@ package final class SystemFile: @unchecked Sendable {
     /// Reads exactly `count` bytes at `offset` (fewer only at end of file).
     package func read(at offset: Int, count: Int) throws -> [UInt8] {
         var failure: Int32?
-        let out = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        let out = newBytes(count: count) { buffer in
             var done = 0
             while done < count {
                 let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
@@ -76,7 +76,7 @@ package final class SystemFile: @unchecked Sendable {
                 if n == 0 { break }
                 done += n
             }
-            initialized = done
+            return done
         }
         if let failure { throw Self.ioError("pread", failure, path) }
         return out

@@ -5,16 +5,33 @@
 extension WriteTransaction {
     /// Appends blocks to the commit buffer at increasing file offsets.
     struct Emitter {
+        /// The file offset of the commit region (the first block).
         let start: UInt64
-        var out = ByteWriter(capacity: 1 << 16)
+        /// The commit as written at `start - UInt64(headSize)`: room for the commit head (filled
+        /// in last), then the region's blocks.
+        var out: ByteWriter
+        let headSize: Int
         var written: UInt64 = 0
         /// Every block emitted, with its checksum trailer.
         var blocks: [(BlockRef, UInt64)] = []
         /// What the commit built, decoded, for the store's cache once the commit is acknowledged.
         var products: [(BlockCache.Key, BlockCache.Product)] = []
 
+        init(start: UInt64, headSize: Int) {
+            self.start = start
+            self.headSize = headSize
+            // Most commits are a few kilobytes; a larger one grows the buffer as it goes.
+            out = ByteWriter(capacity: 8 << 10)
+            out.zeros(headSize)
+            blocks.reserveCapacity(16)
+            products.reserveCapacity(8)
+        }
+
+        /// XXH64 of the region's blocks emitted so far (the head excluded).
+        var regionChecksum: UInt64 { out.checksum(from: headSize) }
+
         mutating func emit(_ block: [UInt8]) -> BlockRef {
-            let ref = BlockRef(offset: start + UInt64(out.count), length: UInt64(block.count))
+            let ref = BlockRef(offset: start + written, length: UInt64(block.count))
             out.append(block)
             written += UInt64(block.count)
             blocks.append((ref, blockTrailer(block)))
@@ -69,7 +86,8 @@ extension WriteTransaction {
         // Format 3: a commit head precedes the commit region (Spec/FORMAT.md §3.4).
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
         let start = max(baseSlot.fileLength, failed?.fileLength ?? 0)
-        var em = Emitter(start: start + (hasHead ? UInt64(CommitHead.size) : 0))
+        let headSize = hasHead ? CommitHead.size : 0
+        var em = Emitter(start: start + UInt64(headSize), headSize: headSize)
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }
@@ -86,7 +104,7 @@ extension WriteTransaction {
         for id in changes.keys where tables[id] == nil { record(id) }
         var record = VersionRecord(
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
-            commitStart: em.start, commitChecksum: em.out.checksum(), commitTime: Store.now(), liveBytes: 0,
+            commitStart: em.start, commitChecksum: em.regionChecksum, commitTime: Store.now(), liveBytes: 0,
             catalog: catalog, tables: states, changeset: changeset)
         var (recordBytes, changesetRange, catalogRange) = record.encodeWithChangesetRange(reusing: base.record)
         record.catalogBytes = ByteView(copying: Array(recordBytes[catalogRange]))
@@ -110,11 +128,11 @@ extension WriteTransaction {
         let writesSlot =
             !hasHead || !store.options.chainsCommits || start != baseSlot.fileLength || chained >= Self.maximumChainLength
             || em.written >= Self.chainedCommitLimit
-        var bytes = em.out.bytes
         if hasHead {
             let head = CommitHead(slot: slot, parentVersion: base.version, parentRecordChecksum: baseSlot.recordChecksum)
-            bytes = head.encode() + bytes
+            em.out.overwrite(head.encode(), at: 0)
         }
+        let bytes = em.out.bytes
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
         let previousSlotBytes = writesSlot ? try file.read(at: slotOffset, count: FileHeader.slotSize) : []

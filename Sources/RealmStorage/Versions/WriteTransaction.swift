@@ -22,12 +22,16 @@ public final class WriteTransaction {
     @exclusivity(unchecked) var states: [UInt32: TableState]
     @exclusivity(unchecked) var tables: [UInt32: WorkingTable] = [:]
     @exclusivity(unchecked) var changes: [UInt32: Changeset.TableChanges] = [:]
-    /// Resolved insert plans by table name; cleared by every schema change.
-    var insertPlans: [String: InsertPlan] = [:] {
-        didSet { if insertPlans.isEmpty { lastPlan = nil } }
-    }
-    /// The plan used last (most inserts go to one table in a row).
+    /// Resolved insert plans by table name, but for the one used last; see ``dropInsertPlans()``.
+    var insertPlans: [String: InsertPlan] = [:]
+    /// The plan used last (most inserts go to one table in a row, and most transactions insert
+    /// into one table: they never hash a name into `insertPlans`).
     @exclusivity(unchecked) var lastPlan: InsertPlan?
+    /// Forgets every insert plan (a schema change makes them stale).
+    func dropInsertPlans() {
+        insertPlans = [:]
+        lastPlan = nil
+    }
     var schemaChanged = false
     @exclusivity(unchecked) var freed: UInt64 = 0
     /// Base row groups this transaction rewrites, merges away or deletes whole: the commit drops
@@ -97,7 +101,7 @@ public final class WriteTransaction {
             t.columns.append(pk)
             t.primaryKey = pk.name
         }
-        insertPlans = [:]
+        dropInsertPlans()
         catalog.tables.append(t)
         states[t.id] = TableState(tableId: t.id, nextObjectKey: 0, objectCount: 0, rowGroups: .none, indexes: [:])
         schemaChanged = true
@@ -111,7 +115,7 @@ public final class WriteTransaction {
             throw StorageError(.invalidSchema, "table '\(other.name)' links to '\(name)'; remove that column first")
         }
         if let st = base.record.tables[t.id] { freed += try bytesReachable(st) }
-        insertPlans = [:]
+        dropInsertPlans()
         catalog.tables.removeAll { $0.id == t.id }
         states[t.id] = nil
         tables[t.id] = nil
@@ -145,7 +149,7 @@ public final class WriteTransaction {
         if column.isIndexed && (column.isList || column.isMap || [.float, .double, .mixed].contains(column.type)) {
             throw StorageError(.invalidSchema, "lists, sets, maps, floats, doubles and mixed columns cannot be indexed")
         }
-        insertPlans = [:]
+        dropInsertPlans()
         var c = column
         if c.type == .link && !c.isList { c.isNullable = true }  // a to-one link (or a map's link) is always optional
         if c.type == .mixed { c.isNullable = true }  // null is one of a mixed column's values
@@ -176,7 +180,7 @@ public final class WriteTransaction {
         }
         guard let c = catalog.tables[ti].column(name) else { throw StorageError(.notFound, "table '\(table)' has no column '\(name)'") }
         guard catalog.tables[ti].primaryKey != name else { throw StorageError(.invalidSchema, "the primary key cannot be removed") }
-        insertPlans = [:]
+        dropInsertPlans()
         catalog.tables[ti].columns.removeAll { $0.id == c.id }
         schemaChanged = true
         let w = try working(table)
@@ -366,6 +370,8 @@ public final class WriteTransaction {
         let schema: TableSchema
         /// Column names in catalog order (for error messages without copying schemas per row).
         let names: [String]
+        /// Column ids in catalog order (shared by the new groups' column sets).
+        let columnIds: [UInt32]
         /// What each column accepts, in catalog order (checked without touching the buffers).
         let rules: [ValueRule]
         let table: WorkingTable
@@ -387,6 +393,7 @@ public final class WriteTransaction {
             self.name = name
             self.schema = schema
             self.names = names
+            self.columnIds = schema.columns.map(\.id)
             self.rules = schema.columns.map(ValueRule.init)
             self.table = table
             self.indexPositions = indexed.map(\.0)
@@ -398,7 +405,8 @@ public final class WriteTransaction {
 
     func insertPlan(_ table: String) throws -> InsertPlan {
         if let p = lastPlan, p.name == table { return p }
-        if let p = insertPlans[table] {
+        if let last = lastPlan { insertPlans[last.name] = last }
+        if let p = insertPlans.removeValue(forKey: table) {
             lastPlan = p
             return p
         }
@@ -407,7 +415,6 @@ public final class WriteTransaction {
         let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, $0) } }
         let mixed = t.columns.indices.filter { t.columns[$0].type == .mixed }
         let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, mixed: mixed, tail: nil)
-        insertPlans[table] = p
         lastPlan = p
         return p
     }
@@ -444,11 +451,13 @@ public final class WriteTransaction {
             // A transaction's first new group starts small (most transactions insert a few
             // objects); later ones, after a full group, expect many more rows.
             let reserve = plan.tail == nil ? min(capacity, 8) : min(capacity, 1024)
-            var cols = ColumnSet()
-            for c in plan.schema.columns {
-                cols[c.id] = ColumnBuffer(c, capacity: reserve)
-            }
-            tail = LoadedGroup(original: nil, originalBlock: nil, keys: [], columns: cols, rowsChanged: true)
+            var buffers: [ColumnBuffer] = []
+            buffers.reserveCapacity(plan.columnIds.count)
+            for c in plan.schema.columns { buffers.append(ColumnBuffer(c, capacity: reserve)) }
+            var keys: [Int64] = []
+            keys.reserveCapacity(reserve)
+            tail = LoadedGroup(
+                original: nil, originalBlock: nil, keys: keys, columns: ColumnSet(ids: plan.columnIds, buffers: buffers), rowsChanged: true)
         }
         let key = w.nextKey
         // Checks before any change: unique index values (checked themselves first) and typed links.
@@ -483,8 +492,6 @@ public final class WriteTransaction {
         if plan.tail !== tail {
             w.groups.append(.loaded(tail))
             plan.tail = tail
-            insertPlans[table] = plan
-            lastPlan = plan
         }
         tail.keys.append(key)
         for n in plan.indexWorks.indices {
