@@ -8,13 +8,10 @@ package enum LZ4 {
         let bound = Int(LZ4_compressBound(Int32(input.count)))
         let out = input.withUnsafeBytes { src in
             newBytes(count: bound) { dst in
-                Int(
-                    max(
-                        0,
-                        LZ4_compress_default(
-                            src.baseAddress!.assumingMemoryBound(to: CChar.self),
-                            dst.baseAddress!.assumingMemoryBound(to: CChar.self),
-                            Int32(input.count), Int32(bound))))
+                let n = LZ4_compress_default(
+                    src.baseAddress!.assumingMemoryBound(to: CChar.self), dst.baseAddress!.assumingMemoryBound(to: CChar.self),
+                    Int32(input.count), Int32(bound))
+                return n > 0 ? Int(n) : 0  // 0: it did not fit
             }
         }
         return out.isEmpty ? nil : out

@@ -11,7 +11,6 @@ extension WriteTransaction {
         /// in last), then the region's blocks.
         var out: ByteWriter
         let headSize: Int
-        var written: UInt64 = 0
         /// Every block emitted, with its checksum trailer.
         var blocks: [(BlockRef, UInt64)] = []
         /// What the commit built, decoded, for the store's cache once the commit is acknowledged.
@@ -27,13 +26,15 @@ extension WriteTransaction {
             products.reserveCapacity(8)
         }
 
+        /// The bytes of the blocks emitted so far.
+        var written: UInt64 { UInt64(out.count - headSize) }
+
         /// XXH64 of the region's blocks emitted so far (the head excluded).
         var regionChecksum: UInt64 { out.checksum(from: headSize) }
 
         mutating func emit(_ block: [UInt8]) -> BlockRef {
             let ref = BlockRef(offset: start + written, length: UInt64(block.count))
             out.append(block)
-            written += UInt64(block.count)
             blocks.append((ref, blockTrailer(block)))
             return ref
         }

@@ -22,7 +22,8 @@ public final class WriteTransaction {
     @exclusivity(unchecked) var states: [UInt32: TableState]
     @exclusivity(unchecked) var tables: [UInt32: WorkingTable] = [:]
     @exclusivity(unchecked) var changes: [UInt32: Changeset.TableChanges] = [:]
-    /// Resolved insert plans by table name, but for the one used last; see ``dropInsertPlans()``.
+    /// Resolved insert plans by table name, entered when another table's plan takes the place of
+    /// `lastPlan`; see ``dropInsertPlans()``.
     var insertPlans: [String: InsertPlan] = [:]
     /// The plan used last (most inserts go to one table in a row, and most transactions insert
     /// into one table: they never hash a name into `insertPlans`).
@@ -406,7 +407,7 @@ public final class WriteTransaction {
     func insertPlan(_ table: String) throws -> InsertPlan {
         if let p = lastPlan, p.name == table { return p }
         if let last = lastPlan { insertPlans[last.name] = last }
-        if let p = insertPlans.removeValue(forKey: table) {
+        if let p = insertPlans[table] {
             lastPlan = p
             return p
         }

@@ -32,7 +32,7 @@ extension Realm {
         // table reader are at hand, without looking either up (or retaining them one by one).
         if transaction == nil, let shortcut = primaryKeyShortcut, shortcut.type == ObjectIdentifier(type) {
             do {
-                return try shortcut.object(type, Int64(key), in: self)
+                return try shortcut.bound.object(type, .int(Int64(key)), shortcut.info, in: self)
             } catch {
                 lookUpFailed(shortcut.info, error)
             }
@@ -563,11 +563,6 @@ final class PrimaryKeyShortcut {
         self.type = type
         self.info = info
         self.bound = bound
-    }
-
-    /// The object whose integer primary key is `key` (see ``BoundReader/object(_:_:_:in:)``).
-    func object<Element: Object>(_ type: Element.Type, _ key: Int64, in realm: Realm) throws -> Element? {
-        try bound.object(type, .int(key), info, in: realm)
     }
 }
 
