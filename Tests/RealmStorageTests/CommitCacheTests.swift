@@ -23,7 +23,8 @@ import Testing
     @Test func ownRecentBlocksAreKeyedByTheTrailersTheCommitsWrote() throws {
         let dir = TempDir()
         let store = try PagedListTests.idTable(dir, objects: 0, rowGroupCapacity: 16)
-        for i in 0..<300 { try store.write { try $0.insert("T", row: [.int(Int64(i))]) } }
+        // Enough commits for the blocks that left the window to be dropped in bulk at least once.
+        for i in 0..<1_000 { try store.write { try $0.insert("T", row: [.int(Int64(i))]) } }
         let snap = try store.snapshot()
         let end = UInt64(snap.fileLength)
         var known = 0
@@ -38,10 +39,12 @@ import Testing
         }
         #expect(known >= 3, "the last commit's list, directory and tail group are known")
         // Only blocks within the window of the end are kept.
-        let offsets = store.cache.inner.withLock { $0.recent.map(\.offset) }
+        let offsets = store.cache.inner.withLock { $0.recent[$0.recentStart...].map(\.offset) }
         #expect(!offsets.isEmpty)
         #expect(offsets.allSatisfy { $0 + BlockCache.recentWindow >= end })
         #expect(offsets == offsets.sorted())
+        let (start, count) = store.cache.inner.withLock { ($0.recentStart, $0.recent.count) }
+        #expect(start < 256 || start * 2 < count, "\(start) of \(count) entries left the window")
         // A wrong length is never taken for the block.
         let someRef = try #require(try Self.structureRefs(snap, "T").first { store.cache.recentChecksum($0) != nil })
         #expect(store.cache.recentChecksum(BlockRef(offset: someRef.offset, length: someRef.length + 8)) == nil)

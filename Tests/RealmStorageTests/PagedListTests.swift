@@ -115,6 +115,67 @@ import Testing
         #expect(try Self.mappedLiveBytes(dir.file()) == fresh.liveBytes)
     }
 
+    /// The page sizes the reference writer cuts `count` items into (Spec/FORMAT.md §5.4).
+    static func layout(_ count: Int) -> [Int] {
+        var sizes: [Int] = []
+        var start = 0
+        while start < count {
+            let end = Pages.pageEnd(start: start, count: count)
+            sizes.append(end - start)
+            start = end
+        }
+        return sizes
+    }
+
+    /// Full pages of 32, then the rest in pages of its binary digits, largest first.
+    @Test func theRestIsPagedByItsBinaryDigits() {
+        #expect(Self.layout(1) == [1])
+        #expect(Self.layout(31) == [16, 8, 4, 2, 1])
+        #expect(Self.layout(32) == [32])
+        #expect(Self.layout(33) == [32, 1])
+        #expect(Self.layout(100) == [32, 32, 32, 4])
+        #expect(Self.layout(127) == [32, 32, 32, 16, 8, 4, 2, 1])
+        for n in 1...300 {
+            let sizes = Self.layout(n)
+            #expect(sizes.reduce(0, +) == n && sizes.count == n / 32 + (n % 32).nonzeroBitCount, "\(n)")
+        }
+    }
+
+    /// A one-object commit at the end of a large table writes the list and directory pages holding
+    /// its changed entries, a page of the rest's lowest set bit (a few entries on average), and
+    /// keeps every other page.
+    @Test func aOneObjectCommitRewritesOnlyASmallLastPage() throws {
+        let dir = TempDir()
+        // 100 full groups (and index chunks), then a tail of at most 6 groups merging like a
+        // binary counter, as in the 1M-object benchmark table.
+        let store = try Self.idTable(dir, objects: 6_400, rowGroupCapacity: 64)
+        var before = try store.snapshot()
+        var (listEntries, directoryEntries) = (0, 0)
+        /// The entries of the pages of `new` that `old` does not have, after checking the layout.
+        func written(_ old: [Page], _ new: [Page], of count: Int) -> Int {
+            #expect(new.map(\.count) == Self.layout(count))
+            let oldBlocks = Set(old.map(\.block.offset))
+            let pages = new.filter { !oldBlocks.contains($0.block.offset) }
+            #expect(pages.count <= 3 && pages.allSatisfy { $0.count < Pages.size }, "\(pages.map(\.count))")
+            return pages.reduce(0) { $0 + $1.count }
+        }
+        for i in 6_400..<6_464 {
+            let tx = try store.beginWrite()
+            try tx.insert("T", row: [.int(Int64(i))])
+            let after = try tx.commit()
+            let (old, new) = (try before.rowGroupList(try before.tableState("T")), try after.rowGroupList(try after.tableState("T")))
+            listEntries += written(old.pages, new.pages, of: new.entries.count)
+            let oldIndex = try before.indexMemo(try #require(try before.tableState("T").indexes.values.first))
+            let newIndex = try after.indexMemo(try #require(try after.tableState("T").indexes.values.first))
+            directoryEntries += written(oldIndex.pages, newIndex.pages, of: newIndex.directory.chunks.count)
+            before = after
+        }
+        // Whole last pages would be 64 × 16 … 32 entries each.
+        #expect(listEntries <= 64 * 4 && directoryEntries <= 64 * 4, "\(listEntries) list, \(directoryEntries) directory entries")
+        #expect(try before.objectCount("T") == 6_464)
+        #expect(Verifier().verify(before).isClean)
+    }
+
     /// Removing a row group from an early page moves every later entry: those pages are written
     /// again, not kept from the previous version.
     @Test func removingAGroupRewritesTheShiftedPages() throws {

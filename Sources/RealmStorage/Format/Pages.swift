@@ -14,9 +14,21 @@ enum Pages {
     /// The most entries a reader accepts in one page.
     static let maximumCount = 1 << 20
 
+    /// Where the reference writer ends the page that starts at item `start` of `count` items: pages
+    /// of ``size``, then the rest in pages of its binary digits, largest first. Appending an item,
+    /// or changing the last one, then rewrites a page of about the rest's lowest set bit instead of
+    /// a whole last page of up to ``size`` (a one-object commit to a large table writes a few
+    /// entries, not 32).
+    static func pageEnd(start: Int, count: Int) -> Int {
+        precondition(start >= 0 && start < count)
+        if start + size <= count - count % size { return start + size }
+        let rest = count - start
+        return start + 1 << (Int.bitWidth - 1 - rest.leadingZeroBitCount)
+    }
+
     /// Writes `items` (row-group entries or index chunks) as a list or directory: one block (by
-    /// `block`, with `whole` true) when `paged` is false or they fit one page, else pages of
-    /// ``size`` (by `block`) under a page table (by `table`). A page at the same position of
+    /// `block`, with `whole` true) when `paged` is false or they fit one page, else pages cut as
+    /// ``pageEnd(start:count:)`` says (by `block`) under a page table (by `table`). A page at the same position of
     /// `base`, with the same start and items, is kept, block and all; the first `unchanged` items
     /// are known to be the base's and are not compared.
     /// - Returns: the top block and the blocks of base pages not kept.
@@ -26,13 +38,13 @@ enum Pages {
     ) rethrows -> (top: BlockRef, dropped: [BlockRef]) {
         guard paged, items.count > size else { return (try block(items[...], true), base?.pages.map(\.block) ?? []) }
         var pages: [Page] = []
-        pages.reserveCapacity((items.count + size - 1) / size)
+        pages.reserveCapacity(items.count / size + (items.count % size).nonzeroBitCount)
         var kept = filledArray(false, count: base?.pages.count ?? 0)
         var baseStart = 0
         var start = 0
         var i = 0
         while start < items.count {
-            let end = min(items.count, start + size)
+            let end = pageEnd(start: start, count: items.count)
             if let base, i < base.pages.count, baseStart == start, base.pages[i].count == end - start,
                 end <= base.items.count, end <= unchanged || base.items[start..<end] == items[start..<end]
             {

@@ -617,6 +617,9 @@ final class BlockCache: Sendable {
         /// The blocks this store's commits wrote within ``recentWindow`` bytes of the end of its
         /// newest commit, with their trailers, in file order.
         var recent: [(offset: UInt64, length: UInt64, checksum: UInt64)] = []
+        /// The first entry of `recent` still within the window: the older ones leave in bulk, once
+        /// they are most of the array (removing them at every commit shifted the whole array).
+        var recentStart = 0
     }
 
     /// A row group's block, keys and column buffers as the commit that wrote the group held them.
@@ -691,8 +694,15 @@ final class BlockCache: Sendable {
                 let end = last.0.offset + last.0.length
                 let floor = end - min(end, Self.recentWindow)
                 // Commits append, so offsets only grow (kept in order whatever happens).
-                if let newest = $0.recent.last, newest.offset >= written[0].0.offset { $0.recent.removeAll(keepingCapacity: true) }
-                $0.recent.removeFirst($0.recent.partitionPoint { $0.offset < floor })
+                if let newest = $0.recent.last, newest.offset >= written[0].0.offset {
+                    $0.recent.removeAll(keepingCapacity: true)
+                    $0.recentStart = 0
+                }
+                $0.recentStart = $0.recent[$0.recentStart...].partitionPoint { $0.offset < floor }
+                if $0.recentStart >= 256, $0.recentStart * 2 >= $0.recent.count {
+                    $0.recent.removeFirst($0.recentStart)
+                    $0.recentStart = 0
+                }
                 for (ref, sum) in written where ref.offset >= floor { $0.recent.append((ref.offset, ref.length, sum)) }
             }
             for key in superseded where $0.groups.removeValue(forKey: key) != nil {
@@ -719,7 +729,7 @@ final class BlockCache: Sendable {
     /// it writes the page back — a cost each durable commit paid in its `fdatasync`.
     func recentChecksum(_ ref: BlockRef) -> UInt64? {
         inner.withLock { i in
-            let at = i.recent.partitionPoint { $0.offset < ref.offset }
+            let at = i.recent[i.recentStart...].partitionPoint { $0.offset < ref.offset }
             guard at < i.recent.count, i.recent[at].offset == ref.offset, i.recent[at].length == ref.length else { return nil }
             return i.recent[at].checksum
         }
