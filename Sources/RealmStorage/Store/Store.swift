@@ -618,7 +618,7 @@ final class BlockCache: Sendable {
         /// newest commit, with their trailers, in file order.
         var recent: [(offset: UInt64, length: UInt64, checksum: UInt64)] = []
         /// The first entry of `recent` still within the window: the older ones leave in bulk, once
-        /// they are most of the array (removing them at every commit shifted the whole array).
+        /// they are half the array (removing them at every commit shifted the whole array each time).
         var recentStart = 0
     }
 
@@ -699,7 +699,7 @@ final class BlockCache: Sendable {
                     $0.recentStart = 0
                 }
                 $0.recentStart = $0.recent[$0.recentStart...].partitionPoint { $0.offset < floor }
-                if $0.recentStart >= 256, $0.recentStart * 2 >= $0.recent.count {
+                if $0.recentStart * 2 >= $0.recent.count {
                     $0.recent.removeFirst($0.recentStart)
                     $0.recentStart = 0
                 }
