@@ -79,19 +79,7 @@ import Testing
         let binary = try #require(CrashTests.writerBinary())
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 10)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = [dir.file(), "hold"]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        // Wait for "holding N".
-        var line = ""
-        while !line.contains("\n") {
-            let d = out.fileHandleForReading.availableData
-            if d.isEmpty { break }
-            line += String(decoding: d, as: UTF8.self)
-        }
+        let (p, line) = try startHoldingWriter(binary, dir.file(), "hold")
         #expect(line.hasPrefix("holding 2"))
         let pins = store.pinnedVersions()
         #expect(pins.contains { $0.processID == p.processIdentifier && $0.version == 2 && $0.kind == "frozen" && !$0.isLocal })

@@ -49,3 +49,21 @@ extension Store {
         return result
     }
 }
+
+/// Starts the StorageCrashWriter child in `mode` ("hold", "holdwrite") on `file` and returns it with
+/// the first line it printed (once it printed it, it holds what it says).
+func startHoldingWriter(_ binary: String, _ file: String, _ mode: String) throws -> (process: Process, line: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: binary)
+    p.arguments = [file, mode]
+    let out = Pipe()
+    p.standardOutput = out
+    try p.run()
+    var line = ""
+    while !line.contains("\n") {
+        let d = out.fileHandleForReading.availableData
+        if d.isEmpty { break }
+        line += String(decoding: d, as: UTF8.self)
+    }
+    return (p, line)
+}

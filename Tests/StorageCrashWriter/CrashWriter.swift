@@ -7,11 +7,18 @@ import RealmStorage
 struct CrashWriter {
     static func main() throws {
         let args = CommandLine.arguments
-        guard args.count >= 3, let rounds = Int(args[2]) ?? (args[2] == "hold" ? 0 : nil) else {
-            FileHandle.standardError.write("usage: StorageCrashWriter FILE ROUNDS|hold\n".data(using: .utf8)!)
+        guard args.count >= 3, let rounds = Int(args[2]) ?? (["hold", "holdwrite"].contains(args[2]) ? 0 : nil) else {
+            FileHandle.standardError.write("usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite\n".data(using: .utf8)!)
             exit(1)
         }
         let store = try Store.open(at: args[1], options: .init(create: true))
+        if args[2] == "holdwrite" {
+            // Begin a write transaction (so hold the writer word), say so, and wait to be killed.
+            let tx = try store.beginWrite()
+            print("writing \(tx.baseVersion)")
+            fflush(nil)
+            while true { sleep(1) }
+        }
         if args[2] == "hold" {
             // Pin the current version as "frozen", say so, and wait to be killed.
             let pinned = try store.snapshot(kind: "frozen")

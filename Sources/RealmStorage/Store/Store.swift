@@ -132,9 +132,9 @@ public final class Store: Sendable {
                 lock = try LockFile(path: path + ".lock", mode: .writer)
             }
             if let lock, options.create && !options.readOnly && !SystemFile.exists(path) {
-                // Create under the writer lock so two creators cannot race.
-                try lock.lockWriter()
-                defer { lock.unlockWriter() }
+                // Create under the writer word so two creators cannot race.
+                _ = try lock.acquireWriter()
+                defer { lock.releaseWriter(upToDate: false) }
                 if !SystemFile.exists(path) { try create(path) }
             }
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
@@ -383,7 +383,12 @@ public final class Store: Sendable {
     /// Reads the commit slots and moves to a newer commit made by another store or process.
     /// - Returns: whether the version advanced.
     @discardableResult
-    public func refresh() throws -> Bool {
+    public func refresh() throws -> Bool { try refresh(lookingForChainedCommits: true) }
+
+    /// `lookingForChainedCommits` false: the caller knows no commit was made since this store's
+    /// current one (it released the writer word last), so the chain is not followed.
+    @discardableResult
+    func refresh(lookingForChainedCommits: Bool) throws -> Bool {
         // A store fixed on one header slot (forensics) never advances.
         if options.slot != nil { return false }
         if state.withLock({ $0.fileReplaced }) {
@@ -407,7 +412,7 @@ public final class Store: Sendable {
         // Then the commits chained after the current one (format 3), but never a commit reported as
         // failed (by this store or in the lock file): its bytes may never become durable.
         let current = state.withLock { $0.current }
-        guard current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
+        guard lookingForChainedCommits, current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
         guard
             let next = try Self.settle(
                 current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache,
@@ -547,9 +552,13 @@ public final class Store: Sendable {
             busy = true
             return true
         }) { usleep(50) }
+        var holdsWord = false
         do {
-            try lockFile?.lockWriter()
-            try refresh()
+            // When this store released the writer word last, no commit was made since its own: it
+            // need not look for a commit chained after its current one (Spec/FORMAT.md §7).
+            let unchanged = try lockFile?.acquireWriter() ?? false
+            holdsWord = true
+            try refresh(lookingForChainedCommits: !unchanged)
             if state.withLock({ $0.adopted }) {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }
@@ -557,7 +566,7 @@ public final class Store: Sendable {
             let base = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.transactionPinKind) }
             return WriteTransaction(store: self, base: base)
         } catch {
-            lockFile?.unlockWriter()
+            if holdsWord { lockFile?.releaseWriter(upToDate: false) }
             writerGate.withLock { $0 = false }
             throw error
         }
@@ -578,7 +587,8 @@ public final class Store: Sendable {
     }
 
     func endWrite() {
-        lockFile?.unlockWriter()
+        // After a failed commit the next writer (this store too) looks at the file afresh.
+        lockFile?.releaseWriter(upToDate: state.withLock { $0.failedCommit == nil && !$0.fileReplaced })
         writerGate.withLock { $0 = false }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One version pinned by someone, as reported by ``Store/pinnedVersions()``.
 public struct VersionPin: Sendable, Hashable, CustomStringConvertible {
     /// The pinned version.
@@ -15,23 +17,41 @@ public struct VersionPin: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The lock file beside a data file (Spec/FORMAT.md §7): one byte every opener share-locks (so
-/// compaction can tell the file is in use), one byte the writer locks, and a table of per-store pin
-/// slots, each owned while its liveness byte is locked, so pins of a dead process vanish with it.
+/// compaction can tell the file is in use), a writer word in shared memory that one store at a time
+/// holds for a write transaction, and a table of per-store pin slots, each owned while its liveness
+/// byte is locked, so pins of a dead process (and the writer word it held) are released with it.
 final class LockFile: @unchecked Sendable {
-    // Sendable: `file` is immutable; `slot` is set once in init.
+    // Sendable: `file`, `nonce` and `region` are immutable; `slot` is set once in init;
+    // `yieldsNext` is only touched by the store's one writer at a time (its writer gate).
     let file: SystemFile
     let canWrite: Bool
     private(set) var slot: Int?
+    /// Names this store (with its slot) in the writer word; also published in its pin slot, so a
+    /// writer word naming a slot whose owner has changed is known to be stale.
+    let nonce = UInt32.random(in: 1...UInt32.max)
+    /// The last release saw a waiter: the next acquisition pauses first to let it in.
+    private var yieldsNext = false
     /// The whole file mapped read-write, when it is open read-write: pins and records are then
-    /// published and read without a system call (a `pwrite` here cost a commit ~3 µs). Nil when
-    /// the file could not be extended or mapped; then `pread`/`pwrite` serve.
-    private let region: SharedRegion?
+    /// published and read without a system call (a `pwrite` here cost a commit ~3 µs), and writers
+    /// meet in the writer word. A writer fails to open without it; a read-only store whose mapping
+    /// fails uses `pread`/`pwrite`.
+    let region: SharedRegion?
 
     static let openByte = 0
+    /// Held shared by every writable store for as long as it is open, so a build that still takes it
+    /// exclusively to write (lock-file protocol 1) waits instead of writing beside the writer word.
     static let writerByte = 1
     /// Serializes slot claims (and so updates of the high-water mark).
     static let registryByte = 2
+    /// Held exclusively by a writer without a pin slot while it holds the writer word: the word's
+    /// liveness test for such a writer.
+    static let slotlessWriterByte = 3
     static let highWaterOffset = 512
+    /// The writer word (Spec/FORMAT.md §7): 0 when free, else the token of the store that holds or
+    /// last released it.
+    static let writerWordOffset = 576
+    static let heldBit: UInt64 = 1 << 63
+    static let wantedBit: UInt64 = 1 << 62
     /// Where the writer records the last commit it made durable (Spec/FORMAT.md §7).
     static let durableOffset = 600
     static let durableMagic: UInt32 = 0x4152_5544  // "DURA"
@@ -60,7 +80,8 @@ final class LockFile: @unchecked Sendable {
 
     let mode: Mode
 
-    init(path: String, mode: Mode) throws {
+    /// - Parameter claimsSlot: false only in tests of a store that found no free pin slot.
+    init(path: String, mode: Mode, claimsSlot: Bool = true) throws {
         self.mode = mode
         if mode == .observer {
             file = try SystemFile.open(path, .readOnly)
@@ -83,16 +104,22 @@ final class LockFile: @unchecked Sendable {
             canWrite = true
         }
         try file.waitLock(byte: Self.openByte, .shared)
-        region = canWrite ? Self.mapWhole(file) : nil
-        if canWrite { try claimSlot() }
+        if mode == .writer {
+            // Writers meet in the writer word, so they need the mapping; and an older build that
+            // locks the writer byte to write must not write beside them.
+            try file.waitLock(byte: Self.writerByte, .shared)
+            region = try Self.mapWhole(file)
+        } else {
+            region = canWrite ? try? Self.mapWhole(file) : nil
+        }
+        if canWrite && claimsSlot { try claimSlot() }
     }
 
     /// Extends `file` to ``fullLength`` if it is shorter (never shrinking it: another process may be
-    /// doing the same) and maps it; nil if either fails.
-    private static func mapWhole(_ file: SystemFile) -> SharedRegion? {
-        guard let size = try? file.size() else { return nil }
-        if size < fullLength, (try? file.truncate(to: fullLength)) == nil { return nil }
-        return try? SharedRegion(file: file, length: fullLength)
+    /// doing the same) and maps it.
+    private static func mapWhole(_ file: SystemFile) throws -> SharedRegion {
+        if try file.size() < fullLength { try file.truncate(to: fullLength) }
+        return try SharedRegion(file: file, length: fullLength)
     }
 
     /// Writes through the mapping when there is one.
@@ -141,7 +168,7 @@ final class LockFile: @unchecked Sendable {
         w.u32(0x4E49_5050)  // "PPIN"
         w.u32(UInt32(bitPattern: SystemFile.processID))
         w.u32(UInt32(entries.count))
-        w.u32(0)
+        w.u32(nonce)
         for (v, k, n) in entries {
             w.u64(v)
             w.u32(k)
@@ -255,6 +282,90 @@ final class LockFile: @unchecked Sendable {
         return (first, second)
     }
 
-    func lockWriter() throws { try file.waitLock(byte: Self.writerByte, .exclusive) }
-    func unlockWriter() { file.unlock(byte: Self.writerByte) }
+    // MARK: The writer word
+
+    /// This store's token in the writer word (held and wanted bits clear).
+    var token: UInt64 { UInt64(nonce) | UInt64(slot.map { $0 + 1 } ?? 0) << 32 }
+
+    /// Takes the writer word (Spec/FORMAT.md §7), waiting while another live store holds it.
+    /// - Returns: whether this store was the last to hold it, so no commit was made since its own
+    ///   (only for a store with a pin slot; one without never assumes it).
+    func acquireWriter() throws -> Bool {
+        guard let region else { throw StorageError(.readOnly, "the lock file is not open for writing") }
+        if slot == nil { try file.waitLock(byte: Self.slotlessWriterByte, .exclusive) }
+        do {
+            return try takeWord(region)
+        } catch {
+            if slot == nil { file.unlock(byte: Self.slotlessWriterByte) }
+            throw error
+        }
+    }
+
+    private func takeWord(_ region: SharedRegion) throws -> Bool {
+        let me = token
+        if yieldsNext {
+            // Our last release found a waiter: give it a turn before taking the word again.
+            yieldsNext = false
+            usleep(Self.longestPause * 2)
+        }
+        var pause: UInt32 = 20
+        var waited: UInt32 = 0
+        while true {
+            let w = region.load(word: Self.writerWordOffset)
+            let takeable =
+                try w & Self.heldBit == 0 || w & ~Self.wantedBit == me | Self.heldBit
+                || (waited >= Self.longestPause && !ownerIsAlive(w))
+            if takeable {
+                // Free, released, our own stale hold, or a dead owner's: take it.
+                if region.compareExchange(word: Self.writerWordOffset, expected: w, desired: me | Self.heldBit).exchanged {
+                    return w == me && slot != nil
+                }
+                continue
+            }
+            if w & Self.wantedBit == 0 {
+                _ = region.compareExchange(word: Self.writerWordOffset, expected: w, desired: w | Self.wantedBit)
+            }
+            usleep(pause)
+            waited = min(waited &+ pause, Self.longestPause)
+            pause = min(pause * 2, Self.longestPause)
+        }
+    }
+
+    /// The longest pause (µs) between two looks at a held writer word.
+    static let longestPause: UInt32 = 500
+
+    /// Releases the writer word. `upToDate`: this store's current commit is the newest (it committed
+    /// or looked); the word then keeps its token so its next acquisition can skip looking again,
+    /// unless a waiter asked for it.
+    func releaseWriter(upToDate: Bool) {
+        guard let region else { return }
+        let me = token
+        var w = region.load(word: Self.writerWordOffset)
+        while w & ~Self.wantedBit == me | Self.heldBit {
+            let keep = upToDate && w & Self.wantedBit == 0
+            let r = region.compareExchange(word: Self.writerWordOffset, expected: w, desired: keep ? me : 0)
+            if r.exchanged {
+                yieldsNext = w & Self.wantedBit != 0
+                break
+            }
+            w = r.original
+        }
+        if slot == nil { file.unlock(byte: Self.slotlessWriterByte) }
+    }
+
+    /// Whether the store a held writer word names is alive: the liveness byte of its pin slot is
+    /// locked by another open file and that slot publishes its nonce; for a store without a slot,
+    /// whether another open file holds the slotless-writer byte.
+    func ownerIsAlive(_ w: UInt64) throws -> Bool {
+        let field = Int((w >> 32) & 0xFFFF)
+        guard field != 0 else { return try file.isLockedByOther(byte: Self.slotlessWriterByte) }
+        let s = field - 1
+        guard s < Self.slotCount, s != slot, try file.isLockedByOther(byte: Self.slotLockBase + s),
+            let b = read(at: Self.slotDataBase + s * Self.slotDataSize + 12, count: 4), b.count == 4
+        else { return false }
+        return (try? ByteView(copying: b).u32(0)) == UInt32(truncatingIfNeeded: w)
+    }
+
+    /// The writer word as it stands (tests and inspection).
+    var writerWord: UInt64 { region?.load(word: Self.writerWordOffset) ?? 0 }
 }
