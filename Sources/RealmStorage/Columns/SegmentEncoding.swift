@@ -128,8 +128,7 @@ package enum SegmentEncoder {
                     header(&w, .intLinear, param: UInt8(width), count: a.count, bodyLength: 16 + words * 8)
                     w.i64(rlo)
                     w.i64(slope)
-                    w.int64s(
-                        pack(a.enumerated().map { $0.element &- Int64($0.offset) &* slope }, reference: rlo, width: width, words: words))
+                    w.int64s(pack(a, reference: rlo, slope: slope, width: width, words: words))
                     return
                 }
             }
@@ -149,14 +148,27 @@ package enum SegmentEncoder {
         ArrayEncoding.packedWidths.first { $0 == 0 ? span == 0 : span >> UInt64($0) == 0 }
     }
 
-    static func pack(_ a: [Int64], reference: Int64, width: Int, words: Int) -> [Int64] {
+    /// Packs `a[i] - i·slope - reference` into `width`-bit fields, `64 / width` to a word from the
+    /// low bits up. Fields are placed by a running shift, not by dividing each index.
+    static func pack(_ a: [Int64], reference: Int64, slope: Int64 = 0, width: Int, words: Int) -> [Int64] {
         var packed = filledArray(Int64(0), count: words)
         guard width > 0 else { return packed }
         let perWord = 64 / width
+        var word = 0
+        var inWord = 0
+        var bits: UInt64 = 0
         for (i, v) in a.enumerated() {
-            let d = UInt64(bitPattern: v &- reference)
-            packed[i / perWord] |= Int64(bitPattern: d << UInt64((i % perWord) * width))
+            let d = UInt64(bitPattern: v &- Int64(i) &* slope &- reference)
+            bits |= d &<< UInt64(inWord * width)
+            inWord += 1
+            if inWord == perWord {
+                packed[word] = Int64(bitPattern: bits)
+                word += 1
+                inWord = 0
+                bits = 0
+            }
         }
+        if inWord > 0 { packed[word] = Int64(bitPattern: bits) }
         return packed
     }
 
