@@ -85,6 +85,7 @@ import Testing
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 10)
         let (p, line) = try startHoldingWriter(binary, dir.file(), "holdwrite")
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         #expect(line.hasPrefix("writing 2"))
         let lock = try #require(store.lockFile)
         let word = lock.writerWord
@@ -141,7 +142,7 @@ import Testing
         ]
         for w in holds {
             set(w | LockFile.heldBit)
-            #expect(try !aLock.ownerIsAlive(w | LockFile.heldBit) || w == aLock.token)
+            #expect(try !aLock.ownerIsAlive(w | LockFile.heldBit))
             let tx = try a.beginWrite()
             try tx.insert("Person", row: person(Int(tx.baseVersion) + 100))
             try tx.commit()
@@ -174,22 +175,78 @@ import Testing
         slotless.releaseWriter(upToDate: true)
         #expect(waitUntil(30) { finished() })
         #expect(other.writerWord == other.token)
-        // Released and taken again by the slotless store: still no assumption.
+        // Released by the slotless store with its token and taken again by it: still no assumption.
         #expect(try !slotless.acquireWriter())
+        slotless.releaseWriter(upToDate: true)
+        #expect(other.writerWord == slotless.token)
+        #expect(try !slotless.acquireWriter(), "a store without a slot never assumes it released last")
         slotless.releaseWriter(upToDate: true)
         #expect(try !other.ownerIsAlive(slotless.token | LockFile.heldBit), "no slotless writer holds the byte")
     }
 
+    @Test func aReleaseThatSawAWaiterOrAFailedCommitLeavesTheWordFree() throws {
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 3)
+        let lock = try #require(store.lockFile)
+        let region = try #require(lock.region)
+        // A waiter set the wanted bit: the holder releases with 0, not its token.
+        let tx = try store.beginWrite()
+        let held = lock.writerWord
+        #expect(region.compareExchange(word: LockFile.writerWordOffset, expected: held, desired: held | LockFile.wantedBit).exchanged)
+        tx.cancel()
+        #expect(lock.writerWord == 0)
+        // A commit that fails after writing (here at its fdatasync) releases with 0 too.
+        if FaultInjection.isAvailable {
+            let plan = FaultPlan()
+            plan.arm(.fsync, at: 1)
+            #expect(throws: StorageError.self) {
+                try FaultInjection.run(plan) {
+                    let failing = try store.beginWrite()
+                    try failing.insert("Person", row: person(3))
+                    try failing.commit()
+                }
+            }
+            #expect(lock.writerWord == 0)
+        }
+        // A transaction that only looked releases with the token; so does a commit that landed.
+        try store.beginWrite().cancel()
+        #expect(lock.writerWord == lock.token)
+        let ok = try store.beginWrite()
+        try ok.insert("Person", row: person(4))
+        try ok.commit()
+        #expect(lock.writerWord == lock.token)
+    }
+
+    @Test func aForkedChildMayNotWriteWithItsParentsStore() throws {
+        // Simulated: a lock file whose opener is another process refuses to take the word.
+        let dir = TempDir()
+        let store = try makePeopleStore(dir, count: 1)
+        let lock = try #require(store.lockFile)
+        #expect(throws: StorageError.self) { try lock.checkOpener(getpid() + 1) }
+        try lock.checkOpener(getpid())
+    }
+
     @Test func aWriterKeepsAnOlderBuildsWriterLockOut() throws {
         let dir = TempDir()
+        let path = dir.file()
         do { _ = try makePeopleStore(dir, count: 1) }
         // A protocol-1 writer locks the writer byte exclusively to write: not while a writer is open.
-        let probe = try SystemFile.open(dir.file() + ".lock", .readWrite)
-        let reader = try Store.open(at: dir.file(), options: .init(readOnly: true))
-        #expect(try probe.tryLock(byte: LockFile.writerByte, .exclusive), "a read-only store does not hold it")
-        probe.unlock(byte: LockFile.writerByte)
-        let writer = try Store.open(at: dir.file())
-        #expect(try !probe.tryLock(byte: LockFile.writerByte, .exclusive))
-        withExtendedLifetime((writer, reader)) {}
+        let oldBuild = try SystemFile.open(path + ".lock", .readWrite)
+        let reader = try Store.open(at: path, options: .init(readOnly: true))
+        #expect(try oldBuild.tryLock(byte: LockFile.writerByte, .exclusive), "a read-only store does not hold it")
+        oldBuild.unlock(byte: LockFile.writerByte)
+        do {
+            let writer = try Store.open(at: path)
+            #expect(try !oldBuild.tryLock(byte: LockFile.writerByte, .exclusive))
+            withExtendedLifetime(writer) {}
+        }
+        // And a writer opening while an older build's writer holds it exclusively waits for it.
+        #expect(try oldBuild.tryLock(byte: LockFile.writerByte, .exclusive))
+        let opened = onThread { _ = try Store.open(at: path) }
+        usleep(200_000)
+        #expect(!opened(), "a writer opened while an older build was writing")
+        oldBuild.unlock(byte: LockFile.writerByte)
+        #expect(waitUntil(30) { opened() })
+        withExtendedLifetime(reader) {}
     }
 }

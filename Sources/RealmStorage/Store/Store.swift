@@ -102,6 +102,10 @@ public final class Store: Sendable {
         /// The current commit came from recovery or a refresh (another store's commit, which may
         /// have failed since): the next write transaction checks it (``abandonFailedCommit()``).
         var adopted = true
+        /// This store holds the writer word and its current commit is the newest: it looked under
+        /// the word and has not written the data file since, or its commit became current. Only
+        /// then does it release the word with its own token (Spec/FORMAT.md §7).
+        var writerUpToDate = false
     }
 
     /// The failed commit this store remembers, else the one the lock file records.
@@ -563,7 +567,10 @@ public final class Store: Sendable {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }
             }
-            let base = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.transactionPinKind) }
+            let base = state.withLock { s in
+                s.writerUpToDate = true
+                return makeSnapshot(&s, s.current, kind: Self.transactionPinKind)
+            }
             return WriteTransaction(store: self, base: base)
         } catch {
             if holdsWord { lockFile?.releaseWriter(upToDate: false) }
@@ -587,8 +594,13 @@ public final class Store: Sendable {
     }
 
     func endWrite() {
-        // After a failed commit the next writer (this store too) looks at the file afresh.
-        lockFile?.releaseWriter(upToDate: state.withLock { $0.failedCommit == nil && !$0.fileReplaced })
+        // After a commit that wrote but did not become current, the next writer (this store too)
+        // looks at the file afresh.
+        let upToDate = state.withLock { s in
+            defer { s.writerUpToDate = false }
+            return s.writerUpToDate && !s.fileReplaced
+        }
+        lockFile?.releaseWriter(upToDate: upToDate)
         writerGate.withLock { $0 = false }
     }
 }

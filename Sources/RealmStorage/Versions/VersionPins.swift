@@ -29,6 +29,8 @@ final class LockFile: @unchecked Sendable {
     /// Names this store (with its slot) in the writer word; also published in its pin slot, so a
     /// writer word naming a slot whose owner has changed is known to be stale.
     let nonce = UInt32.random(in: 1...UInt32.max)
+    /// The process that opened it: a child forked from it shares its token, so it may not write.
+    private let openerProcessID = getpid()
     /// The last release saw a waiter: the next acquisition pauses first to let it in.
     private var yieldsNext = false
     /// The whole file mapped read-write, when it is open read-write: pins and records are then
@@ -292,12 +294,21 @@ final class LockFile: @unchecked Sendable {
     ///   (only for a store with a pin slot; one without never assumes it).
     func acquireWriter() throws -> Bool {
         guard let region else { throw StorageError(.readOnly, "the lock file is not open for writing") }
+        try checkOpener()
         if slot == nil { try file.waitLock(byte: Self.slotlessWriterByte, .exclusive) }
         do {
             return try takeWord(region)
         } catch {
             if slot == nil { file.unlock(byte: Self.slotlessWriterByte) }
             throw error
+        }
+    }
+
+    /// Throws unless `pid` (this process) opened the lock file: a child forked from the opener
+    /// shares its slot and token, so taking the word with them could break mutual exclusion.
+    func checkOpener(_ pid: Int32 = getpid()) throws {
+        guard pid == openerProcessID else {
+            throw StorageError(.invalidTransactionState, "the store was opened by another process (before a fork); open it again here")
         }
     }
 
@@ -310,13 +321,15 @@ final class LockFile: @unchecked Sendable {
         }
         var pause: UInt32 = 20
         var waited: UInt32 = 0
+        var looks = 0
         while true {
             let w = region.load(word: Self.writerWordOffset)
-            let takeable =
-                try w & Self.heldBit == 0 || w & ~Self.wantedBit == me | Self.heldBit
-                || (waited >= Self.longestPause && !ownerIsAlive(w))
-            if takeable {
-                // Free, released, our own stale hold, or a dead owner's: take it.
+            // Once it has waited 0.5 ms, the holder's liveness is tested every few looks (two
+            // system calls; the holder may be in a long transaction).
+            let testsLiveness = waited >= Self.longestPause && looks % 8 == 0
+            looks += 1
+            if try w & Self.heldBit == 0 || (testsLiveness && !ownerIsAlive(w)) {
+                // Free, released, or held by a store that is gone: take it.
                 if region.compareExchange(word: Self.writerWordOffset, expected: w, desired: me | Self.heldBit).exchanged {
                     return w == me && slot != nil
                 }
@@ -341,6 +354,7 @@ final class LockFile: @unchecked Sendable {
         guard let region else { return }
         let me = token
         var w = region.load(word: Self.writerWordOffset)
+        assert(w & ~Self.wantedBit == me | Self.heldBit, "released a writer word this store did not hold")
         while w & ~Self.wantedBit == me | Self.heldBit {
             let keep = upToDate && w & Self.wantedBit == 0
             let r = region.compareExchange(word: Self.writerWordOffset, expected: w, desired: keep ? me : 0)

@@ -137,6 +137,9 @@ extension WriteTransaction {
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
         let previousSlotBytes = writesSlot ? try file.read(at: slotOffset, count: FileHeader.slotSize) : []
+        // From here until the commit becomes current, other stores may see bytes this store does
+        // not count as its current commit: it must not release the writer word as up to date.
+        store.state.withLock { $0.writerUpToDate = false }
         // Grow the file ahead of the committed length in steps, so most commits overwrite
         // already-sized space and their fdatasync need not journal a size change (Spec §6.2).
         let end = Int(slot.fileLength)
@@ -188,6 +191,7 @@ extension WriteTransaction {
             s.current = Store.Current(
                 file: file, formatVersion: s.current.formatVersion, mapping: mapping, slot: slot,
                 slotIndex: writesSlot ? inactive : slotIndex, record: record, chained: writesSlot ? 0 : chained + 1)
+            s.writerUpToDate = true
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
     }
