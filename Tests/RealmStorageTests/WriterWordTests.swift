@@ -8,20 +8,16 @@ import Testing
 /// processes, taken over from a dead holder, and a released token that spares its store a look
 /// for commits it already knows.
 @Suite struct WriterWordTests {
-    /// Runs `body` on a thread and returns a function that reports whether it has finished.
-    func onThread(_ body: @escaping @Sendable () throws -> Void) -> @Sendable () -> Bool {
-        let done = Atomic<Bool>(false)
-        let box = Box(done)
+    /// Runs `body` on a thread; the returned function tells whether it has finished within
+    /// `seconds` (0: now).
+    func onThread(_ body: @escaping @Sendable () throws -> Void) -> @Sendable (_ seconds: Double) -> Bool {
+        let group = DispatchGroup()
+        group.enter()
         Thread.detachNewThread {
+            defer { group.leave() }
             do { try body() } catch { Issue.record("thread: \(error)") }
-            box.done.store(true, ordering: .releasing)
         }
-        return { box.done.load(ordering: .acquiring) }
-    }
-
-    final class Box: Sendable {
-        let done: Atomic<Bool>
-        init(_ d: consuming Atomic<Bool>) { done = d }
+        return { group.wait(timeout: .now() + $0) == .success }
     }
 
     func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
@@ -100,11 +96,11 @@ import Testing
             committed.withLock { $0 = v }
         }
         usleep(300_000)
-        #expect(!finished(), "a second writer got in while the first held the word")
+        #expect(!finished(0), "a second writer got in while the first held the word")
         // … and takes the word once the child is killed in its transaction.
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
-        #expect(waitUntil(30) { finished() }, "the word of a dead writer was not taken over")
+        #expect(finished(30), "the word of a dead writer was not taken over")
         #expect(committed.withLock { $0 } == 3)
         #expect(lock.writerWord == lock.token)
         #expect(Verifier().verify(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()).isClean)
@@ -129,10 +125,10 @@ import Testing
             tx.cancel()
         }
         #expect(waitUntil(10) { aLock.writerWord & LockFile.wantedBit != 0 }, "the waiter did not ask for the word")
-        #expect(!finished())
+        #expect(!finished(0))
         try bTx.insert("Person", row: person(3))
         let v = try bTx.commit().version
-        #expect(waitUntil(30) { finished() })
+        #expect(finished(30))
         #expect(seen.withLock { $0 } == v)
         // Holds that name no live store are taken over: a slot nobody owns, B's slot with another
         // nonce (a dead owner's slot claimed again), no slot and nobody on the slotless byte, and
@@ -171,9 +167,9 @@ import Testing
             other.releaseWriter(upToDate: true)
         }
         usleep(200_000)
-        #expect(!finished())
+        #expect(!finished(0))
         slotless.releaseWriter(upToDate: true)
-        #expect(waitUntil(30) { finished() })
+        #expect(finished(30))
         #expect(other.writerWord == other.token)
         // Released by the slotless store with its token and taken again by it: still no assumption.
         #expect(try !slotless.acquireWriter())
@@ -244,9 +240,9 @@ import Testing
         #expect(try oldBuild.tryLock(byte: LockFile.writerByte, .exclusive))
         let opened = onThread { _ = try Store.open(at: path) }
         usleep(200_000)
-        #expect(!opened(), "a writer opened while an older build was writing")
+        #expect(!opened(0), "a writer opened while an older build was writing")
         oldBuild.unlock(byte: LockFile.writerByte)
-        #expect(waitUntil(30) { opened() })
+        #expect(opened(30))
         withExtendedLifetime(reader) {}
     }
 }

@@ -262,8 +262,14 @@ public struct Compactor: Sendable {
         let result = try writeVerifiedCopy(
             of: store, to: store.path, replacing: true, syncingDirectory: false, progress: progress,
             // From the rename on, the store must continue on the copy even if what follows fails
-            // (found by the Operations fuzzer: its later commits went to the unlinked original).
-            renamed: { store.state.withLock { $0.fileReplaced = true } })
+            // (found by the Operations fuzzer: its later commits went to the unlinked original),
+            // and the next writer looks at the file afresh (Spec/FORMAT.md §7).
+            renamed: {
+                store.state.withLock {
+                    $0.fileReplaced = true
+                    $0.writerUpToDate = false
+                }
+            })
         try store.adoptReplacedFile()
         try SystemFile.syncDirectory(Self.directory(of: store.path))
         return result

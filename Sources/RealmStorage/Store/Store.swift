@@ -598,7 +598,7 @@ public final class Store: Sendable {
         // looks at the file afresh.
         let upToDate = state.withLock { s in
             defer { s.writerUpToDate = false }
-            return s.writerUpToDate && !s.fileReplaced
+            return s.writerUpToDate
         }
         lockFile?.releaseWriter(upToDate: upToDate)
         writerGate.withLock { $0 = false }

@@ -320,13 +320,12 @@ final class LockFile: @unchecked Sendable {
             usleep(Self.longestPause * 2)
         }
         var pause: UInt32 = 20
-        var waited: UInt32 = 0
         var looks = 0
         while true {
             let w = region.load(word: Self.writerWordOffset)
-            // Once it has waited 0.5 ms, the holder's liveness is tested every few looks (two
-            // system calls; the holder may be in a long transaction).
-            let testsLiveness = waited >= Self.longestPause && looks % 8 == 0
+            // Once the pauses are the longest (after 0.62 ms of waiting), the holder's liveness is
+            // tested every few looks (two system calls; the holder may be in a long transaction).
+            let testsLiveness = pause == Self.longestPause && looks % 8 == 0
             looks += 1
             if try w & Self.heldBit == 0 || (testsLiveness && !ownerIsAlive(w)) {
                 // Free, released, or held by a store that is gone: take it.
@@ -339,7 +338,6 @@ final class LockFile: @unchecked Sendable {
                 _ = region.compareExchange(word: Self.writerWordOffset, expected: w, desired: w | Self.wantedBit)
             }
             usleep(pause)
-            waited = min(waited &+ pause, Self.longestPause)
             pause = min(pause * 2, Self.longestPause)
         }
     }

@@ -139,11 +139,14 @@ extension WriteTransaction {
         let previousSlotBytes = writesSlot ? try file.read(at: slotOffset, count: FileHeader.slotSize) : []
         // From here until the commit becomes current, other stores may see bytes this store does
         // not count as its current commit: it must not release the writer word as up to date.
-        store.state.withLock { $0.writerUpToDate = false }
+        let allocated = store.state.withLock { s in
+            s.writerUpToDate = false
+            return s.allocatedLength
+        }
         // Grow the file ahead of the committed length in steps, so most commits overwrite
         // already-sized space and their fdatasync need not journal a size change (Spec §6.2).
         let end = Int(slot.fileLength)
-        if end > store.state.withLock({ $0.allocatedLength }) {
+        if end > allocated {
             // Another store may have grown the file meanwhile: never shrink it.
             let size = try file.size()
             let target = end + max(1 << 20, end / 16)
