@@ -24,9 +24,11 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"])]
         ),
+        // Linux calls `import Glibc` does not export (they need _GNU_SOURCE).
+        .target(name: "CLinuxCalls"),
         .target(
             name: "RealmStorage",
-            dependencies: ["CLZ4"]
+            dependencies: ["CLZ4", "CLinuxCalls"]
         ),
         .target(
             name: "RealmQuery",

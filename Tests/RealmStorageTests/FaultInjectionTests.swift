@@ -45,6 +45,12 @@ import Testing
                 #expect(s.version == expected, "\(point) #\(k): file at v\(s.version), expected v\(expected)")
                 let report = Verifier().verify(s)
                 #expect(report.isClean, "\(point) #\(k): \(report.problems.prefix(2))")
+                // The failed commit gave the store's cache what it built before its sync: the
+                // store still reads what the file holds.
+                let own = try store.snapshot()
+                #expect(own.version == s.version)
+                #expect(try own.objectCount("Person") == s.objectCount("Person"))
+                #expect(try own.value("Person", ObjectKey(3), "name") == s.value("Person", ObjectKey(3), "name"))
                 // The same store keeps working after the failure.
                 try commitSomething(store, 100 + attempts)
                 let next = try store.snapshot().version

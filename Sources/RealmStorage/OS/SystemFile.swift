@@ -1,3 +1,4 @@
+import CLinuxCalls
 import Foundation
 
 #if canImport(Glibc)
@@ -94,6 +95,13 @@ package final class SystemFile: @unchecked Sendable {
             }
             done += n
         }
+    }
+
+    /// Starts writing `length` bytes at `offset` to the disk without waiting for them, so that a
+    /// `syncData` issued after other work finds them written and has only the flush left to wait
+    /// for. Advisory: a failure is left for `syncData` to report.
+    package func startWriteback(at offset: Int, length: Int) {
+        _ = clinux_start_writeback(fd, Int64(offset), Int64(length))
     }
 
     /// Makes written data (and the size needed to read it) durable.
