@@ -24,11 +24,9 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"])]
         ),
-        // Linux calls `import Glibc` does not export (they need _GNU_SOURCE).
-        .target(name: "CLinuxCalls"),
         .target(
             name: "RealmStorage",
-            dependencies: ["CLZ4", "CLinuxCalls"]
+            dependencies: ["CLZ4"]
         ),
         .target(
             name: "RealmQuery",

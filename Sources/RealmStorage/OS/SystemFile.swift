@@ -1,4 +1,3 @@
-import CLinuxCalls
 import Foundation
 
 #if canImport(Glibc)
@@ -95,13 +94,6 @@ package final class SystemFile: @unchecked Sendable {
             }
             done += n
         }
-    }
-
-    /// Starts writing `length` bytes at `offset` to the disk without waiting for them, so that a
-    /// `syncData` issued after other work finds them written and has only the flush left to wait
-    /// for. Advisory: a failure is left for `syncData` to report.
-    package func startWriteback(at offset: Int, length: Int) {
-        _ = clinux_start_writeback(fd, Int64(offset), Int64(length))
     }
 
     /// Makes written data (and the size needed to read it) durable.

@@ -159,12 +159,6 @@ extension WriteTransaction {
         do {
             if hasHead { try file.write(bytes, at: Int(start)) }
             if writesSlot { try file.write(slot.encode(), at: slotOffset) }
-            // The disk starts on the bytes now, and the work that needs no durability runs while it
-            // writes them: the sync then mostly waits for the flush alone.
-            file.startWriteback(at: Int(start), length: bytes.count)
-            if writesSlot { file.startWriteback(at: slotOffset, length: FileHeader.slotSize) }
-            storeInCache(&em)
-            releaseWorkingState()
             try file.syncData()
         } catch {
             // The commit is not acknowledged: unname it (put the inactive slot back, clear the head) so
@@ -185,6 +179,13 @@ extension WriteTransaction {
         if em.written >= Self.durableRecordThreshold {
             store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
         }
+        // This store wrote these blocks and they are durable: its own reads need not hash the
+        // large ones again (other processes, and this one after reopening, still verify every block).
+        if let cache = base.cache {
+            // Small blocks hash again faster than the set of verified blocks takes a new entry.
+            for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
+            cache.store(em.products, superseded: supersededGroups, written: em.blocks)
+        }
         return try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
@@ -196,29 +197,6 @@ extension WriteTransaction {
             s.writerUpToDate = true
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
-    }
-
-    /// Gives the store's cache what the commit built, before its sync: should the sync fail, no
-    /// version ever names these blocks (the next commit starts past them, Spec/FORMAT.md §6.2), so
-    /// their entries are never looked up and age out.
-    func storeInCache(_ em: inout Emitter) {
-        guard let cache = base.cache else { return }
-        // This store wrote these blocks: its own reads need not hash the large ones again (other
-        // processes, and this one after reopening, still verify every block). Small blocks hash
-        // again faster than the set of verified blocks takes a new entry.
-        for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
-        cache.store(em.products, superseded: supersededGroups, written: em.blocks)
-        em.products = []
-    }
-
-    /// Drops the working state once the commit's bytes are written (the transaction ends with the
-    /// commit either way), so that its memory is freed while the disk works.
-    func releaseWorkingState() {
-        tables = [:]
-        changes = [:]
-        states = [:]
-        dropInsertPlans()
-        supersededGroups = []
     }
 
     /// Blocks a commit wrote of this many bytes or more are marked verified in the store's cache.
