@@ -218,8 +218,13 @@ import Testing
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 1)
         let lock = try #require(store.lockFile)
-        #expect(throws: StorageError.self) { try lock.checkOpener(getpid() + 1) }
-        try lock.checkOpener(getpid())
+        #expect(throws: StorageError.self) { try lock.checkOpener(SystemFile.forkGeneration + 1) }
+        try lock.checkOpener(SystemFile.forkGeneration)
+        // Real: a child process forks; its child is refused, and the parent still writes.
+        let binary = try #require(CrashTests.writerBinary(), "StorageCrashWriter was not built")
+        let (p, line) = try startHoldingWriter(binary, dir.file(), "forkwrite")
+        p.waitUntilExit()
+        #expect(line == "child exit 0, parent wrote\n")
     }
 
     @Test func aWriterKeepsAnOlderBuildsWriterLockOut() throws {

@@ -7,8 +7,8 @@ import RealmStorage
 struct CrashWriter {
     static func main() throws {
         let args = CommandLine.arguments
-        guard args.count >= 3, let rounds = Int(args[2]) ?? (["hold", "holdwrite"].contains(args[2]) ? 0 : nil) else {
-            FileHandle.standardError.write("usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite\n".data(using: .utf8)!)
+        guard args.count >= 3, let rounds = Int(args[2]) ?? (["hold", "holdwrite", "forkwrite"].contains(args[2]) ? 0 : nil) else {
+            FileHandle.standardError.write("usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite|forkwrite\n".data(using: .utf8)!)
             exit(1)
         }
         let store = try Store.open(at: args[1], options: .init(create: true))
@@ -18,6 +18,28 @@ struct CrashWriter {
             print("writing \(tx.baseVersion)")
             fflush(nil)
             while true { sleep(1) }
+        }
+        if args[2] == "forkwrite" {
+            // Fork: the child tries to write with the store its parent opened (it must be refused),
+            // then the parent writes with it; print what each saw.
+            let child = fork()
+            if child == 0 {
+                do {
+                    _ = try store.beginWrite()
+                    _exit(1)
+                } catch let e as StorageError where e.code == .invalidTransactionState {
+                    _exit(0)
+                } catch {
+                    _exit(2)
+                }
+            }
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            let tx = try store.beginWrite()
+            tx.cancel()
+            print("child exit \((status >> 8) & 0xFF), parent wrote")
+            fflush(nil)
+            exit(0)
         }
         if args[2] == "hold" {
             // Pin the current version as "frozen", say so, and wait to be killed.

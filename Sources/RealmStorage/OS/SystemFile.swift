@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -225,6 +226,17 @@ package final class SystemFile: @unchecked Sendable {
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     package static let processID: Int32 = getpid()
+
+    /// Changes in a child process after every `fork`: a store compares it with the value it read
+    /// when it opened to refuse writing from a forked child, with an atomic load instead of a
+    /// `getpid` system call per write transaction. (A child's `pthread_atfork` handler counts the
+    /// forks; should installing it fail, the process ID serves.)
+    package static var forkGeneration: UInt64 {
+        forkHandlerInstalled ? forks.load(ordering: .relaxed) : UInt64(UInt32(bitPattern: getpid()))
+    }
+    private static let forks = Atomic<UInt64>(0)
+    private static let forkHandlerInstalled: Bool =
+        pthread_atfork(nil, nil) { _ = SystemFile.forks.wrappingAdd(1, ordering: .relaxed) } == 0
 
     /// Whether a process with this pid exists.
     package static func processExists(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }

@@ -29,8 +29,9 @@ final class LockFile: @unchecked Sendable {
     /// Names this store (with its slot) in the writer word; also published in its pin slot, so a
     /// writer word naming a slot whose owner has changed is known to be stale.
     let nonce = UInt32.random(in: 1...UInt32.max)
-    /// The process that opened it: a child forked from it shares its token, so it may not write.
-    private let openerProcessID = getpid()
+    /// The fork generation of the process that opened it: a child forked from that process shares
+    /// its token, so it may not write.
+    private let openerForkGeneration = SystemFile.forkGeneration
     /// The last release saw a waiter: the next acquisition pauses first to let it in.
     private var yieldsNext = false
     /// The whole file mapped read-write, when it is open read-write: pins and records are then
@@ -304,10 +305,11 @@ final class LockFile: @unchecked Sendable {
         }
     }
 
-    /// Throws unless `pid` (this process) opened the lock file: a child forked from the opener
-    /// shares its slot and token, so taking the word with them could break mutual exclusion.
-    func checkOpener(_ pid: Int32 = getpid()) throws {
-        guard pid == openerProcessID else {
+    /// Throws unless the process of fork generation `generation` (this one) opened the lock file:
+    /// a child forked from the opener shares its slot and token, so taking the word with them could
+    /// break mutual exclusion.
+    func checkOpener(_ generation: UInt64 = SystemFile.forkGeneration) throws {
+        guard generation == openerForkGeneration else {
             throw StorageError(.invalidTransactionState, "the store was opened by another process (before a fork); open it again here")
         }
     }
