@@ -387,12 +387,7 @@ public final class Store: Sendable {
     /// Reads the commit slots and moves to a newer commit made by another store or process.
     /// - Returns: whether the version advanced.
     @discardableResult
-    public func refresh() throws -> Bool { try refresh(lookingForChainedCommits: true) }
-
-    /// `lookingForChainedCommits` false: the caller knows no commit was made since this store's
-    /// current one (it released the writer word last), so the chain is not followed.
-    @discardableResult
-    func refresh(lookingForChainedCommits: Bool) throws -> Bool {
+    public func refresh() throws -> Bool {
         // A store fixed on one header slot (forensics) never advances.
         if options.slot != nil { return false }
         if state.withLock({ $0.fileReplaced }) {
@@ -416,7 +411,7 @@ public final class Store: Sendable {
         // Then the commits chained after the current one (format 3), but never a commit reported as
         // failed (by this store or in the lock file): its bytes may never become durable.
         let current = state.withLock { $0.current }
-        guard lookingForChainedCommits, current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
+        guard current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
         guard
             let next = try Self.settle(
                 current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache,
@@ -558,11 +553,11 @@ public final class Store: Sendable {
         }) { usleep(50) }
         var holdsWord = false
         do {
-            // When this store released the writer word last, no commit was made since its own: it
-            // need not look for a commit chained after its current one (Spec/FORMAT.md §7).
+            // When this store released the writer word last, no commit was made since its own, so
+            // there is nothing newer to look for (Spec/FORMAT.md §7).
             let unchanged = try lockFile?.acquireWriter() ?? false
             holdsWord = true
-            try refresh(lookingForChainedCommits: !unchanged)
+            if !unchanged { try refresh() }
             if state.withLock({ $0.adopted }) {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }
