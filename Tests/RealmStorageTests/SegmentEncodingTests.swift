@@ -177,6 +177,59 @@ import Testing
         _ = try Self.roundTrip(.link, nullable: true, [.link(ObjectKey(3)), .null])
     }
 
+    /// Short arrays are written in place (packed words one by one, doubles without an array of
+    /// their own): the bytes are those of the array-building path, at every width and length.
+    @Test func inPlaceShortArraysMatchTheArrayPath() throws {
+        var rng = SplitMix(seed: 11)
+        for width in [0, 1, 2, 4, 8, 16, 32] {
+            for count in [1, 2, 3, 5, 31, 32, 33, 64, 65, 200, 1000] {
+                let top = width == 0 ? 0 : UInt64(1) << UInt64(width) - 1
+                let a = (0..<count).map { _ in Int64(-40 + Int64(rng.next() % (top + 1))) }
+                for slope: Int64 in [0, 3] {
+                    let words = PackedIntArray.wordCount(count: count, width: width)
+                    var inPlace = ByteWriter()
+                    SegmentEncoder.appendPacked(&inPlace, a, reference: -41, slope: slope, width: width, words: words)
+                    var viaArray = ByteWriter()
+                    viaArray.int64s(SegmentEncoder.pack(a, reference: -41, slope: slope, width: width, words: words))
+                    #expect(inPlace.bytes == viaArray.bytes, "width \(width), count \(count), slope \(slope)")
+                }
+            }
+        }
+        for count in 0..<40 {
+            let a = (0..<count).map { _ in Double(bitPattern: rng.next()) }
+            var b = ColumnBuffer(type: .double, nullable: false, isList: false)
+            for d in a { b.append(.double(d)) }
+            var raw = ByteWriter()
+            raw.doubles(a)
+            var expected = ByteWriter()
+            SegmentEncoder.appendMaybeCompressed(&expected, SegmentEncoder.fixedArray(raw.bytes, width: 8, count: count))
+            var written = ByteWriter()
+            SegmentEncoder.appendValues(&written, b)
+            #expect(written.bytes == expected.bytes, "\(count) doubles")
+        }
+    }
+
+    /// A block built in place after other bytes (a commit's buffer) pads and hashes from its own
+    /// start: its bytes are those it has on its own.
+    @Test func blocksBuiltInPlaceMatchBlocksOnTheirOwn() throws {
+        var b = ColumnBuffer(type: .string, nullable: true, isList: false)
+        for v: StorageValue in [.string("a"), .null, .string("Grüße"), .string("")] { b.append(v) }
+        var commit = ByteWriter()
+        commit.zeros(13)
+        let start = commit.beginBlock()
+        SegmentEncoder.encode(b, into: &commit)
+        #expect(Array(commit.bytes[start...]) == SegmentEncoder.encode(b))
+        let entries = (0..<5).map {
+            RowGroupEntry(firstKey: Int64($0) * 10, lastKey: Int64($0) * 10 + 9, rowCount: 10, block: BlockRef(offset: 64, length: 8))
+        }
+        let next = commit.beginBlock()
+        RowGroupEntry.encodeList(entries[1...], into: &commit)
+        #expect(Array(commit.bytes[next...]) == RowGroupEntry.encodeList(Array(entries[1...])))
+        #expect(commit.u64(at: commit.count - 8) == XXH64.hash(Array(commit.bytes[next..<(commit.count - 8)]), seed: 0))
+        let view = ByteView(copying: Array(commit.bytes[next...]))
+        #expect(try RowGroupEntry.decodeList(view) == Array(entries[1...]))
+    }
+
     @Test func floatingPointSpecialValues() throws {
         _ = try Self.roundTrip(
             .double,

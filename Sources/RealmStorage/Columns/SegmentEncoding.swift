@@ -35,6 +35,13 @@ package enum SegmentEncoder {
     /// The encoded block, checksum trailer included.
     package static func encode(_ column: ColumnBuffer) -> [UInt8] {
         var w = ByteWriter(capacity: 128 + column.count * 16)
+        encode(column, into: &w)
+        return w.bytes
+    }
+
+    /// Appends the encoded block to `w`, which has begun it (``ByteWriter/beginBlock()``): a commit
+    /// encodes its segments in place in its own buffer.
+    static func encode(_ column: ColumnBuffer, into w: inout ByteWriter) {
         w.u32(magic)
         w.u8(column.type.rawValue)
         w.u8((column.nullable ? 1 : 0) | (column.isList ? 2 : 0) | (column.isMap ? 4 : 0))
@@ -67,7 +74,6 @@ package enum SegmentEncoder {
         }
         w.pad()
         w.u64(w.checksum())
-        return w.bytes
     }
 
     static func appendValues(_ w: inout ByteWriter, _ c: ColumnBuffer) {
@@ -77,6 +83,10 @@ package enum SegmentEncoder {
             var raw = ByteWriter(capacity: a.count * 4)
             for f in a { raw.u32(f.bitPattern) }
             appendMaybeCompressed(&w, fixedArray(raw.bytes, width: 4, count: a.count))
+        case .doubles(let a) where 16 + a.count * 8 < lz4MinimumInput:
+            // Too short for LZ4: written in place (what `fixedArray` and `appendMaybeCompressed` write).
+            header(&w, .fixedPlain, count: a.count, bodyLength: a.count * 8, param2: 8)
+            for d in a { w.u64(d.bitPattern) }
         case .doubles(let a):
             var raw = ByteWriter(capacity: a.count * 8)
             raw.doubles(a)
@@ -128,7 +138,7 @@ package enum SegmentEncoder {
                     header(&w, .intLinear, param: UInt8(width), count: a.count, bodyLength: 16 + words * 8)
                     w.i64(rlo)
                     w.i64(slope)
-                    w.int64s(pack(a, reference: rlo, slope: slope, width: width, words: words))
+                    appendPacked(&w, a, reference: rlo, slope: slope, width: width, words: words)
                     return
                 }
             }
@@ -137,7 +147,7 @@ package enum SegmentEncoder {
             let words = PackedIntArray.wordCount(count: a.count, width: width)
             header(&w, .intPacked, param: UInt8(width), count: a.count, bodyLength: 8 + words * 8)
             w.i64(lo)
-            w.int64s(pack(a, reference: lo, width: width, words: words))
+            appendPacked(&w, a, reference: lo, width: width, words: words)
         } else {
             header(&w, .intPlain, count: a.count, bodyLength: a.count * 8)
             w.int64s(a)
@@ -146,6 +156,37 @@ package enum SegmentEncoder {
 
     static func packedWidth(_ span: UInt64) -> Int? {
         ArrayEncoding.packedWidths.first { $0 == 0 ? span == 0 : span >> UInt64($0) == 0 }
+    }
+
+    /// Appends ``pack(_:reference:slope:width:words:)``'s words to `w`: a short array (a small
+    /// commit's) word by word, without an array of its own; a long one packed first and copied at once.
+    static func appendPacked(_ w: inout ByteWriter, _ a: [Int64], reference: Int64, slope: Int64 = 0, width: Int, words: Int) {
+        guard words <= 16, width > 0 else {
+            w.int64s(pack(a, reference: reference, slope: slope, width: width, words: words))
+            return
+        }
+        let perWord = 64 / width
+        var written = 0
+        var inWord = 0
+        var bits: UInt64 = 0
+        for (i, v) in a.enumerated() {
+            bits |= UInt64(bitPattern: v &- Int64(i) &* slope &- reference) &<< UInt64(inWord * width)
+            inWord += 1
+            if inWord == perWord {
+                w.u64(bits)
+                written += 1
+                inWord = 0
+                bits = 0
+            }
+        }
+        if inWord > 0 {
+            w.u64(bits)
+            written += 1
+        }
+        while written < words {
+            w.u64(0)
+            written += 1
+        }
     }
 
     /// Packs `a[i] - i·slope - reference` into `width`-bit fields, `64 / width` to a word from the

@@ -14,6 +14,13 @@ package struct IndexDirectory: Sendable, Equatable {
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 32 + chunks.count * 32)
+        Self.encode(columnId: columnId, chunks[...], into: &w)
+        return w.bytes
+    }
+
+    /// Appends a directory block of `chunks` (a whole directory or one page) to `w`, which has
+    /// begun it.
+    static func encode(columnId: UInt32, _ chunks: ArraySlice<Chunk>, into w: inout ByteWriter) {
         w.u32(BlockMagic.indexDirectory)
         w.u32(columnId)
         w.u32(UInt32(chunks.count))
@@ -29,20 +36,24 @@ package struct IndexDirectory: Sendable, Equatable {
         }
         w.u64s(words)
         w.sealBlock()
-        return w.bytes
     }
 
     /// A paged directory's top block (`RIDP`, format 4): the column, then each page's chunk count
     /// and `RIDX` block (each page a directory of the same column).
     static func encodePages(columnId: UInt32, _ pages: [Page]) -> [UInt8] {
         var w = ByteWriter(capacity: 40 + pages.count * 24)
+        encodePages(columnId: columnId, pages, into: &w)
+        return w.bytes
+    }
+
+    /// Appends a paged directory's top block to `w`, which has begun it.
+    static func encodePages(columnId: UInt32, _ pages: [Page], into w: inout ByteWriter) {
         w.u32(BlockMagic.indexDirectoryPages)
         w.u32(columnId)
         w.u32(UInt32(pages.count))
         w.u32(0)
         Pages.encode(pages, into: &w)
         w.sealBlock()
-        return w.bytes
     }
 
     static func decodePages(_ v: ByteView) throws -> (columnId: UInt32, pages: [Page]) {
@@ -91,12 +102,17 @@ package struct IndexDirectory: Sendable, Equatable {
 
     static func encodeChunk(_ entries: [(UInt64, Int64)]) -> [UInt8] {
         var w = ByteWriter(capacity: 112 + entries.count * 16)
+        encodeChunk(entries, into: &w)
+        return w.bytes
+    }
+
+    /// Appends an index chunk block to `w`, which has begun it.
+    static func encodeChunk(_ entries: [(UInt64, Int64)], into w: inout ByteWriter) {
         w.u32(BlockMagic.indexChunk)
         w.u32(UInt32(entries.count))
         SegmentEncoder.appendIntArray(&w, entries.map { Int64(bitPattern: $0.0) })
         SegmentEncoder.appendIntArray(&w, entries.map(\.1))
         w.sealBlock()
-        return w.bytes
     }
 
     /// The entries of a chunk, read in place.

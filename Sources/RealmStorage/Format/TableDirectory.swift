@@ -66,6 +66,12 @@ package struct RowGroupEntry: Sendable, Equatable, BitwiseCopyable {
 
     static func encodeList(_ entries: [RowGroupEntry]) -> [UInt8] {
         var w = ByteWriter(capacity: 32 + entries.count * size)
+        encodeList(entries[...], into: &w)
+        return w.bytes
+    }
+
+    /// Appends a list block of `entries` (a whole list or one page) to `w`, which has begun it.
+    static func encodeList(_ entries: ArraySlice<RowGroupEntry>, into w: inout ByteWriter) {
         w.u32(BlockMagic.rowGroupList)
         w.u32(UInt32(entries.count))
         // Five little-endian words per entry, copied at once (a large table rewrites its list on
@@ -81,17 +87,21 @@ package struct RowGroupEntry: Sendable, Equatable, BitwiseCopyable {
         }
         w.u64s(words)
         w.sealBlock()
-        return w.bytes
     }
 
     /// A paged list's top block (`RGLP`, format 4): each page's entry count and `RGLS` block.
     static func encodeListPages(_ pages: [Page]) -> [UInt8] {
         var w = ByteWriter(capacity: 32 + pages.count * 24)
+        encodeListPages(pages, into: &w)
+        return w.bytes
+    }
+
+    /// Appends a paged list's top block to `w`, which has begun it.
+    static func encodeListPages(_ pages: [Page], into w: inout ByteWriter) {
         w.u32(BlockMagic.rowGroupListPages)
         w.u32(UInt32(pages.count))
         Pages.encode(pages, into: &w)
         w.sealBlock()
-        return w.bytes
     }
 
     static func decodeListPages(_ v: ByteView) throws -> [Page] {
@@ -135,6 +145,12 @@ package struct RowGroupBlock: Sendable, Equatable {
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 48 + columns.count * 24)
+        encode(into: &w)
+        return w.bytes
+    }
+
+    /// Appends the block to `w`, which has begun it (``ByteWriter/beginBlock()``).
+    func encode(into w: inout ByteWriter) {
         w.u32(BlockMagic.rowGroup)
         w.u32(UInt32(rowCount))
         w.u32(UInt32(columns.count))
@@ -146,7 +162,6 @@ package struct RowGroupBlock: Sendable, Equatable {
             w.ref(ref)
         }
         w.sealBlock()
-        return w.bytes
     }
 
     static func decode(_ v: ByteView) throws -> RowGroupBlock {

@@ -1,6 +1,10 @@
 /// A growable little-endian byte buffer used to build blocks before they are written.
 package struct ByteWriter: Sendable {
     package private(set) var bytes: [UInt8]
+    /// Where the block being written starts: padding and ``checksum(seed:)`` count from here, so a
+    /// block can be built in place at the end of a larger buffer (a commit's) instead of in an
+    /// array of its own that is then copied.
+    package private(set) var blockStart = 0
 
     package init(capacity: Int = 256) {
         bytes = []
@@ -29,14 +33,27 @@ package struct ByteWriter: Sendable {
         append(u)
     }
 
-    /// Appends zero bytes up to a multiple of `alignment`.
+    /// Appends zero bytes up to a multiple of `alignment` from ``blockStart``.
     package mutating func pad(to alignment: Int = 8) {
-        while bytes.count % alignment != 0 { bytes.append(0) }
+        while (bytes.count - blockStart) % alignment != 0 { bytes.append(0) }
+    }
+
+    /// Starts a block at the current end (see ``blockStart``) and returns where it starts.
+    package mutating func beginBlock() -> Int {
+        blockStart = bytes.count
+        return blockStart
     }
 
     /// Overwrites a little-endian u32 at `offset`.
     package mutating func patchU32(_ v: UInt32, at offset: Int) {
         for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
+    }
+
+    /// The little-endian u64 written at `offset` (a block's checksum trailer).
+    package func u64(at offset: Int) -> UInt64 {
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << UInt64(8 * i) }
+        return v
     }
 
     /// Overwrites a little-endian u64 at `offset`.
@@ -69,8 +86,10 @@ package struct ByteWriter: Sendable {
     /// Appends Double values in bulk.
     package mutating func doubles(_ values: [Double]) { int64s(values.map { Int64(bitPattern: $0.bitPattern) }) }
 
-    /// XXH64 of everything written so far.
-    package func checksum(seed: UInt64 = 0) -> UInt64 { XXH64.hash(bytes, seed: seed) }
+    /// XXH64 of everything written since ``blockStart``.
+    package func checksum(seed: UInt64 = 0) -> UInt64 {
+        blockStart == 0 ? XXH64.hash(bytes, seed: seed) : checksum(from: blockStart, seed: seed)
+    }
 
     /// XXH64 of the bytes written from `offset` on.
     package func checksum(from offset: Int, seed: UInt64 = 0) -> UInt64 {

@@ -39,12 +39,24 @@ extension WriteTransaction {
             return ref
         }
 
-        /// Emits `block` and remembers `product`, its decoded form.
-        mutating func emit(_ block: [UInt8], decoded product: BlockCache.Product) -> BlockRef {
-            let ref = emit(block)
+        /// Emits the block `build` appends to the commit buffer (after ``ByteWriter/beginBlock()``,
+        /// so its padding and checksum count from its start): no array of its own to copy.
+        mutating func emit(building build: (inout ByteWriter) -> Void) -> BlockRef {
+            let from = out.beginBlock()
+            build(&out)
+            let length = out.count - from
+            let ref = BlockRef(offset: start + UInt64(from - headSize), length: UInt64(length))
+            blocks.append((ref, out.u64(at: out.count - 8)))
+            return ref
+        }
+
+        /// Emits the block `build` appends and remembers `product`, its decoded form.
+        mutating func emit(decoded product: BlockCache.Product, building build: (inout ByteWriter) -> Void) -> BlockRef {
+            let ref = emit(building: build)
             products.append((BlockCache.Key(ref, checksum: blocks[blocks.count - 1].1), product))
             return ref
         }
+
     }
 
     /// Makes every change durable as a new version and returns a snapshot of it.
@@ -247,7 +259,7 @@ extension WriteTransaction {
                 changed = true
                 var block = RowGroupBlock(rowCount: l.keys.count, keys: .none, columns: .init(minimumCapacity: t.columns.count))
                 if l.rowsChanged || l.original == nil {
-                    block.keys = em.emit(SegmentEncoder.encode(ColumnBuffer(ints: l.keys)))
+                    block.keys = em.emit { SegmentEncoder.encode(ColumnBuffer(ints: l.keys), into: &$0) }
                     if let ob = l.originalBlock { freed += ob.keys.length }
                 } else {
                     block.keys = l.originalBlock!.keys
@@ -257,7 +269,7 @@ extension WriteTransaction {
                     if rewrite {
                         let buf = l.columns[c.id] ?? Self.defaults(c, l.keys.count)
                         precondition(buf.count == l.keys.count, "column buffer out of step with keys")
-                        block.columns[c.id] = em.emit(SegmentEncoder.encode(buf))
+                        block.columns[c.id] = em.emit { SegmentEncoder.encode(buf, into: &$0) }
                         if let old = l.originalBlock?.columns[c.id] { freed += old.length }
                     } else if let old = l.originalBlock?.columns[c.id] {
                         block.columns[c.id] = old
@@ -270,7 +282,7 @@ extension WriteTransaction {
                     freed += l.original!.block.length
                 }
                 // Every loaded buffer holds exactly what the group's segments now hold.
-                let ref = em.emit(block.encode(), decoded: .group(.init(block: block, keys: l.keys, columns: l.columns)))
+                let ref = em.emit(decoded: .group(.init(block: block, keys: l.keys, columns: l.columns))) { block.encode(into: &$0) }
                 entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
             }
         }
@@ -433,9 +445,11 @@ extension WriteTransaction {
                 lastEntry = chunk == dir.chunks.last ? baseLast : nil
             case .fresh(let e):
                 guard let last = e.last else { continue }
-                let bytes = IndexDirectory.encodeChunk(e)
                 // Small chunks are merged into by the next commits: they read them from the cache.
-                let ref = e.count <= BlockCache.maxCachedChunkCount ? em.emit(bytes, decoded: .chunk(e)) : em.emit(bytes)
+                let ref =
+                    e.count <= BlockCache.maxCachedChunkCount
+                    ? em.emit(decoded: .chunk(e)) { IndexDirectory.encodeChunk(e, into: &$0) }
+                    : em.emit { IndexDirectory.encodeChunk(e, into: &$0) }
                 out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
                 lastEntry = last
             }
@@ -456,10 +470,14 @@ extension WriteTransaction {
             block: { slice, whole in
                 // A page's decoded form is not kept: the next transaction and this store's readers
                 // start from the page table's, which holds every entry.
-                guard whole else { return em.emit(RowGroupEntry.encodeList(Array(slice))) }
-                return em.emit(RowGroupEntry.encodeList(entries), decoded: .list(RowGroupList(entries: entries, pages: [])))
+                guard whole else { return em.emit { RowGroupEntry.encodeList(slice, into: &$0) } }
+                return em.emit(decoded: .list(RowGroupList(entries: entries, pages: []))) {
+                    RowGroupEntry.encodeList(entries[...], into: &$0)
+                }
             },
-            table: { em.emit(RowGroupEntry.encodeListPages($0), decoded: .list(RowGroupList(entries: entries, pages: $0))) })
+            table: { pages in
+                em.emit(decoded: .list(RowGroupList(entries: entries, pages: pages))) { RowGroupEntry.encodeListPages(pages, into: &$0) }
+            })
         for b in dropped { freed += b.length }
         return top
     }
@@ -473,13 +491,15 @@ extension WriteTransaction {
         let (top, dropped) = Pages.write(
             directory.chunks, paged: pagesLists, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged,
             block: { slice, whole in
-                guard whole else { return em.emit(IndexDirectory(columnId: directory.columnId, chunks: Array(slice)).encode()) }
-                return em.emit(directory.encode(), decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: [])))
+                guard whole else { return em.emit { IndexDirectory.encode(columnId: directory.columnId, slice, into: &$0) } }
+                return em.emit(decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: []))) {
+                    IndexDirectory.encode(columnId: directory.columnId, directory.chunks[...], into: &$0)
+                }
             },
-            table: {
-                em.emit(
-                    IndexDirectory.encodePages(columnId: directory.columnId, $0),
-                    decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: $0)))
+            table: { pages in
+                em.emit(decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: pages))) {
+                    IndexDirectory.encodePages(columnId: directory.columnId, pages, into: &$0)
+                }
             })
         for b in dropped { freed += b.length }
         return top
