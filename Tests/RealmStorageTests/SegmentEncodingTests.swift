@@ -177,8 +177,8 @@ import Testing
         _ = try Self.roundTrip(.link, nullable: true, [.link(ObjectKey(3)), .null])
     }
 
-    /// Short arrays are written in place (packed words one by one, doubles without an array of
-    /// their own): the bytes are those of the array-building path, at every width and length.
+    /// Short arrays are written in place (packed words one by one, floats and doubles without an
+    /// array of their own): the bytes are those of the array-building path, at every width and length.
     @Test func inPlaceShortArraysMatchTheArrayPath() throws {
         var rng = SplitMix(seed: 11)
         for width in [0, 1, 2, 4, 8, 16, 32] {
@@ -207,6 +207,18 @@ import Testing
             SegmentEncoder.appendValues(&written, b)
             #expect(written.bytes == expected.bytes, "\(count) doubles")
         }
+        for count in 0..<70 {
+            let a = (0..<count).map { _ in Float(bitPattern: UInt32(truncatingIfNeeded: rng.next())) }
+            var b = ColumnBuffer(type: .float, nullable: false, isList: false)
+            for f in a { b.append(.float(f)) }
+            var raw = ByteWriter()
+            for f in a { raw.u32(f.bitPattern) }
+            var expected = ByteWriter()
+            SegmentEncoder.appendMaybeCompressed(&expected, SegmentEncoder.fixedArray(raw.bytes, width: 4, count: count))
+            var written = ByteWriter()
+            SegmentEncoder.appendValues(&written, b)
+            #expect(written.bytes == expected.bytes, "\(count) floats")
+        }
     }
 
     /// A block built in place after other bytes (a commit's buffer) pads and hashes from its own
@@ -225,7 +237,7 @@ import Testing
         let next = commit.beginBlock()
         RowGroupEntry.encodeList(entries[1...], into: &commit)
         #expect(Array(commit.bytes[next...]) == RowGroupEntry.encodeList(Array(entries[1...])))
-        #expect(commit.u64(at: commit.count - 8) == XXH64.hash(Array(commit.bytes[next..<(commit.count - 8)]), seed: 0))
+        #expect(blockTrailer(commit.bytes) == XXH64.hash(Array(commit.bytes[next..<(commit.count - 8)]), seed: 0))
         let view = ByteView(copying: Array(commit.bytes[next...]))
         #expect(try RowGroupEntry.decodeList(view) == Array(entries[1...]))
     }

@@ -79,20 +79,9 @@ package enum SegmentEncoder {
     static func appendValues(_ w: inout ByteWriter, _ c: ColumnBuffer) {
         switch c.storage {
         case .ints(let a): appendIntArray(&w, a)
-        case .floats(let a):
-            var raw = ByteWriter(capacity: a.count * 4)
-            for f in a { raw.u32(f.bitPattern) }
-            appendMaybeCompressed(&w, fixedArray(raw.bytes, width: 4, count: a.count))
-        case .doubles(let a) where 16 + a.count * 8 < lz4MinimumInput:
-            // Too short for LZ4: written in place (what `fixedArray` and `appendMaybeCompressed` write).
-            header(&w, .fixedPlain, count: a.count, bodyLength: a.count * 8, param2: 8)
-            for d in a { w.u64(d.bitPattern) }
-        case .doubles(let a):
-            var raw = ByteWriter(capacity: a.count * 8)
-            raw.doubles(a)
-            appendMaybeCompressed(&w, fixedArray(raw.bytes, width: 8, count: a.count))
-        case .fixed(let width, let bytes):
-            appendMaybeCompressed(&w, fixedArray(bytes, width: width, count: c.count))
+        case .floats(let a): appendFixedArray(&w, width: 4, count: a.count) { for f in a { $0.u32(f.bitPattern) } }
+        case .doubles(let a): appendFixedArray(&w, width: 8, count: a.count) { $0.doubles(a) }
+        case .fixed(let width, let bytes): appendFixedArray(&w, width: width, count: c.count) { $0.append(bytes) }
         case .strings(let a): appendBytesArray(&w, a.map(\.utf8))
         case .blobs(let a): appendBytesArray(&w, a)
         case .values(let a): appendBytesArray(&w, a.map(MixedValue.encode))
@@ -161,56 +150,41 @@ package enum SegmentEncoder {
     /// Appends ``pack(_:reference:slope:width:words:)``'s words to `w`: a short array (a small
     /// commit's) word by word, without an array of its own; a long one packed first and copied at once.
     static func appendPacked(_ w: inout ByteWriter, _ a: [Int64], reference: Int64, slope: Int64 = 0, width: Int, words: Int) {
-        guard words <= 16, width > 0 else {
+        if words <= 16 {
+            packWords(a, reference: reference, slope: slope, width: width) { w.u64($0) }
+        } else {
             w.int64s(pack(a, reference: reference, slope: slope, width: width, words: words))
-            return
         }
+    }
+
+    /// Packs `a[i] - i·slope - reference` into `width`-bit fields, `64 / width` to a word from the
+    /// low bits up.
+    static func pack(_ a: [Int64], reference: Int64, slope: Int64 = 0, width: Int, words: Int) -> [Int64] {
+        var packed: [Int64] = []
+        packed.reserveCapacity(words)
+        packWords(a, reference: reference, slope: slope, width: width) { packed.append(Int64(bitPattern: $0)) }
+        return packed
+    }
+
+    /// Hands ``pack(_:reference:slope:width:words:)``'s words to `emit` in order (none for width 0;
+    /// `PackedIntArray.wordCount(count:width:)` of them for a width that divides 64). Fields are
+    /// placed by a running shift, not by dividing each index.
+    @inline(__always)
+    private static func packWords(_ a: [Int64], reference: Int64, slope: Int64, width: Int, _ emit: (UInt64) -> Void) {
+        guard width > 0 else { return }
         let perWord = 64 / width
-        var written = 0
         var inWord = 0
         var bits: UInt64 = 0
         for (i, v) in a.enumerated() {
             bits |= UInt64(bitPattern: v &- Int64(i) &* slope &- reference) &<< UInt64(inWord * width)
             inWord += 1
             if inWord == perWord {
-                w.u64(bits)
-                written += 1
+                emit(bits)
                 inWord = 0
                 bits = 0
             }
         }
-        if inWord > 0 {
-            w.u64(bits)
-            written += 1
-        }
-        while written < words {
-            w.u64(0)
-            written += 1
-        }
-    }
-
-    /// Packs `a[i] - i·slope - reference` into `width`-bit fields, `64 / width` to a word from the
-    /// low bits up. Fields are placed by a running shift, not by dividing each index.
-    static func pack(_ a: [Int64], reference: Int64, slope: Int64 = 0, width: Int, words: Int) -> [Int64] {
-        var packed = filledArray(Int64(0), count: words)
-        guard width > 0 else { return packed }
-        let perWord = 64 / width
-        var word = 0
-        var inWord = 0
-        var bits: UInt64 = 0
-        for (i, v) in a.enumerated() {
-            let d = UInt64(bitPattern: v &- Int64(i) &* slope &- reference)
-            bits |= d &<< UInt64(inWord * width)
-            inWord += 1
-            if inWord == perWord {
-                packed[word] = Int64(bitPattern: bits)
-                word += 1
-                inWord = 0
-                bits = 0
-            }
-        }
-        if inWord > 0 { packed[word] = Int64(bitPattern: bits) }
-        return packed
+        if inWord > 0 { emit(bits) }
     }
 
     static func appendBitmap(_ w: inout ByteWriter, _ bits: [Bool]) {
@@ -219,6 +193,22 @@ package enum SegmentEncoder {
         var out = filledArray(Int64(0), count: words)
         for (i, b) in bits.enumerated() where b { out[i >> 6] |= Int64(bitPattern: UInt64(1) << UInt64(i & 63)) }
         w.int64s(out)
+    }
+
+    /// Appends a fixed-width array of `count` values whose bytes (`width` each) `values` appends:
+    /// in place when it is too short for LZ4 to be tried (a small commit's), else built apart
+    /// (``fixedArray(_:width:count:)``) and LZ4-wrapped when that pays. The bytes are the same.
+    static func appendFixedArray(_ w: inout ByteWriter, width: Int, count: Int, _ values: (inout ByteWriter) -> Void) {
+        let body = (width * count + 7) / 8 * 8
+        guard 16 + body < lz4MinimumInput else {
+            var raw = ByteWriter(capacity: width * count)
+            values(&raw)
+            appendMaybeCompressed(&w, fixedArray(raw.bytes, width: width, count: count))
+            return
+        }
+        header(&w, .fixedPlain, count: count, bodyLength: body, param2: UInt32(width))
+        values(&w)
+        w.zeros(body - width * count)
     }
 
     static func fixedArray(_ bytes: [UInt8], width: Int, count: Int) -> [UInt8] {

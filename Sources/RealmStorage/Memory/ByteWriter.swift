@@ -49,27 +49,24 @@ package struct ByteWriter: Sendable {
         for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
     }
 
-    /// The little-endian u64 written at `offset` (a block's checksum trailer).
-    package func u64(at offset: Int) -> UInt64 {
-        var v: UInt64 = 0
-        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << UInt64(8 * i) }
-        return v
-    }
-
     /// Overwrites a little-endian u64 at `offset`.
     package mutating func patchU64(_ v: UInt64, at offset: Int) {
         for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
     }
 
     /// Appends Int64 values in bulk.
-    package mutating func int64s(_ values: [Int64]) { bulk(values) }
+    package mutating func int64s(_ values: [Int64]) { bulk(values) { $0.appendLE($1) } }
 
     /// Appends UInt64 words in bulk (fixed-size records built as words, then copied at once).
-    package mutating func u64s(_ values: [UInt64]) { bulk(values) }
+    package mutating func u64s(_ values: [UInt64]) { bulk(values) { $0.appendLE($1) } }
 
-    private mutating func bulk<T: FixedWidthInteger>(_ values: [T]) {
+    /// Appends Double values in bulk (their bit patterns, little-endian).
+    package mutating func doubles(_ values: [Double]) { bulk(values) { $0.appendLE($1.bitPattern) } }
+
+    /// Appends `values`' little-endian bytes: on a little-endian machine that is their memory,
+    /// copied at once into the new room; elsewhere `appendLE` writes each.
+    private mutating func bulk<T: BitwiseCopyable>(_ values: [T], appendLE: (inout ByteWriter, T) -> Void) {
         #if _endian(little)
-            // The words' bytes are their little-endian form: copied at once into the new room.
             let n = values.count * MemoryLayout<T>.size
             guard n > 0 else { return }
             bytes.append(addingCapacity: n) { out in
@@ -79,17 +76,12 @@ package struct ByteWriter: Sendable {
                 }
             }
         #else
-            for v in values { appendLE(v) }
+            for v in values { appendLE(&self, v) }
         #endif
     }
 
-    /// Appends Double values in bulk.
-    package mutating func doubles(_ values: [Double]) { int64s(values.map { Int64(bitPattern: $0.bitPattern) }) }
-
     /// XXH64 of everything written since ``blockStart``.
-    package func checksum(seed: UInt64 = 0) -> UInt64 {
-        blockStart == 0 ? XXH64.hash(bytes, seed: seed) : checksum(from: blockStart, seed: seed)
-    }
+    package func checksum(seed: UInt64 = 0) -> UInt64 { checksum(from: blockStart, seed: seed) }
 
     /// XXH64 of the bytes written from `offset` on.
     package func checksum(from offset: Int, seed: UInt64 = 0) -> UInt64 {

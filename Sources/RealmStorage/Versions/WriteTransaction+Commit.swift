@@ -32,21 +32,17 @@ extension WriteTransaction {
         /// XXH64 of the region's blocks emitted so far (the head excluded).
         var regionChecksum: UInt64 { out.checksum(from: headSize) }
 
-        mutating func emit(_ block: [UInt8]) -> BlockRef {
-            let ref = BlockRef(offset: start + written, length: UInt64(block.count))
-            out.append(block)
-            blocks.append((ref, blockTrailer(block)))
-            return ref
-        }
+        /// Emits a block already encoded (the version record).
+        mutating func emit(_ block: [UInt8]) -> BlockRef { emit { $0.append(block) } }
 
         /// Emits the block `build` appends to the commit buffer (after ``ByteWriter/beginBlock()``,
         /// so its padding and checksum count from its start): no array of its own to copy.
         mutating func emit(building build: (inout ByteWriter) -> Void) -> BlockRef {
             let from = out.beginBlock()
             build(&out)
-            let length = out.count - from
-            let ref = BlockRef(offset: start + UInt64(from - headSize), length: UInt64(length))
-            blocks.append((ref, out.u64(at: out.count - 8)))
+            let ref = BlockRef(offset: start + UInt64(from - headSize), length: UInt64(out.count - from))
+            // The block ends with its checksum trailer: the buffer's last 8 bytes.
+            blocks.append((ref, blockTrailer(out.bytes)))
             return ref
         }
 
@@ -56,7 +52,6 @@ extension WriteTransaction {
             products.append((BlockCache.Key(ref, checksum: blocks[blocks.count - 1].1), product))
             return ref
         }
-
     }
 
     /// Makes every change durable as a new version and returns a snapshot of it.
@@ -470,10 +465,9 @@ extension WriteTransaction {
             block: { slice, whole in
                 // A page's decoded form is not kept: the next transaction and this store's readers
                 // start from the page table's, which holds every entry.
-                guard whole else { return em.emit { RowGroupEntry.encodeList(slice, into: &$0) } }
-                return em.emit(decoded: .list(RowGroupList(entries: entries, pages: []))) {
-                    RowGroupEntry.encodeList(entries[...], into: &$0)
-                }
+                let encode = { (w: inout ByteWriter) in RowGroupEntry.encodeList(slice, into: &w) }
+                return whole
+                    ? em.emit(decoded: .list(RowGroupList(entries: entries, pages: [])), building: encode) : em.emit(building: encode)
             },
             table: { pages in
                 em.emit(decoded: .list(RowGroupList(entries: entries, pages: pages))) { RowGroupEntry.encodeListPages(pages, into: &$0) }
@@ -491,10 +485,10 @@ extension WriteTransaction {
         let (top, dropped) = Pages.write(
             directory.chunks, paged: pagesLists, base: old.map { ($0.directory.chunks, $0.pages) }, unchanged: unchanged,
             block: { slice, whole in
-                guard whole else { return em.emit { IndexDirectory.encode(columnId: directory.columnId, slice, into: &$0) } }
-                return em.emit(decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: []))) {
-                    IndexDirectory.encode(columnId: directory.columnId, directory.chunks[...], into: &$0)
-                }
+                let encode = { (w: inout ByteWriter) in IndexDirectory.encode(columnId: directory.columnId, slice, into: &w) }
+                return whole
+                    ? em.emit(decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: [])), building: encode)
+                    : em.emit(building: encode)
             },
             table: { pages in
                 em.emit(decoded: .index(.init(directory: directory, lastEntry: lastEntry, pages: pages))) {
