@@ -120,6 +120,21 @@ package struct ByteView: @unchecked Sendable {
         return h.finalize()
     }
 
+    /// The offsets `o` in `[from, count - 4]` with `o % 8 == 0` (relative to the view) at which the
+    /// little-endian u32 `word` stands: where a block with that magic may start. Recovery's search
+    /// for commit heads past a broken chain (Spec/FORMAT.md §6.6) over a file's whole tail.
+    package func offsets(ofAlignedWord word: UInt32, from: Int) -> [Int] {
+        guard let base, count >= 4 else { return [] }
+        var found: [Int] = []
+        var o = max(0, (from + 7) & ~7)
+        let target = UInt32(littleEndian: word)
+        while o <= count - 4 {
+            if base.loadUnaligned(fromByteOffset: o, as: UInt32.self) == target { found.append(o) }
+            o += 8
+        }
+        return found
+    }
+
     /// Gives a C routine (the LZ4 decoder) read access to `length` bytes at `offset`.
     package func withUnsafeBytes<R>(_ offset: Int, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try check(offset, length, "byte run")

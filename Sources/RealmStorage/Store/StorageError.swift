@@ -53,6 +53,10 @@ public struct StorageError: Error, CustomStringConvertible, Sendable, Equatable 
     /// Active and maximum version counts, for ``Code/maximumNumberOfActiveVersionsExceeded``.
     public var active: Int?
     public var limit: Int?
+    /// For a damaged commit chain (``Code/corrupted``): the newest version that exists in the file
+    /// but cannot be reached because an earlier commit is damaged. Such a file opens only when
+    /// salvaging is asked for (``Store/Options/salvage``).
+    public var unreachableVersion: UInt64?
 
     public init(
         _ code: Code, _ reason: String, path: String? = nil, offset: UInt64? = nil,

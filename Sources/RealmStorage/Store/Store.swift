@@ -41,6 +41,16 @@ public final class Store: Sendable {
         /// Let small commits go without a slot write, named by their commit head (format 3, Spec/
         /// FORMAT.md §3.4). Tests turn it off to exercise the slots alone.
         package var chainsCommits = true
+        /// Open a damaged file at its newest intact version instead of failing (Spec/FORMAT.md §6.6).
+        ///
+        /// A file whose commit chain is damaged (a commit head, version record or slot fails its
+        /// check while later commits exist) does not open: `open` throws
+        /// ``StorageError/Code/corrupted`` with ``StorageError/unreachableVersion``. With `salvage`
+        /// it opens at the newest version that can be read, and ``Store/damage`` names the break and
+        /// the versions skipped. A writable salvaging store never writes over the unreachable
+        /// commits: its first commit goes after the end of the file, with a version number above
+        /// every version the file shows, and names itself in a header slot.
+        public var salvage = false
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
@@ -62,6 +72,8 @@ public final class Store: Sendable {
     /// The lock file's path (`path + ".lock"`).
     public var lockPath: String { path + ".lock" }
     public let options: Options
+    /// What a salvaging open (``Options/salvage``) skipped: nil when the file was not damaged.
+    public let damage: ChainDamage?
     /// Whether this store never writes its data file.
     public var isReadOnly: Bool { options.readOnly || options.isPassive }
 
@@ -116,16 +128,17 @@ public final class Store: Sendable {
     let cache = BlockCache()
     let writerGate = Mutex(false)
 
-    private init(path: String, options: Options, current: Current, lockFile: LockFile?) {
+    private init(path: String, options: Options, current: Current, lockFile: LockFile?, damage: ChainDamage?) {
         self.path = path
         self.options = options
+        self.damage = damage
         self.state = Mutex(State(current: current))
         self.lockFile = lockFile
     }
 
     /// Opens (or, with `options.create`, creates) the store at `path`.
     /// - Throws: ``StorageError`` — `.fileNotFound`, `.notARealmFile`, `.unsupportedFormatVersion`,
-    ///   `.corrupted` (no valid commit), `.io`.
+    ///   `.corrupted` (no valid commit, or a damaged commit chain: see ``Options/salvage``), `.io`.
     public static func open(at path: String, options: Options = Options()) throws -> Store {
         do {
             let lock: LockFile?
@@ -139,13 +152,30 @@ public final class Store: Sendable {
                 // Create under the writer word so two creators cannot race.
                 _ = try lock.acquireWriter()
                 defer { lock.releaseWriter(upToDate: false) }
-                if !SystemFile.exists(path) { try create(path) }
+                if !SystemFile.exists(path) {
+                    try create(path)
+                    // The lock file may have served an earlier file at this path: its records
+                    // name that file's commits.
+                    lock.forgetCommitRecords()
+                }
             }
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
-            let current = try recover(file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit())
-            let store = Store(path: path, options: options, current: current, lockFile: lock)
+            let (current, damage) = try recover(
+                file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
+            let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage)
             let size = try file.size()
-            store.state.withLock { $0.allocatedLength = size }
+            store.state.withLock { s in
+                s.allocatedLength = size
+                // Nothing may be written over the unreachable commits: the next commit starts at the
+                // end of the file, above every version seen, and writes its slot (Spec §6.2, as
+                // after a failed commit).
+                if let damage, !store.isReadOnly {
+                    s.failedCommit = FailedCommit(version: damage.newestUnreachableVersion, fileLength: UInt64(size))
+                }
+            }
+            if let damage, !store.isReadOnly {
+                lock?.recordFailed(version: damage.newestUnreachableVersion, fileLength: UInt64(size))
+            }
             return store
         } catch let e as StorageError {
             throw e.withPath(path)
@@ -185,133 +215,6 @@ public final class Store: Sendable {
         var len = 1 << 34  // 16 GiB of address space; the file grows underneath
         while len < fileLength * 2 { len <<= 1 }
         return len
-    }
-
-    /// Finds the newest commit whose slot, record and new blocks all verify (Spec/FORMAT.md §6).
-    /// - Parameter durable: the commit a writer recorded in the lock file as durable; when the newest
-    ///   slot is that commit its bytes are known durable and the region check is skipped.
-    /// - Parameter onlySlot: consider only this slot (forensics); its commit region is checked when it
-    ///   is the newest valid slot, as it would be.
-    static func recover(
-        _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil, onlySlot: Int? = nil,
-        rejecting failed: FailedCommit? = nil
-    ) throws -> Current {
-        let size = try file.size()
-        guard size >= 64 else {
-            if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
-            throw StorageError(.notARealmFile, "the file is \(size) bytes, shorter than a Realm header")
-        }
-        let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
-        let formatVersion = try FileHeader.validateStatic(head)
-        guard size >= FileHeader.size else { throw StorageError.corrupted("file truncated inside its header", at: size) }
-        let slots = FileHeader.slotOffsets.map { o in CommitSlot.decode(try! head.slice(o, FileHeader.slotSize)) }
-        var order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
-        if let only = onlySlot {
-            guard FileHeader.slotOffsets.indices.contains(only) else {
-                throw StorageError(.notFound, "there is no header slot \(only); slots are 0 and 1")
-            }
-            guard slots[only] != nil else {
-                throw StorageError.corrupted(
-                    "header slot \(only) is empty or its checksum does not match", at: FileHeader.slotOffsets[only])
-            }
-            order = [only]
-        }
-        guard !order.isEmpty else { throw StorageError.corrupted("neither commit slot is valid", at: FileHeader.slotOffsets[0]) }
-        let newest = [0, 1].filter { slots[$0] != nil }.max { slots[$0]!.version < slots[$1]!.version }
-        var lastError: StorageError?
-        for i in order {
-            let slot = slots[i]!
-            do {
-                guard slot.fileLength <= UInt64(size), slot.fileLength >= UInt64(FileHeader.size) else {
-                    throw StorageError.corrupted(
-                        "slot \(i) claims \(slot.fileLength) bytes; the file has \(size)", at: FileHeader.slotOffsets[i])
-                }
-                let mapping = try FileMapping(file: file, length: mappingLength(for: size))
-                let view = mapping.view(validLength: Int(slot.fileLength))
-                let record = try loadRecord(view, slot, formatVersion: formatVersion, cache: nil)
-                let current = Current(file: file, formatVersion: formatVersion, mapping: mapping, slot: slot, slotIndex: i, record: record)
-                // The newest slot's commit, or the last commit chained after a slot's, may have been
-                // torn by a crash: check every byte it wrote. (A slot read for forensics is not
-                // followed.)
-                guard
-                    let settled = try settle(
-                        current, checkFirst: i == newest, durable: { durable }, cache: nil, rejecting: { failed },
-                        follow: onlySlot == nil)
-                else {
-                    throw StorageError.corrupted(
-                        "the newest commit's bytes do not match its checksum (torn commit)", at: Int(record.commitStart))
-                }
-                return settled
-            } catch let e as StorageError where e.code != .io {
-                // A slot whose commit does not verify: try the older one. An I/O error while
-                // following the chain is not a reason to open an older version (the next commit
-                // would overwrite acknowledged ones); it is reported.
-                lastError = e
-                continue
-            }
-        }
-        throw lastError ?? StorageError.corrupted("no valid commit", at: 0)
-    }
-
-    /// The newest commit reachable from `c` along the commits chained after it (Spec/FORMAT.md §3.4,
-    /// §6.6): while a valid commit head follows the committed length, names the current commit as
-    /// its parent and its record loads, that commit becomes current. A commit followed by another
-    /// was acknowledged before the next began, so only the last one's region can be torn: its
-    /// region checksum is checked (unless `durable` names it, or it is `c` and `checkFirst` is
-    /// false), and if it fails the chain ends at its parent.
-    /// - Returns: nil only when `c` itself is the last commit, `checkFirst` is set and its region
-    ///   does not verify.
-    /// - Throws: only when the file cannot be read or mapped.
-    static func settle(
-        _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
-        rejecting failed: () -> FailedCommit? = { nil }, follow: Bool = true
-    ) throws -> Current? {
-        var previous: Current?
-        var last = c
-        var size: Int?
-        while follow, last.formatVersion >= FileHeader.chainedCommitsVersion,
-            let next = try chained(after: last, &size, cache, rejecting: failed)
-        {
-            previous = last
-            last = next
-        }
-        guard previous != nil || checkFirst else { return last }
-        if let d = durable(), d.version == last.slot.version, d.recordChecksum == last.slot.recordChecksum { return last }
-        let view = last.mapping.view(validLength: Int(last.slot.fileLength))
-        return (try? verifyCommitRegion(view, last.record, last.slot)) != nil ? last : previous
-    }
-
-    /// The commit chained after `c`: a valid head at its committed length that names `c` as its
-    /// parent, whose record loads and starts right after the head, and that is not the commit
-    /// `failed` names (reported failed: it may never become durable). Its region is not checked
-    /// here. The head is read with `pread`, not through the mapping: that page is where the next
-    /// commit writes, and reading it through the mapping would map it (and, by the kernel's
-    /// fault-around, the pages after it) into this process, so that writing each of them back
-    /// would cost that commit's `fdatasync` a write-protection pass.
-    private static func chained(
-        after c: Current, _ size: inout Int?, _ cache: BlockCache?, rejecting failed: () -> FailedCommit?
-    ) throws -> Current? {
-        let at = Int(c.slot.fileLength)
-        let bytes = ByteView(copying: try c.file.read(at: at, count: CommitHead.size))
-        guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes),
-            head.parentVersion == c.slot.version, head.parentRecordChecksum == c.slot.recordChecksum,
-            head.slot.version > c.slot.version, head.slot.fileLength > UInt64(at + CommitHead.size)
-        else { return nil }
-        if failed()?.names(head.slot) == true { return nil }
-        let fileSize = try size ?? c.file.size()
-        size = fileSize
-        let slot = head.slot
-        guard slot.fileLength <= UInt64(fileSize) else { return nil }
-        let mapping =
-            Int(slot.fileLength) <= c.mapping.length ? c.mapping : try FileMapping(file: c.file, length: mappingLength(for: fileSize))
-        guard
-            let record = try? loadRecord(
-                mapping.view(validLength: Int(slot.fileLength)), slot, formatVersion: c.formatVersion, cache: cache),
-            record.commitStart == UInt64(at + CommitHead.size), record.parentVersion == c.slot.version, record.parentRecord == c.slot.record
-        else { return nil }
-        return Current(
-            file: c.file, formatVersion: c.formatVersion, mapping: mapping, slot: slot, slotIndex: c.slotIndex, record: record,
-            chained: c.chained + 1)
     }
 
     /// Reads and validates the version record a slot points to, in a file of `formatVersion`.
@@ -387,7 +290,12 @@ public final class Store: Sendable {
     /// Reads the commit slots and moves to a newer commit made by another store or process.
     /// - Returns: whether the version advanced.
     @discardableResult
-    public func refresh() throws -> Bool {
+    public func refresh() throws -> Bool { try refresh(checkingDamage: false) }
+
+    /// `checkingDamage`: a writer about to commit (holding the writer word) makes sure a chain that
+    /// breaks after its version hides no newer commit, which its commit would write over.
+    @discardableResult
+    func refresh(checkingDamage: Bool) throws -> Bool {
         // A store fixed on one header slot (forensics) never advances.
         if options.slot != nil { return false }
         if state.withLock({ $0.fileReplaced }) {
@@ -412,12 +320,17 @@ public final class Store: Sendable {
         // failed (by this store or in the lock file): its bytes may never become durable.
         let current = state.withLock { $0.current }
         guard current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
-        guard
-            let next = try Self.settle(
-                current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache,
-                rejecting: { self.failedCommit() }),
-            next.record.version > current.record.version
-        else { return advanced }
+        let settled = try Self.settle(
+            current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache,
+            rejecting: { self.failedCommit() })
+        if checkingDamage, !options.salvage, let broken = settled.broken, let at = settled.current,
+            let damage = try Self.unreachableCommits(
+                after: at, brokenAt: broken, size: try current.file.size(), durable: lockFile?.durableCommit(),
+                rejecting: failedCommit())
+        {
+            throw damage.error.withPath(path)
+        }
+        guard let next = settled.current, next.record.version > current.record.version else { return advanced }
         state.withLock { s in
             if next.record.version > s.current.record.version {
                 s.current = next
@@ -557,7 +470,7 @@ public final class Store: Sendable {
             // there is nothing newer to look for (Spec/FORMAT.md §7).
             let unchanged = try lockFile?.acquireWriter() ?? false
             holdsWord = true
-            if !unchanged { try refresh() }
+            if !unchanged { try refresh(checkingDamage: true) }
             if state.withLock({ $0.adopted }) {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }

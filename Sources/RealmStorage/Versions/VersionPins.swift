@@ -264,6 +264,15 @@ final class LockFile: @unchecked Sendable {
         readRecord(Self.failedMagic, at: Self.failedOffset).map { FailedCommit(version: $0.0, fileLength: $0.1) }
     }
 
+    /// Clears the durable and failed-commit records: a new data file was created at the path
+    /// (Spec/FORMAT.md §6.1), and they named the commits of the file it replaced.
+    func forgetCommitRecords() {
+        guard canWrite else { return }
+        let zeros = [UInt8](repeating: 0, count: 32)
+        try? write(zeros, at: Self.durableOffset)
+        try? write(zeros, at: Self.failedOffset)
+    }
+
     /// A 32-byte record: magic, reserved, two u64 values, XXH64 of the first 24 bytes.
     private func writeRecord(_ magic: UInt32, at offset: Int, _ first: UInt64, _ second: UInt64) {
         guard canWrite else { return }
