@@ -11,12 +11,22 @@ package struct CompactTool {
     package var output: String?
     package var dryRun: Bool
     package var json: Bool
+    /// Compact a file whose commit chain is damaged to its newest intact version: the versions the
+    /// damage hides are lost. Without it such a file is refused.
+    package var salvage: Bool
 
-    package init(path: String, output: String? = nil, dryRun: Bool = false, json: Bool = false) {
+    package init(path: String, output: String? = nil, dryRun: Bool = false, json: Bool = false, salvage: Bool = false) {
         self.path = path
         self.output = output
         self.dryRun = dryRun
         self.json = json
+        self.salvage = salvage
+    }
+
+    func options(_ base: Store.Options) -> Store.Options {
+        var o = base
+        o.salvage = salvage
+        return o
     }
 
     package func run(_ console: Console, progress: ProgressDisplay?) -> ToolExitCode {
@@ -24,7 +34,7 @@ package struct CompactTool {
             if dryRun {
                 // One passive open, like realm-dump: nothing is written, not even the lock file;
                 // every number comes from the same version.
-                let s = try Store.open(at: path, options: .passive).snapshot()
+                let s = try Store.open(at: path, options: options(.passive)).snapshot()
                 let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? s.fileLength
                 let r = DryRun(
                     path: path, version: s.version, fileSize: size, committedLength: s.fileLength, liveBytes: Int(s.liveBytes),
@@ -35,10 +45,12 @@ package struct CompactTool {
             let result: Compactor.Result
             if let output {
                 // A copy: the source is only read, passively; nothing is written beside it.
-                let store = try Store.open(at: path, options: .passive)
+                let store = try Store.open(at: path, options: options(.passive))
+                if let damage = store.damage { console.err("realm-compact: salvaging: \(damage)\n") }
                 result = try Compactor().writeVerifiedCopy(of: store, to: output, replacing: false) { progress?.update($0) }
             } else {
-                let store = try Store.open(at: path)
+                let store = try Store.open(at: path, options: options(Store.Options()))
+                if let damage = store.damage { console.err("realm-compact: salvaging: \(damage)\n") }
                 result = try Compactor().compact(store) { progress?.update($0) }
             }
             progress?.finish()
@@ -48,6 +60,9 @@ package struct CompactTool {
             progress?.finish()
             var f = ToolFailure.from(error)
             if f.code == .inUse { f.message = inUseMessage(f.message) }
+            if f.code == .corrupted && !salvage {
+                f.message += "; --salvage compacts the newest intact version instead (the versions the damage hides are lost)"
+            }
             if json { console.out(f.json.pretty + "\n") }
             console.err("realm-compact: \(f.message)\n")
             return f.code

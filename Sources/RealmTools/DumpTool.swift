@@ -25,15 +25,19 @@ package struct DumpTool {
     /// Read this header slot's commit instead of the newest.
     package var slot: Int?
     package var json: Bool
+    /// Read a file whose commit chain is damaged at its newest intact version, saying which
+    /// versions are skipped, instead of failing (`--verify` always does, to report them).
+    package var salvage: Bool
 
     /// The format `--export` names (`csv` or `jsonl`).
     package static func exportFormat(_ text: String) -> ObjectExport.Format? { ObjectExport.Format(rawValue: text.lowercased()) }
 
-    package init(path: String, mode: Mode, slot: Int? = nil, json: Bool = false) {
+    package init(path: String, mode: Mode, slot: Int? = nil, json: Bool = false, salvage: Bool = false) {
         self.path = path
         self.mode = mode
         self.slot = slot
         self.json = json
+        self.salvage = salvage
     }
 
     /// Runs the mode; failures are printed (text to standard error, and with `json` a JSON object
@@ -49,7 +53,7 @@ package struct DumpTool {
     func runMode(_ console: Console) throws -> ToolExitCode {
         switch mode {
         case .summary, .schema, .versions, .segments, .map:
-            let r = try inspect()
+            let r = try inspect(console)
             var problems = r.problems
             switch mode {
             case .schema: console.out(json ? DumpReport.schemaJSON(r).pretty + "\n" : DumpReport.schemaText(r))
@@ -70,11 +74,12 @@ package struct DumpTool {
             }
             return damaged(problems, console)
         case .verify:
-            let v = Verifier().verify(try snapshot())
+            // The whole chain: a damaged one is reported with each version it hides.
+            let v = slot == nil ? try Verifier().verify(path: path) : Verifier().verify(try snapshot())
             console.out(json ? DumpReport.verifyJSON(v).pretty + "\n" : DumpReport.verifyText(v))
             return damaged(v.problems, console)
         case .objects(let table, let predicate, let limit):
-            let s = try snapshot()
+            let s = try snapshot(console)
             guard let t = s.catalog.table(table) else {
                 throw ToolFailure(.usage, "no class named '\(table)'; the file has " + s.catalog.tables.map(\.name).joined(separator: ", "))
             }
@@ -83,7 +88,7 @@ package struct DumpTool {
             return .ok
         case .export(let format, let directory):
             try checkOutside(directory, creating: !FileManager.default.fileExists(atPath: directory))
-            let s = try snapshot()
+            let s = try snapshot(console)
             let done = try ObjectExport.export(s, format: format, to: directory)
             if json {
                 console.out(
@@ -106,7 +111,7 @@ package struct DumpTool {
         }
     }
 
-    func inspect() throws -> Inspector.Report {
+    func inspect(_ console: Console) throws -> Inspector.Report {
         var segments = false
         var table: String?
         var blocks = false
@@ -120,16 +125,24 @@ package struct DumpTool {
         default: break
         }
         do {
-            return try Inspector().inspect(path: path, segments: segments, segmentTable: table, slot: slot, blocks: blocks)
+            let r = try Inspector().inspect(
+                path: path, segments: segments, segmentTable: table, slot: slot, blocks: blocks, salvage: salvage)
+            if salvage, let first = r.problems.first { console.err("realm-dump: salvaging: \(first)\n") }
+            return r
         } catch let e as StorageError where e.code == .notFound && table != nil {
             throw ToolFailure(.usage, "no table named '\(table!)'")
         }
     }
 
-    func snapshot() throws -> Snapshot {
+    /// The version to read: the newest, the slot's, or with `salvage` the newest intact one (what
+    /// is skipped is said on standard error; the run still succeeds, as it was asked for).
+    func snapshot(_ console: Console? = nil) throws -> Snapshot {
         var options = Store.Options.passive
         options.slot = slot
-        return try Store.open(at: path, options: options).snapshot(kind: "other")
+        options.salvage = salvage
+        let store = try Store.open(at: path, options: options)
+        if let damage = store.damage { console?.err("realm-dump: salvaging: \(damage)\n") }
+        return try store.snapshot(kind: "other")
     }
 
     func damaged(_ problems: [Verifier.Problem], _ console: Console) -> ToolExitCode {

@@ -88,7 +88,10 @@ import Testing
         #expect(try Store.open(at: short, options: .init(readOnly: true)).snapshot().version == last.version - 1)
     }
 
-    @Test func aHeadThatDoesNotVerifyOrNameItsParentEndsTheChain() throws {
+    /// A head before later commits that fails its checks is damage, not a torn tail (Spec §6.6
+    /// step 5): the open fails and names the newest version it cannot reach; salvage reads the
+    /// version before the break.
+    @Test func aHeadThatDoesNotVerifyOrNameItsParentBeforeLaterCommitsIsDamage() throws {
         let dir = TempDir()
         let store = try makePeopleStore(dir)
         try commits(store, 6)
@@ -98,19 +101,35 @@ import Testing
         let v5 = try #require(r.versions.first { $0.version == 5 })
         let at = Int(v5.commitStart) - CommitHead.size
         #expect(CommitHead.decode(ByteView(copying: Array(good[at..<at + CommitHead.size])))?.slot.version == 5)
+        func expectDamage(_ path: String, _ comment: Comment) throws {
+            do {
+                _ = try Store.open(at: path, options: .init(readOnly: true))
+                Issue.record("opened a damaged chain: \(comment)")
+            } catch let e as StorageError {
+                #expect(e.code == .corrupted && e.unreachableVersion == 8 && e.offset == UInt64(at), "\(comment): \(e)")
+            }
+            var salvage = Store.Options(readOnly: true)
+            salvage.salvage = true
+            #expect(try Store.open(at: path, options: salvage).snapshot().version == 4, comment)
+        }
         // Torn (checksum fails).
         var bytes = good
         bytes[at + 9] ^= 1
-        #expect(try Store.open(at: copy(bytes, dir, "torn-head.realm"), options: .init(readOnly: true)).snapshot().version == 4)
+        try expectDamage(copy(bytes, dir, "torn-head.realm"), "torn")
         // Sealed, but naming another parent, or a version not above its parent's.
         for (field, value) in [(56, UInt64(3)), (64, UInt64(12345)), (8, UInt64(4))] {
             bytes = good
             for k in 0..<8 { bytes[at + field + k] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(k))) }
             let sum = XXH64.hash(Array(bytes[at..<at + CommitHead.size - 8]))
             for k in 0..<8 { bytes[at + CommitHead.size - 8 + k] = UInt8(truncatingIfNeeded: sum >> (8 * UInt64(k))) }
-            let s = try Store.open(at: copy(bytes, dir, "head-\(field).realm"), options: .init(readOnly: true)).snapshot()
-            #expect(s.version == 4, "field \(field)")
+            try expectDamage(copy(bytes, dir, "head-\(field).realm"), "field \(field)")
         }
+        // The same head as the last commit's: a torn last commit, the version before it.
+        let last = try #require(r.versions.first)
+        let lastAt = Int(last.commitStart) - CommitHead.size
+        bytes = good
+        bytes[lastAt + 9] ^= 1
+        #expect(try Store.open(at: copy(bytes, dir, "torn-last.realm"), options: .init(readOnly: true)).snapshot().version == 7)
     }
 
     @Test func damageInAnEarlierChainedCommitIsReportedNotSkipped() throws {

@@ -8,7 +8,18 @@ struct CrashWriter {
     static func main() throws {
         let args = CommandLine.arguments
         guard args.count >= 3, let rounds = Int(args[2]) ?? (["hold", "holdwrite", "forkwrite"].contains(args[2]) ? 0 : nil) else {
-            FileHandle.standardError.write("usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite|forkwrite\n".data(using: .utf8)!)
+            if args.count >= 3, args[2] == "open" || args[2] == "openreadonly" {
+                // Open (never create), say what happened: "opened VERSION" or "error CODE".
+                do {
+                    let s = try Store.open(at: args[1], options: .init(readOnly: args[2] == "openreadonly")).snapshot()
+                    print("opened \(s.version)")
+                } catch let e as StorageError {
+                    print("error \(e.code) \(e)")
+                }
+                exit(0)
+            }
+            FileHandle.standardError.write(
+                "usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite|forkwrite|open|openreadonly\n".data(using: .utf8)!)
             exit(1)
         }
         let store = try Store.open(at: args[1], options: .init(create: true))

@@ -15,6 +15,11 @@ struct RealmCompact: ParsableCommand {
             over FILE and the directory synced. A crash at any moment leaves FILE as it was or fully compacted. \
             Refuses while another process has FILE open. Progress goes to standard error.
 
+            A file whose commit chain is damaged (a commit head, record or slot fails its check while later commits \
+            exist) is refused with exit code 3, unless --salvage asks to keep only its newest intact version: the \
+            versions the damage hides are then lost for good. Look first with realm-dump --verify and \
+            realm-dump --salvage.
+
             Exit codes: 0 done, 1 usage, 2 not a Realm file or an unsupported format version, 3 damage found in the \
             file or the copy (nothing replaced), 4 another process has the file open (its pid is named), 5 another \
             failure (I/O).
@@ -25,6 +30,8 @@ struct RealmCompact: ParsableCommand {
     var output: String?
     @Flag(help: "Print the live and dead bytes and the expected size; write nothing.") var dryRun = false
     @Flag(help: "Print the result as JSON.") var json = false
+    @Flag(help: "Compact a damaged file to its newest intact version; the versions the damage hides are lost.")
+    var salvage = false
 
     static func main() {
         let command: RealmCompact
@@ -34,7 +41,8 @@ struct RealmCompact: ParsableCommand {
             exitForParseError(error)
         }
         let progress = ProgressDisplay(console: .standard, isTerminal: isatty(STDERR_FILENO) == 1)
-        let tool = CompactTool(path: command.file, output: command.output, dryRun: command.dryRun, json: command.json)
+        let tool = CompactTool(
+            path: command.file, output: command.output, dryRun: command.dryRun, json: command.json, salvage: command.salvage)
         let code = tool.run(.standard, progress: command.json && isatty(STDERR_FILENO) != 1 ? nil : progress)
         fflush(nil)
         Foundation.exit(code.rawValue)

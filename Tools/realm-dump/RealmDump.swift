@@ -13,6 +13,9 @@ struct RealmDump: ParsableCommand {
             With no mode, prints a summary: size, format version, both header slots, the current version, the versions \
             still in the file, tables, live and dead bytes, and the versions other processes pin.
 
+            --verify checks the whole commit chain: every slot, commit head and record recovery reaches, and \
+            reports each version a damaged chain hides, with its offset.
+
             Exit codes: 0 fine, 1 usage, 2 not a Realm file or an unsupported format version, 3 damage found \
             (the message gives the byte offset), 5 another failure (I/O).
             """)
@@ -31,10 +34,18 @@ struct RealmDump: ParsableCommand {
     @Option(help: ArgumentHelp("Export every table to DIR as CSV or JSON Lines (binary as base64).", valueName: "csv|jsonl"))
     var export: String?
     @Option(help: ArgumentHelp("With --export: the directory to write (not the file's own).", valueName: "DIR")) var output: String?
-    @Flag(help: "Verify the whole version: every checksum and invariant; print every problem with its offset.") var verify = false
+    @Flag(
+        help: "Verify the commit chain and the whole newest version: every checksum and invariant; print every problem with its offset."
+    ) var verify = false
     @Option(help: ArgumentHelp("Write a picture of the file: blocks by offset, coloured by version, live or dead.", valueName: "FILE.svg"))
     var map: String?
     @Option(help: ArgumentHelp("Read the commit of this header slot (0 or 1) instead of the newest.", valueName: "0|1")) var slot: Int?
+    @Flag(
+        help: """
+            Read a file whose commit chain is damaged at its newest intact version, and say which versions are skipped \
+            (without it such a file is refused with exit code 3).
+            """)
+    var salvage = false
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func validate() throws {
@@ -69,7 +80,8 @@ struct RealmDump: ParsableCommand {
         } catch {
             exitForParseError(error)
         }
-        let code = DumpTool(path: command.file, mode: command.mode, slot: command.slot, json: command.json).run(.standard)
+        let code = DumpTool(path: command.file, mode: command.mode, slot: command.slot, json: command.json, salvage: command.salvage).run(
+            .standard)
         fflush(nil)
         Foundation.exit(code.rawValue)
     }

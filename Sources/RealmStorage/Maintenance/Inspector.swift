@@ -153,11 +153,15 @@ public struct Inspector: Sendable {
     ///   - blocks: map the committed bytes (``Report/blocks``).
     /// - Throws: only when the file cannot be opened at all (see ``Store/open(at:options:)``), or
     ///   `.notFound` for an unknown `segmentTable`.
+    ///   - salvage: read a file whose commit chain is damaged at its newest intact version (the
+    ///     damage is among the report's problems) instead of failing.
     public func inspect(
-        path: String, segments: Bool = false, segmentTable: String? = nil, slot: Int? = nil, blocks: Bool = false
+        path: String, segments: Bool = false, segmentTable: String? = nil, slot: Int? = nil, blocks: Bool = false,
+        salvage: Bool = false
     ) throws -> Report {
         var options = Store.Options.passive
         options.slot = slot
+        options.salvage = salvage
         let store = try Store.open(at: path, options: options)
         let s = try store.snapshot(kind: "other")
         if let segmentTable, s.catalog.table(segmentTable) == nil {
@@ -173,7 +177,7 @@ public struct Inspector: Sendable {
             Self.slotInfo(
                 i, (try? head.slice(o, FileHeader.slotSize)).flatMap(CommitSlot.decode), current: i == currentIndex && chained == 0)
         }
-        var problems: [Verifier.Problem] = []
+        var problems: [Verifier.Problem] = store.damage.map(Verifier.problems) ?? []
         func problem(_ e: any Error) {
             let se = e as? StorageError
             problems.append(Verifier.Problem(offset: se?.offset, reason: se?.reason ?? "\(e)"))

@@ -27,11 +27,31 @@ public struct Verifier: Sendable {
 
     public init() {}
 
-    /// Opens `path` read-only and verifies its current version and the chain of older version records.
+    /// Opens `path` read-only and verifies its whole commit chain (every slot, head and record
+    /// recovery reaches; a chain broken before later commits is reported, with each version it
+    /// hides and its offset), then the newest intact version and the chain of older version records.
     /// - Throws: only when the file cannot be opened at all (not a Realm file, no valid commit, I/O).
     public func verify(path: String) throws -> Report {
-        let store = try Store.open(at: path, options: .passive)
-        return verify(try store.snapshot(kind: "other"))
+        var options = Store.Options.passive
+        options.salvage = true
+        let store = try Store.open(at: path, options: options)
+        var report = verify(try store.snapshot(kind: "other"))
+        if let damage = store.damage { report.problems = Self.problems(damage) + report.problems }
+        return report
+    }
+
+    /// What a damaged commit chain means, as problems: where it breaks, and each unreachable version
+    /// with the offset of its commit head.
+    public static func problems(_ d: ChainDamage) -> [Problem] {
+        [
+            Problem(
+                offset: d.offset,
+                reason: "the commit chain is damaged (\(d.reason)): versions after \(d.intactVersion) up to "
+                    + "\(d.newestUnreachableVersion) cannot be read")
+        ]
+            + d.unreachableCommits.map {
+                Problem(offset: $0.offset, reason: "version \($0.version) cannot be reached (its commit head is here)")
+            }
     }
 
     /// Checks what a segment's structure cannot: link keys are not negative, typed links name a

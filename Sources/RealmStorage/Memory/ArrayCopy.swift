@@ -28,7 +28,7 @@ func filledArray<T>(_ value: T, count: Int) -> [T] {
 /// small ones are zeroed first.
 func newBytes(count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows -> [UInt8] {
     precondition(count >= 0)
-    if count > 1 << 12 {
+    if count > 1 << 14 {
         return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             initialized = try fill(UnsafeMutableRawBufferPointer(buffer))
             precondition(initialized >= 0 && initialized <= count)

@@ -5,7 +5,7 @@ import Synchronization
 /// version. Compiled into debug builds, and into release builds given `-DREALM_FAULT_INJECTION` (the
 /// fuzz build, Fuzz/run.sh); otherwise `shouldFail` is a constant false.
 package enum FaultPoint: String, CaseIterable, Sendable {
-    case pwrite, fsync, ftruncate, mmap, rename, open
+    case pwrite, fsync, ftruncate, mmap, rename, open, fallocate
 }
 
 /// A plan of failures, active for the code run inside ``FaultInjection/run(_:_:)`` (task-local, so
@@ -58,6 +58,53 @@ package enum FaultInjection {
             return plan?.hit(point) ?? false
         #else
             return false
+        #endif
+    }
+}
+
+/// What a run wrote to one file and when it synced it, in order: the material of the power-cut
+/// tests, which build from it every disk state a power cut could leave (writes since the last
+/// completed sync lost, reordered or torn at sectors) and check what recovery makes of each.
+/// Recorded only inside ``FaultInjection/recording(_:_:)`` and only where fault injection is
+/// compiled in.
+package final class WriteLog: Sendable {
+    package enum Event: Sendable, Equatable {
+        /// A `pwrite` of these bytes at this offset.
+        case write(offset: Int, bytes: [UInt8])
+        /// An `ftruncate` to this length.
+        case truncate(length: Int)
+        /// An `fdatasync` or `fsync` that returned: everything before it is durable.
+        case sync
+    }
+
+    /// The file recorded (the path its `SystemFile` was opened with).
+    package let path: String
+    private let log = Mutex<[Event]>([])
+
+    package init(path: String) { self.path = path }
+
+    /// The events so far, in the order they happened.
+    package var events: [Event] { log.withLock { $0 } }
+
+    func note(_ path: String, _ event: () -> Event) {
+        guard path == self.path else { return }
+        let e = event()
+        log.withLock { $0.append(e) }
+    }
+}
+
+extension FaultInjection {
+    @TaskLocal static var writeLog: WriteLog?
+
+    /// Runs `body` recording into `log` what it writes to `log.path`.
+    package static func recording<R>(_ log: WriteLog, _ body: () throws -> R) rethrows -> R {
+        try $writeLog.withValue(log) { try body() }
+    }
+
+    @inline(__always)
+    static func note(_ path: String, _ event: () -> WriteLog.Event) {
+        #if DEBUG || REALM_FAULT_INJECTION
+            writeLog?.note(path, event)
         #endif
     }
 }

@@ -95,6 +95,7 @@ package final class SystemFile: @unchecked Sendable {
             }
             done += n
         }
+        FaultInjection.note(path) { .write(offset: offset, bytes: bytes) }
     }
 
     /// Makes written data (and the size needed to read it) durable.
@@ -103,6 +104,7 @@ package final class SystemFile: @unchecked Sendable {
         while fdatasync(fd) != 0 {
             if errno != EINTR { throw Self.ioError("fdatasync", errno, path) }
         }
+        FaultInjection.note(path) { .sync }
     }
 
     /// Makes data and metadata durable.
@@ -111,11 +113,30 @@ package final class SystemFile: @unchecked Sendable {
         while fsync(fd) != 0 {
             if errno != EINTR { throw Self.ioError("fsync", errno, path) }
         }
+        FaultInjection.note(path) { .sync }
     }
 
     package func truncate(to length: Int) throws {
         if FaultInjection.shouldFail(.ftruncate) { throw Self.ioError("ftruncate", EIO, path) }
         guard ftruncate(fd, off_t(length)) == 0 else { throw Self.ioError("ftruncate", errno, path) }
+        FaultInjection.note(path) { .truncate(length: length) }
+    }
+
+    /// Gives `[0, length)` real disk blocks (`posix_fallocate`), so a shared mapping's stores into
+    /// it can never meet a page without one: on a full disk such a store raises SIGBUS, while this
+    /// call fails with `ENOSPC`, a typed error.
+    package func allocate(length: Int) throws {
+        if FaultInjection.shouldFail(.fallocate) { throw Self.ioError("posix_fallocate", ENOSPC, path) }
+        var e: Int32
+        repeat { e = posix_fallocate(fd, 0, off_t(length)) } while e == EINTR
+        guard e == 0 else { throw Self.ioError("posix_fallocate", e, path) }
+    }
+
+    /// The file's inode number: with its device, what makes it the same file whatever the path.
+    package func inode() throws -> UInt64 {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
+        return UInt64(st.st_ino)
     }
 
     // MARK: Locks (open-file-description locks: per open, released by the kernel when a process dies)
@@ -159,12 +180,16 @@ package final class SystemFile: @unchecked Sendable {
 
     /// Whether some other open file description holds a lock on `byte` that would conflict with an
     /// exclusive lock; returns the holder's pid when the kernel reports one (OFD locks report -1).
-    package func isLockedByOther(byte: Int) throws -> Bool {
+    package func isLockedByOther(byte: Int) throws -> Bool { try isLockedByOther(bytes: byte..<byte + 1) }
+
+    /// Whether some other open file description holds a lock on any byte of `bytes`.
+    package func isLockedByOther(bytes: Range<Int>) throws -> Bool {
+        guard !bytes.isEmpty else { return false }
         var fl = flock()
         fl.l_type = Int16(F_WRLCK)
         fl.l_whence = Int16(SEEK_SET)
-        fl.l_start = off_t(byte)
-        fl.l_len = 1
+        fl.l_start = off_t(bytes.lowerBound)
+        fl.l_len = off_t(bytes.count)
         fl.l_pid = 0
         guard fcntl(fd, F_OFD_GETLK, &fl) == 0 else { throw Self.ioError("fcntl(getlk)", errno, path) }
         return fl.l_type != Int16(F_UNLCK)
@@ -222,6 +247,21 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     package static func unlink(_ path: String) { _ = Glibc.unlink(path) }
+
+    /// `path` with every symbolic link and `.`/`..` resolved (`realpath`); for a file that does not
+    /// exist yet, its directory resolved and its name appended; `path` itself when neither resolves.
+    /// One file reached through two names then gets one lock file (Spec/FORMAT.md §7).
+    package static func canonicalPath(_ path: String) -> String {
+        if let r = realpath(path, nil) {
+            defer { free(r) }
+            return String(cString: r)
+        }
+        let ns = path as NSString
+        let dir = ns.deletingLastPathComponent.isEmpty ? "." : ns.deletingLastPathComponent
+        guard let r = realpath(dir, nil) else { return path }
+        defer { free(r) }
+        return String(cString: r) + "/" + ns.lastPathComponent
+    }
 
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 

@@ -111,10 +111,12 @@ extension Store {
             if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
             throw StorageError(.notARealmFile, "the file is \(size) bytes, shorter than a Realm header")
         }
-        let head = ByteView(copying: try file.read(at: 0, count: min(size, FileHeader.size)))
-        let formatVersion = try FileHeader.validateStatic(head)
+        // The static header and the two slots: nothing else of the header's 12288 bytes is read.
+        let formatVersion = try FileHeader.validateStatic(ByteView(copying: try file.read(at: 0, count: 64)))
         guard size >= FileHeader.size else { throw StorageError.corrupted("file truncated inside its header", at: size) }
-        let slots = FileHeader.slotOffsets.map { o in CommitSlot.decode(try! head.slice(o, FileHeader.slotSize)) }
+        let slots = try FileHeader.slotOffsets.map { o in
+            CommitSlot.decode(ByteView(copying: try file.read(at: o, count: FileHeader.slotSize), origin: o))
+        }
         var order = [0, 1].filter { slots[$0] != nil }.sorted { slots[$0]!.version > slots[$1]!.version }
         if let only = onlySlot {
             guard FileHeader.slotOffsets.indices.contains(only) else {

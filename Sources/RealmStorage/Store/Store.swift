@@ -67,7 +67,7 @@ public final class Store: Sendable {
         }
     }
 
-    /// The data file's path.
+    /// The data file's path, with symbolic links resolved (the lock file is named after it).
     public let path: String
     /// The lock file's path (`path + ".lock"`).
     public var lockPath: String { path + ".lock" }
@@ -140,6 +140,8 @@ public final class Store: Sendable {
     /// - Throws: ``StorageError`` — `.fileNotFound`, `.notARealmFile`, `.unsupportedFormatVersion`,
     ///   `.corrupted` (no valid commit, or a damaged commit chain: see ``Options/salvage``), `.io`.
     public static func open(at path: String, options: Options = Options()) throws -> Store {
+        // One file, one lock file, whatever the name it is opened by.
+        let path = SystemFile.canonicalPath(path)
         do {
             let lock: LockFile?
             if options.readOnly || options.isPassive {
@@ -160,6 +162,7 @@ public final class Store: Sendable {
                 }
             }
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
+            if let lock, lock.mode == .writer { try lock.markDataFile(file) }
             let (current, damage) = try recover(
                 file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
             let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage)
@@ -371,7 +374,10 @@ public final class Store: Sendable {
     /// durable. Snapshots taken before keep reading the old bytes.
     func adoptReplacedFile() throws {
         let file = try SystemFile.open(path, .readWrite)
+        try lockFile?.markDataFile(file)
         let compacted = try Self.readNewestSlot(file)?.1
+        // The lock file's records named commits of the replaced file.
+        lockFile?.forgetCommitRecords()
         if let compacted { lockFile?.markDurable(version: compacted.version, recordChecksum: compacted.recordChecksum) }
         let current = try Self.recover(file, durable: compacted.map { ($0.version, $0.recordChecksum) })
         let size = try file.size()

@@ -119,10 +119,34 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Extends `file` to ``fullLength`` if it is shorter (never shrinking it: another process may be
-    /// doing the same) and maps it.
+    /// doing the same), gives all of it disk blocks, and maps it. Without the blocks (a sparse file,
+    /// as older builds left it), a store into the mapping on a full disk raises SIGBUS; with them,
+    /// a full disk is an `ENOSPC` error here, at open.
     private static func mapWhole(_ file: SystemFile) throws -> SharedRegion {
-        if try file.size() < fullLength { try file.truncate(to: fullLength) }
+        try file.allocate(length: fullLength)
         return try SharedRegion(file: file, length: fullLength)
+    }
+
+    /// Where in the data file writers mark which lock file they use (Spec/FORMAT.md §7): a shared
+    /// lock on byte `dataFileMarkBase + (lock file inode mod 2^32)`, far beyond any data.
+    static let dataFileMarkBase = 1 << 61
+    static let dataFileMarkRange = dataFileMarkBase..<dataFileMarkBase + (1 << 32)
+
+    /// Marks `data` as written through this lock file, and fails if a writer marked it through
+    /// another: the same data file reached through a hard link, or with its lock file deleted or
+    /// replaced while a writer had it open. Two such writers would not exclude each other.
+    func markDataFile(_ data: SystemFile) throws {
+        let mark = Self.dataFileMarkBase + Int(try file.inode() & 0xFFFF_FFFF)
+        try data.waitLock(byte: mark, .shared)
+        let range = Self.dataFileMarkRange
+        if try data.isLockedByOther(bytes: range.lowerBound..<mark) || data.isLockedByOther(bytes: mark + 1..<range.upperBound) {
+            data.unlock(byte: mark)
+            throw StorageError(
+                .inUseByAnotherProcess,
+                "the file is open for writing through another lock file: it was reached through another path (a hard link), "
+                    + "or its lock file was deleted or replaced while it was open; open it through one path, after the other "
+                    + "writers close it")
+        }
     }
 
     /// Writes through the mapping when there is one.
