@@ -131,6 +131,7 @@ import Testing
 
     @Test(arguments: [
         "v1-empty.realm", "v1-people.realm", "v1-all-types.realm", "v2-collections.realm", "v3-chained.realm", "v4-paged.realm",
+        "v4-values-indexes.realm", "v4-compacted.realm", "v4-same-version-slots.realm",
     ])
     func everyByteFlipOfAGoldenFile(_ name: String) throws {
         let dir = TempDir()
@@ -234,6 +235,35 @@ import Testing
         let reopened = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
         #expect(reopened.version == 53)
         #expect(try reopened.objectKey("Item", primaryKey: .int(99_999)) != nil)
+    }
+
+    /// Verification checks the whole chain: the damage and each version it hides, and an older
+    /// slot whose record no longer loads although the file opens at its newest version.
+    @Test func verificationReportsEveryUnreachableVersionAndDamagedSlots() throws {
+        let dir = TempDir()
+        let path = try Self.makeLongFile(dir)
+        let st = try Self.structures(path)
+        var bytes = fileBytes(path)
+        let older = try #require(st.ranges.first { $0.what == "record of v23" }?.range)
+        bytes[older.lowerBound + 30] ^= 0x04
+        let slotDamaged = dir.file("slot.realm")
+        _ = FileManager.default.createFile(atPath: slotDamaged, contents: Data(bytes))
+        #expect(try Store.open(at: slotDamaged, options: .init(readOnly: true)).snapshot().version == 52)
+        let slotReport = try Verifier().verify(path: slotDamaged)
+        #expect(
+            slotReport.problems.contains { $0.reason.contains("header slot") && $0.reason.contains("version 23") }, "\(slotReport.problems)"
+        )
+        let head = try #require(st.ranges.first { $0.what == "head of v45" }?.range)
+        bytes = fileBytes(path)
+        bytes[head.lowerBound + 3] ^= 0x80
+        let chainDamaged = dir.file("chain.realm")
+        _ = FileManager.default.createFile(atPath: chainDamaged, contents: Data(bytes))
+        let report = try Verifier().verify(path: chainDamaged)
+        #expect(report.version == 44)
+        #expect(report.problems.first?.offset == UInt64(head.lowerBound))
+        for v in 46...52 {
+            #expect(report.problems.contains { $0.reason == "version \(v) cannot be reached (its commit head is here)" }, "v\(v)")
+        }
     }
 
     /// A torn last commit (a crash during it) still opens at the version before it, without error.

@@ -87,8 +87,9 @@ package final class SegmentReader: Sendable {
         var encs: [ArrayEncoding] = []
         var decoded = 0
         if isList || isMap {
-            guard !isMap || nullCount == 0 else {
-                throw StorageError.corrupted("a map segment claims \(nullCount) nulls", at: block.origin + 12)
+            // A list or map is never null (its elements may be): the count is 0 (Spec §4.5).
+            guard nullCount == 0 else {
+                throw StorageError.corrupted("a \(isMap ? "map" : "list") segment claims \(nullCount) nulls", at: block.origin + 12)
             }
             let counts = try cursor.next(&encs, &decoded)
             let countValues = try Self.intValues(counts, expected: rowCount)
@@ -242,6 +243,9 @@ package final class SegmentReader: Sendable {
         let olen = (a.count + 1) * 4
         let ov = try a.body.slice(0, olen, "offsets")
         let blobStart = (olen + 7) / 8 * 8
+        guard try ov.u32(0) == 0 else {
+            throw StorageError.corrupted("the first offset of a bytes array is \(try ov.u32(0)), not 0", at: ov.origin)
+        }
         let blobLen = Int(try ov.u32(a.count * 4))
         let blob = try a.body.slice(blobStart, blobLen, "string blob")
         return Offsets(offsets: ov, blob: blob, count: a.count)

@@ -37,7 +37,41 @@ public struct Verifier: Sendable {
         let store = try Store.open(at: path, options: options)
         var report = verify(try store.snapshot(kind: "other"))
         if let damage = store.damage { report.problems = Self.problems(damage) + report.problems }
+        report.problems += Self.slotProblems(store)
         return report
+    }
+
+    /// A header slot naming a version no newer than the one read must name a record that loads
+    /// (Spec/FORMAT.md §3.3): it was acknowledged once. (A slot naming a newer version that did not
+    /// verify, or whose checksum fails, can be a commit a crash tore, and is not reported.)
+    static func slotProblems(_ store: Store) -> [Problem] {
+        let (file, formatVersion, mapping, version) = store.state.withLock {
+            ($0.current.file, $0.current.formatVersion, $0.current.mapping, $0.current.record.version)
+        }
+        guard let size = try? file.size() else { return [] }
+        var problems: [Problem] = []
+        for (i, o) in FileHeader.slotOffsets.enumerated() {
+            guard let bytes = try? file.read(at: o, count: FileHeader.slotSize),
+                let slot = CommitSlot.decode(ByteView(copying: bytes, origin: o)), slot.version <= version
+            else { continue }
+            guard slot.fileLength >= UInt64(FileHeader.size), slot.fileLength <= UInt64(size) else {
+                problems.append(
+                    Problem(offset: UInt64(o), reason: "header slot \(i) claims \(slot.fileLength) bytes; the file has \(size)"))
+                continue
+            }
+            do {
+                _ = try Store.loadRecord(
+                    mapping.view(validLength: Int(slot.fileLength)), slot, formatVersion: formatVersion, cache: nil)
+            } catch let e as StorageError {
+                problems.append(
+                    Problem(
+                        offset: e.offset,
+                        reason: "header slot \(i) (version \(slot.version)) names a record that does not load: \(e.reason)"))
+            } catch {
+                problems.append(Problem(offset: UInt64(o), reason: "header slot \(i): \(error)"))
+            }
+        }
+        return problems
     }
 
     /// What a damaged commit chain means, as problems: where it breaks, and each unreachable version

@@ -16,8 +16,10 @@ package final class FaultPlan: Sendable {
         var counts: [FaultPoint: Int] = [:]
     }
     let state = Mutex(State())
+    /// Where the calls under this plan record their writes and syncs (``WriteLog``), if anywhere.
+    let log: WriteLog?
 
-    package init() {}
+    package init(log: WriteLog? = nil) { self.log = log }
 
     /// Makes the `n`-th (1-based) call at `point` fail with `EIO`.
     package func arm(_ point: FaultPoint, at n: Int) {
@@ -94,17 +96,16 @@ package final class WriteLog: Sendable {
 }
 
 extension FaultInjection {
-    @TaskLocal static var writeLog: WriteLog?
-
-    /// Runs `body` recording into `log` what it writes to `log.path`.
+    /// Runs `body` recording into `log` what it writes to `log.path` (through the task's fault
+    /// plan, which then fails nothing).
     package static func recording<R>(_ log: WriteLog, _ body: () throws -> R) rethrows -> R {
-        try $writeLog.withValue(log) { try body() }
+        try run(FaultPlan(log: log), body)
     }
 
     @inline(__always)
     static func note(_ path: String, _ event: () -> WriteLog.Event) {
         #if DEBUG || REALM_FAULT_INJECTION
-            writeLog?.note(path, event)
+            plan?.log?.note(path, event)
         #endif
     }
 }

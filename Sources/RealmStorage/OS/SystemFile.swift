@@ -256,11 +256,13 @@ package final class SystemFile: @unchecked Sendable {
             defer { free(r) }
             return String(cString: r)
         }
-        let ns = path as NSString
-        let dir = ns.deletingLastPathComponent.isEmpty ? "." : ns.deletingLastPathComponent
+        let slash = path.lastIndex(of: "/")
+        let dir = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         guard let r = realpath(dir, nil) else { return path }
         defer { free(r) }
-        return String(cString: r) + "/" + ns.lastPathComponent
+        let resolved = String(cString: r)
+        return (resolved.hasSuffix("/") ? resolved : resolved + "/") + name
     }
 
     package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
