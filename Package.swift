@@ -62,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "RealmBench",
-            dependencies: ["RealmSwift"],
+            dependencies: ["RealmSwift", "RealmStorage"],
             path: "Tools/realm-bench"
         ),
         .executableTarget(

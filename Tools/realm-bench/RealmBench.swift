@@ -16,7 +16,10 @@ final class Person: Object {
 @main
 struct RealmBench {
     static func main() throws {
-        let n = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 1_000_000
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "soak" { return try Soak.run(Array(arguments.dropFirst())) }
+        if arguments.first == "soak-child", arguments.count > 1 { return try Soak.child(arguments[1]) }
+        let n = Int(arguments.first ?? "") ?? 1_000_000
         let url = URL(fileURLWithPath: NSTemporaryDirectory() + "realm-bench.realm")
         let config = Realm.Configuration(fileURL: url, objectTypes: [Person.self])
         _ = try? Realm.deleteFiles(for: config)
