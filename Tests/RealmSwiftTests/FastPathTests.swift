@@ -105,7 +105,7 @@ import Testing
         realm.invalidate()
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 8)?.name == "p8")
         // A write cancelled after a lookup inside it.
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.object(ofType: Person.self, forPrimaryKey: 9)!.name = "cancelled"
         realm.cancelWrite()
         #expect(realm.object(ofType: Person.self, forPrimaryKey: 9)?.name == "p9")
@@ -147,7 +147,7 @@ import Testing
         #expect(all.average(ofProperty: "optDouble") as Double? == keyed.average(ofProperty: "optDouble") as Double?)
         #expect(all.min(ofProperty: "optDouble") as Double? == keyed.min(ofProperty: "optDouble") as Double?)
         // Inside a write transaction the aggregates see its changes.
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(AllTypes(value: ["id": 99_999, "int64": 1_000_000]))
         #expect(all.max(ofProperty: "int64") as Int64? == 1_000_000)
         realm.cancelWrite()
@@ -329,7 +329,7 @@ import Testing
                 model[id] = nil
             case 4:
                 guard let id = model.keys.randomElement(using: &rng) else { continue }
-                try realm.beginWrite()
+                realm.beginWrite()
                 realm.object(ofType: AllTypes.self, forPrimaryKey: id)!.string = "cancelled"
                 realm.cancelWrite()
             case 5:
@@ -341,7 +341,7 @@ import Testing
                     case 0:
                         // A cancelled write in the loop body (the accessor reads through the
                         // transaction meanwhile); the walk goes on with the same accessor.
-                        try realm.beginWrite()
+                        realm.beginWrite()
                         o.string = "cancelled in the loop"
                         #expect(o.string == "cancelled in the loop")
                         realm.cancelWrite()

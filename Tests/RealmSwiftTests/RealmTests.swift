@@ -109,7 +109,7 @@ import Testing
         }
         #expect(realm.objects(Person.self).count == 1)
         #expect(!realm.isInWriteTransaction)
-        try realm.beginWrite()
+        realm.beginWrite()
         let p = Person(value: ["id": 3])
         realm.add(p)
         #expect(realm.objects(Person.self).count == 2)

@@ -151,7 +151,7 @@ struct RealmBench {
         var latencies: [Double] = []
         for i in 0..<21 {
             // From the start of the commit (delivery may come before commitWrite returns).
-            try realm.beginWrite()
+            realm.beginWrite()
             realm.object(ofType: Person.self, forPrimaryKey: i * 17 % n)!.age += 1
             let t0 = Date()
             try realm.commitWrite()
@@ -170,7 +170,7 @@ struct RealmBench {
         var times: [Double] = []
         var rng = UInt64(7)
         for round in 0..<5 {
-            try realm.beginWrite()
+            realm.beginWrite()
             for _ in 0..<(n / 100) {
                 rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 realm.object(ofType: Person.self, forPrimaryKey: Int(rng >> 33) % n)!.score =

@@ -18,7 +18,7 @@ extension ObjectBase {
     public func thaw() -> Self? {
         guard let realm = _rlmRealm else { return self }
         if !realm.isFrozen { return self }
-        guard let live = try? realm.thaw() else { return nil }
+        guard let live = try? realm.checkedThaw() else { return nil }
         let o = Self()
         o._rlmBind(live, _rlmKey, _rlmClass)
         return live.containsObject(o) ? o : nil

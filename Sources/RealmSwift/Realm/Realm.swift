@@ -164,8 +164,19 @@ public final class Realm {
     }
 
     /// The live Realm this frozen Realm was made from (a new live instance on the calling thread).
+    /// As in RealmSwift it does not throw: if the file cannot be opened again it stops with the
+    /// reason; ``checkedThaw()`` throws instead.
+    public func thaw() -> Realm {
+        do {
+            return try checkedThaw()
+        } catch {
+            fatalError("Cannot thaw the Realm: \(error)")
+        }
+    }
+
+    /// ``thaw()`` that throws.
     /// - Throws: ``Realm/Error`` when the file cannot be opened.
-    public func thaw() throws -> Realm {
+    public func checkedThaw() throws -> Realm {
         if !isFrozen { return self }
         return try Realm(configuration: configuration)
     }
@@ -260,7 +271,7 @@ public final class Realm {
     }
 
     /// The schema of the file as this Realm sees it.
-    public var schema: Schema { SchemaSetup.schema(of: catalog) }
+    public var schema: Schema { SchemaSetup.schema(of: catalog, known: known) }
 
     var catalog: Catalog { transaction?.catalog ?? currentSnapshot.catalog }
 
@@ -274,7 +285,7 @@ public final class Realm {
     /// - Throws: what `block` throws, or ``Realm/Error`` from the commit.
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
-        try beginWrite()
+        try checkedBeginWrite()
         return try finishWrite(tokens, block)
     }
 
@@ -292,10 +303,20 @@ public final class Realm {
     }
 
     /// Starts a write transaction, waiting for other writers (threads and processes) and advancing
-    /// to the newest version.
-    /// - Throws: ``Realm/Error`` — `.readOnly`, I/O errors. (RealmSwift's `beginWrite()` does not
-    ///   throw; here opening the transaction can fail with an I/O error.)
-    public func beginWrite() throws {
+    /// to the newest version. As in RealmSwift it does not throw: on a read-only Realm, or when the
+    /// transaction cannot be opened (an I/O error, a damaged file), it stops with the reason;
+    /// ``checkedBeginWrite()`` throws instead.
+    public func beginWrite() {
+        do {
+            try checkedBeginWrite()
+        } catch {
+            fatalError("Cannot begin a write transaction: \(error)")
+        }
+    }
+
+    /// ``beginWrite()`` that throws.
+    /// - Throws: ``Realm/Error`` — `.readOnly`, I/O errors.
+    public func checkedBeginWrite() throws {
         checkThread()
         guard transaction == nil else {
             fatalError("The Realm is already in a write transaction; commit or cancel it before beginning another.")

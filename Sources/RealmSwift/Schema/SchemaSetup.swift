@@ -53,7 +53,7 @@ enum SchemaSetup {
             realm.verified.formUnion(classes.map { ObjectIdentifier($0.type) })
             return
         }
-        try realm.beginWrite()
+        try realm.checkedBeginWrite()
         do {
             let tx = realm.transaction!
             if !diffs.isEmpty && !needsVersion {
@@ -160,7 +160,9 @@ enum SchemaSetup {
     }
 
     /// The public schema of a catalog (internal tables hidden).
-    static func schema(of catalog: Catalog) -> Schema {
+    /// The schema of the file's tables; a table of a model class the Realm knows says whether the
+    /// class is embedded (the file itself does not record it).
+    static func schema(of catalog: Catalog, known: [String: ClassInfo] = [:]) -> Schema {
         let classes = catalog.tables.filter { !$0.name.hasPrefix("__") }.sorted { $0.name < $1.name }.map { t in
             ObjectSchema(
                 className: t.name,
@@ -170,7 +172,7 @@ enum SchemaSetup {
                         isOptional: c.isNullable && !(c.type == .link && !c.isList),
                         isArray: c.isList && !c.isSet, isSet: c.isSet, isMap: c.isMap, isPrimaryKey: t.primaryKey == c.name,
                         objectClassName: c.linkTarget)
-                }, isEmbedded: false)
+                }, isEmbedded: known[t.name]?.isEmbedded ?? false)
         }
         return Schema(objectSchema: classes)
     }

@@ -20,7 +20,7 @@ extension Results {
     public func thaw() -> Results? {
         guard isFrozen else { return self }
         if let values { return values.thaw().map { Results(values: $0) } }
-        guard let live = try? base.realm.thaw() else { return nil }
+        guard let live = try? base.realm.checkedThaw() else { return nil }
         return Results(realm: live, info: base.info, query: base.query)
     }
 }

@@ -1,4 +1,5 @@
 import RealmStorage
+import Synchronization
 
 /// Something a ``ThreadSafeReference`` can carry to another thread or actor.
 public protocol ThreadConfined {
@@ -25,6 +26,11 @@ extension Realm: ThreadConfined {
 ///
 /// `Sendable`; resolve it once.
 public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
+    /// Whether the reference was resolved: it resolves once (RealmSwift's rule), its copies share it.
+    let resolution = Resolution()
+    /// Whether ``Realm/resolve(_:)`` was already called with this reference (or a copy of it): a
+    /// reference can be resolved only once, as in RealmSwift.
+    public var isInvalidated: Bool { resolution.done.load(ordering: .acquiring) }
     let path: String
     let className: String?
     let key: ObjectKey?
@@ -89,6 +95,9 @@ extension Realm {
     /// reference's version), or nil when the object was deleted.
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
         checkThread()
+        if reference.resolution.done.exchange(true, ordering: .acquiringAndReleasing) {
+            fatalError("A ThreadSafeReference can be resolved only once; make a new one for each resolution.")
+        }
         guard reference.path == store.path else { fatalError("The ThreadSafeReference belongs to another Realm file.") }
         if !isInWriteTransaction, currentSnapshot.version < reference.version { refresh() }
         if Confined.self is Realm.Type { return self as? Confined }
@@ -124,4 +133,9 @@ extension Results: ResultsFactory {
         }
         return Results(realm: realm, info: info, query: query)
     }
+}
+
+/// Whether a ``ThreadSafeReference`` was resolved, shared by its copies. `Sendable`: an atomic flag.
+final class Resolution: Sendable {
+    let done = Atomic<Bool>(false)
 }
