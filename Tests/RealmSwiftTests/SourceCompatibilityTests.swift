@@ -69,4 +69,36 @@ import Testing
         #expect(realm.schema["Address"]?.isEmbedded == true)
         #expect(realm.schema["Person"]?.isEmbedded == false)
     }
+
+    /// Every operation that takes a property name at run time has a throwing form, named like
+    /// `filter(checking:)`, so a server never stops on a user's input.
+    @Test func runTimeKeyPathsHaveThrowingForms() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            for i in 0..<5 { realm.add(Person(value: ["id": i, "name": "p\(i % 2)", "age": i * 10])) }
+            let owner = realm.objects(Person.self).first!
+            for i in 0..<3 { owner.dogs.append(Dog(value: ["name": "d\(i)", "age": i + 1])) }
+        }
+        let people = realm.objects(Person.self)
+        #expect(try people.sorted(checkingKeyPath: "age", ascending: false).first?.age == 40)
+        #expect(
+            try people.sorted(checking: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age")]).map(\.age) == [
+                0, 20, 40, 10, 30,
+            ])
+        #expect(throws: Realm.Error.self) { try people.sorted(checkingKeyPath: "nope") }
+        #expect(try people.distinct(checking: ["name"]).count == 2)
+        #expect(throws: Realm.Error.self) { try people.distinct(checking: ["nope"]) }
+        #expect(try people.sum(checkingProperty: "age") as Int == 100)
+        #expect(try people.max(checkingProperty: "age") as Int? == 40)
+        #expect(try people.min(checkingProperty: "age") as Int? == 0)
+        #expect(try people.average(checkingProperty: "age") as Double? == 20)
+        #expect(throws: Realm.Error.self) { try people.sum(checkingProperty: "nope") as Int }
+        #expect(throws: Realm.Error.self) { try people.sum(checkingProperty: "name") as Int }
+        let dogs = people.first!.dogs
+        #expect(try dogs.sorted(checkingKeyPath: "age", ascending: false).first?.name == "d2")
+        #expect(throws: Realm.Error.self) { try dogs.sorted(checkingKeyPath: "nope") }
+        #expect(try dogs.distinct(checking: ["name"]).count == 3)
+        #expect(try dogs.sum(checkingProperty: "age") as Int == 6)
+        #expect(throws: Realm.Error.self) { try dogs.max(checkingProperty: "nope") as Int? }
+    }
 }

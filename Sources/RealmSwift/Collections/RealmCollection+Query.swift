@@ -55,6 +55,24 @@ extension RealmCollection where Element: ObjectBase {
         distinct(by: KeyPathNames.dotted(Array(keyPaths)))
     }
 
+    /// The throwing form of ``sorted(byKeyPath:ascending:)``, for key paths given at run time.
+    /// - Throws: ``Realm/Error`` `.invalidQuery`.
+    public func sorted(checkingKeyPath keyPath: String, ascending: Bool = true) throws -> Results<Element> {
+        try _rlmCollection.results("sorted(checkingKeyPath:ascending:)").sorted(checkingKeyPath: keyPath, ascending: ascending)
+    }
+
+    /// The throwing form of ``sorted(by:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery`.
+    public func sorted<S: Sequence>(checking sortDescriptors: S) throws -> Results<Element> where S.Iterator.Element == SortDescriptor {
+        try _rlmCollection.results("sorted(checking:)").sorted(checking: sortDescriptors)
+    }
+
+    /// The throwing form of ``distinct(by:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery`.
+    public func distinct<S: Sequence>(checking keyPaths: S) throws -> Results<Element> where S.Iterator.Element == String {
+        try _rlmCollection.results("distinct(checking:)").distinct(checking: keyPaths)
+    }
+
     // MARK: Finding
 
     /// The index of the first object matching a query, or nil. Stops on a malformed query.
@@ -84,6 +102,30 @@ extension RealmCollection where Element: ObjectBase {
 
     /// The mean of a property (nil when there are no values; nils are skipped).
     public func average<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.avg, property) }
+
+    /// The throwing form of ``min(ofProperty:)``, for property names given at run time.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func min<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+        try _rlmCollection.results("min(checkingProperty:)").min(checkingProperty: property)
+    }
+
+    /// The throwing form of ``max(ofProperty:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func max<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+        try _rlmCollection.results("max(checkingProperty:)").max(checkingProperty: property)
+    }
+
+    /// The throwing form of ``sum(ofProperty:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func sum<V: _RealmValue>(checkingProperty property: String) throws -> V {
+        try _rlmCollection.results("sum(checkingProperty:)").sum(checkingProperty: property)
+    }
+
+    /// The throwing form of ``average(ofProperty:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func average<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+        try _rlmCollection.results("average(checkingProperty:)").average(checkingProperty: property)
+    }
 
     /// The smallest value of a property given as a key path.
     public func min<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? { min(ofProperty: Results<Element>.path(keyPath)) }

@@ -70,7 +70,26 @@ extension Results {
 
     /// One object for each distinct combination of values of `keyPaths` (the first, in order).
     public func distinct<S: Sequence>(by keyPaths: S) -> Results where S.Iterator.Element == String {
-        do { return try adding(.distinct(Array(keyPaths))) } catch { fatalError("\(error)") }
+        do { return try distinct(checking: keyPaths) } catch { fatalError("\(error)") }
+    }
+
+    /// The throwing form of ``sorted(byKeyPath:ascending:)``, for key paths given at run time.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` naming an unknown property or one that cannot be
+    ///   sorted on.
+    public func sorted(checkingKeyPath keyPath: String, ascending: Bool = true) throws -> Results {
+        try sorted(checking: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The throwing form of ``sorted(by:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery`.
+    public func sorted<S: Sequence>(checking sortDescriptors: S) throws -> Results where S.Iterator.Element == SortDescriptor {
+        try adding(.sort(Array(sortDescriptors)))
+    }
+
+    /// The throwing form of ``distinct(by:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery`.
+    public func distinct<S: Sequence>(checking keyPaths: S) throws -> Results where S.Iterator.Element == String {
+        try adding(.distinct(Array(keyPaths)))
     }
 
     // MARK: Finding
@@ -121,13 +140,43 @@ extension Results {
     }
 
     func decodeAggregate<V: _RealmValue>(_ v: StorageValue?) -> V? {
+        do { return try checkedDecodeAggregate(v) } catch { fatalError("\(error)") }
+    }
+
+    /// The aggregate as a `V`, or `.invalidValue` when it cannot be one (a sum asked as a string).
+    func checkedDecodeAggregate<V: _RealmValue>(_ v: StorageValue?) throws -> V? {
         guard let v = v?.truncatedForIntegers(V._rlmInfo), !v.isNull else { return nil }
         do {
             if values != nil { return try V._rlmCoerce(KeyValueCoding.scalar(v) as Any, realm) }
             return try V._rlmCoerce(DynamicValues.swiftValue(v, target: nil, realm: base.realm) as Any, base.realm)
         } catch {
-            fatalError("The aggregate \(v) cannot be read as \(V.self): \(error)")
+            throw Realm.Error(.invalidValue, "The aggregate \(v) cannot be read as \(V.self): \(error)")
         }
+    }
+
+    /// The throwing form of ``min(ofProperty:)``, for property names given at run time.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` (unknown property, or one that has no minimum) or
+    ///   `.invalidValue` (the result is not a `V`).
+    public func min<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+        try checkedDecodeAggregate(try aggregate(.min, property))
+    }
+
+    /// The throwing form of ``max(ofProperty:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func max<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+        try checkedDecodeAggregate(try aggregate(.max, property))
+    }
+
+    /// The throwing form of ``sum(ofProperty:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func sum<V: _RealmValue>(checkingProperty property: String) throws -> V {
+        try checkedDecodeAggregate(try aggregate(.sum, property)) ?? V._rlmDefaultValue()
+    }
+
+    /// The throwing form of ``average(ofProperty:)``.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
+    public func average<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+        try checkedDecodeAggregate(try aggregate(.avg, property))
     }
 
     /// The smallest value of a property (nil when there are no values).
