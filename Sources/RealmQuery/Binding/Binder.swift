@@ -117,7 +117,10 @@ struct Binder {
         switch op {
         case .equal, .notEqual, .in: applies = true
         // Mixed values take every operator; it holds for the values of a fitting type (§7.10).
-        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between:
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            // Strings order by their UTF-8 bytes (RealmSwift ≥ 10.53; Spec/QUERY.md §7.2).
+            applies = left.type.isNumeric || left.type == .timestamp || left.type == .mixed || left.type == .string
+        case .between:
             applies = left.type.isNumeric || left.type == .timestamp || left.type == .mixed
         case .beginsWith, .endsWith, .contains, .like: applies = left.type == .string || left.type == .binary || left.type == .mixed
         }

@@ -40,6 +40,8 @@ enum ValueConversion {
             case .float: return .float(Float(i))
             case .double: return .double(Double(i))
             case .decimal128: return Decimal128Literal.encode(integer: i)
+            // RealmSwift compares a bool with the numbers 0 and 1 (Spec/QUERY.md §7.4).
+            case .bool where i == 0 || i == 1: return .bool(i == 1)
             default: throw mismatch()
             }
         case .fractional(let text):
@@ -53,6 +55,11 @@ enum ValueConversion {
             case .uuid:
                 guard let uuid = UUID(uuidString: s) else { throw mismatch(": not a UUID string") }
                 return .uuid(uuid)
+            // A decimal written as text, as RealmSwift accepts it: '1.5', '-2E+10', 'Inf', '-Inf',
+            // 'NaN' (Spec/QUERY.md §7.4).
+            case .decimal128:
+                guard let d = try? Decimal128(string: s) else { throw mismatch(": not a decimal128 string") }
+                return .decimal128(low: d.low, high: d.high)
             default: throw mismatch()
             }
         case .typed(let typed):

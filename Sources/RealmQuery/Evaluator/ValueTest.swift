@@ -53,6 +53,15 @@ struct ValueTest {
         }
     }
 
+    /// The order of two values for `<`, `<=`, `>`, `>=`: numbers and timestamps by value, strings
+    /// by their UTF-8 bytes (with `[c]`, of their lowercased forms); nil when they are unordered.
+    static func order(_ left: StorageValue, _ right: StorageValue, _ options: ComparisonOptions) -> Int? {
+        guard case .string(let a) = left, case .string(let b) = right else { return ValueOrder.order(left, right) }
+        let (x, y) = options.contains(.caseInsensitive) ? (a.lowercased(), b.lowercased()) : (a, b)
+        if x.utf8.elementsEqual(y.utf8) { return 0 }
+        return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+    }
+
     /// Whether `left` satisfies the test against a right side evaluated for this object.
     func test(_ left: StorageValue, against right: StorageValue) -> Bool {
         Self.holds(left, op, right, TextPattern(right, options: options), options)
@@ -65,10 +74,11 @@ struct ValueTest {
         switch op {
         case .equal, .in: return equal(left, right, pattern, options)
         case .notEqual: return !equal(left, right, pattern, options)
-        case .less: return ValueOrder.order(left, right).map { $0 < 0 } ?? false
-        case .lessOrEqual: return ValueOrder.order(left, right).map { $0 <= 0 } ?? false
-        case .greater: return ValueOrder.order(left, right).map { $0 > 0 } ?? false
-        case .greaterOrEqual: return ValueOrder.order(left, right).map { $0 >= 0 } ?? false
+        case .less: return order(left, right, options).map { $0 < 0 } ?? false
+        // Nil is <= and >= nil (RealmSwift's rule), never < or > anything.
+        case .lessOrEqual: return left.isNull && right.isNull || order(left, right, options).map { $0 <= 0 } ?? false
+        case .greater: return order(left, right, options).map { $0 > 0 } ?? false
+        case .greaterOrEqual: return left.isNull && right.isNull || order(left, right, options).map { $0 >= 0 } ?? false
         case .between: return false
         case .beginsWith, .endsWith, .contains:
             return pattern?.matches(left, op, options: options) ?? false
