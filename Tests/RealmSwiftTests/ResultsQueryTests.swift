@@ -61,8 +61,9 @@ import Testing
         let model = people.map { ($0.name, $0.age, $0.id) }.sorted { ($0.0, -$0.1) < ($1.0, -$1.1) }
         #expect(byNameThenAge.map(\.id) == model.map(\.2))
         #expect(people.sorted(by: \Person.id, ascending: false).first?.id == 19)
-        // nil links sort first ascending.
-        #expect(people.sorted(byKeyPath: "dog.age").prefix(15).allSatisfy { $0.dog == nil })
+        // Objects whose link is nil sort last ascending, first descending.
+        #expect(people.sorted(byKeyPath: "dog.age").suffix(15).allSatisfy { $0.dog == nil })
+        #expect(people.sorted(byKeyPath: "dog.age", ascending: false).prefix(15).allSatisfy { $0.dog == nil })
         #expect(people.distinct(by: ["name"]).map(\.id) == [0, 1, 2, 3, 4, 5, 6])
         #expect(people.sorted(byKeyPath: "id", ascending: false).distinct(by: ["name"]).map(\.id) == [19, 18, 17, 16, 15, 14, 13])
         #expect(people.min(ofProperty: "age") == 0 as Int?)

@@ -4,8 +4,9 @@ import RealmStorage
 extension QueryEvaluator {
     /// `keys` stably sorted by `sortKeys`, the first key deciding first (Spec/QUERY.md §9): nil
     /// first ascending, numbers numerically (NaN after nil), strings and binary data by bytes,
-    /// `false` before `true`, dates chronologically; an object whose link on the path is nil sorts
-    /// as nil; descending is the exact reverse. With `limit`, only the first `limit` keys are
+    /// `false` before `true`, dates chronologically; descending is the exact reverse. An object
+    /// whose to-one link on the path is nil (so it has no value there at all) sorts after every
+    /// other object ascending and before them descending, as in RealmSwift. With `limit`, only the first `limit` keys are
     /// returned, selected with a bounded heap rather than a full sort.
     ///
     /// - Throws: ``QueryError`` (`.invalidKeyPath`) for a to-many path or one ending on a link
@@ -39,8 +40,11 @@ extension QueryEvaluator {
             return heap.sorted().map { keys[$0] }
         }
         let columns = try values(table, keys, sortKeys.map(\.path))
+        let missing = try missingLinks(table, keys, sortKeys.map(\.path))
         func precedes(_ i: Int, _ j: Int) -> Bool {
             for c in 0..<columns.count {
+                // No value at all (a nil link on the path) is above every value, either way.
+                if let m = missing[c], m[i] != m[j] { return ascending[c] ? !m[i] : m[i] }
                 let order = ValueOrder.sortOrder(columns[c][i], columns[c][j])
                 if order != 0 { return ascending[c] ? order < 0 : order > 0 }
             }
@@ -118,7 +122,8 @@ extension QueryEvaluator {
 
     /// `keys` keeping the first object of each group of objects with equal values of `paths`, in
     /// the current order. Values are equal when neither sorts before the other (so nil equals nil,
-    /// NaN equals NaN, `-0.0` equals `0.0`, strings are equal byte for byte).
+    /// NaN equals NaN, `-0.0` equals `0.0`, strings are equal byte for byte). An object whose to-one
+    /// link on a path is nil has no value there and is left out, as in RealmSwift.
     ///
     /// - Throws: ``QueryError`` (`.invalidKeyPath`) for a to-many path; `StorageError` for a key
     ///   `table` lacks.
@@ -126,7 +131,13 @@ extension QueryEvaluator {
         for path in paths where path.isToMany {
             throw QueryError(.invalidKeyPath, "cannot apply distinct to '\(path)': it reaches many values per object")
         }
-        guard !paths.isEmpty, keys.count > 1 else { return keys }
+        guard !paths.isEmpty, !keys.isEmpty else { return keys }
+        let missing = try missingLinks(table, keys, paths).compactMap { $0 }
+        if !missing.isEmpty {
+            let reached = keys.indices.filter { i in !missing.contains { $0[i] } }
+            if reached.count < keys.count { return try distinct(table, reached.map { keys[$0] }, by: paths) }
+        }
+        guard keys.count > 1 else { return keys }
         let columns = try values(table, keys, paths)
         func order(_ i: Int, _ j: Int) -> Int {
             for c in columns {
@@ -266,6 +277,18 @@ extension QueryEvaluator {
             out.append(isInt ? .ints(ints) : .doubles(doubles))
         }
         return out
+    }
+
+    /// For each path through to-one links, which objects have a nil link on it (nil for a path of
+    /// the object's own property).
+    private func missingLinks(_ table: String, _ keys: [ObjectKey], _ paths: [BoundKeyPath]) throws -> [[Bool]?] {
+        try paths.map { path -> [Bool]? in
+            guard path.steps.count > 1 else { return nil }
+            let links = BoundKeyPath(
+                steps: Array(path.steps.dropLast()), valueType: .link, targetTable: path.steps[path.steps.count - 2].linkTarget,
+                isNullable: true)
+            return try values(table, keys, [links])[0].map(\.isNull)
+        }
     }
 
     /// The value of each path for each object, path by path (to-one paths: one value each).
