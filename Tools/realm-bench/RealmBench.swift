@@ -8,6 +8,19 @@ final class Person: Object {
     @Persisted var age = 0
     @Persisted var score = 0.0
     @Persisted var active = false
+
+    /// Adds persons 0..<n of DESIGN.md §6 (inside a write transaction).
+    static func addWorkloadObjects(_ n: Int, to realm: Realm) {
+        for i in 0..<n {
+            let p = Person()
+            p.id = i
+            p.name = "name-\(i % 10_000)"
+            p.age = (i * 7) % 100
+            p.score = Double(i % 1000) / 10
+            p.active = i % 3 == 0
+            realm.add(p)
+        }
+    }
 }
 
 /// The object-API workloads of DESIGN.md §6 (W1–W6, W8, W10; W7 only when named in REALM_BENCH_ONLY), and issue 5's
@@ -26,17 +39,7 @@ struct RealmBench {
         let realm = try Realm(configuration: config)
 
         let t = Date()
-        try realm.write {
-            for i in 0..<n {
-                let p = Person()
-                p.id = i
-                p.name = "name-\(i % 10_000)"
-                p.age = (i * 7) % 100
-                p.score = Double(i % 1000) / 10
-                p.active = i % 3 == 0
-                realm.add(p)
-            }
-        }
+        try realm.write { Person.addWorkloadObjects(n, to: realm) }
         let w1 = Date().timeIntervalSince(t)
         let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
         print(String(format: "W1  insert %d objects, one durable write: %.3f s, file %.1f MB", n, w1, Double(size) / 1e6))

@@ -42,15 +42,7 @@ enum Soak {
         try? FileManager.default.removeItem(atPath: url.path + ".stop")
         let realm = try Realm(configuration: config)
         try realm.write {
-            for i in 0..<n {
-                let p = Person()
-                p.id = i
-                p.name = "name-\(i % 10_000)"
-                p.age = (i * 7) % 100
-                p.score = Double(i % 1000) / 10
-                p.active = i % 3 == 0
-                realm.add(p)
-            }
+            Person.addWorkloadObjects(n, to: realm)
             realm.add(Counter())
         }
         let store = try Store.open(at: url.path, options: .init(readOnly: true))
