@@ -122,6 +122,8 @@ import Testing
             #expect(k.ints.filter("self > 0").sum(ofProperty: "self") as Int == 17, "\(kind)")
             #expect(k.ints.index(matching: "self < %@", 0) == 1 && k.ints.index(matching: "self > 100") == nil, "\(kind)")
             #expect(chain.index(matching: "self == 0") == 2, "\(kind)")
+            // The type-safe form over values asks about each value (it used to stop the process).
+            #expect(chain.index(matching: { $0 < 5 }) == 1 && chain.index(matching: { $0 > 100 }) == nil, "\(kind)")
             // Optionals, strings (case- and diacritic-insensitive), sets, dates.
             #expect(Array(k.optInts.filter("self == nil")) == [nil, nil] && Array(k.optInts.filter("self > 0")) == [3, 3], "\(kind)")
             #expect(Array(k.strings.filter("self BEGINSWITH[c] 'b'")) == ["b", "B", "b"], "\(kind)")

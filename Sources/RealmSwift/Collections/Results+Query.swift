@@ -104,6 +104,11 @@ extension Results {
 
     /// The index of the first object matching a type-safe query, or nil.
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        if let values {
+            // Results of values: the query is over `self`, each value (as `where` builds it).
+            let parts = isIncluded(Query<Element>(expression: "self")).predicateParts
+            return ValueResults<Element>.firstIndex(values.storedValues, matching: parts.text, parts.arguments)
+        }
         let parts = isIncluded(Query<Element>.root()).predicateParts
         let matching = Set(filter(parts.text, arguments: parts.arguments).base.keys)
         return base.keys.firstIndex { matching.contains($0) }
