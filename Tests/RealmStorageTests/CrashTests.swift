@@ -36,12 +36,23 @@ import Testing
             p.standardOutput = out
             p.standardError = FileHandle.nullDevice
             try p.run()
+            var text = ""
+            if kills % 2 == 1 {
+                // Every other run first waits for the writer's first acknowledged commit, so the
+                // writer gets going however slow the machine is (a loaded CI host, a sanitizer);
+                // the others are killed from the start, creation included.
+                while !text.contains("ack ") {
+                    let d = out.fileHandleForReading.availableData
+                    if d.isEmpty { break }
+                    text += String(decoding: d, as: UTF8.self)
+                }
+            }
             // Let it run between 1 and 40 ms, then kill it mid-flight.
             usleep(UInt32.random(in: 1_000...40_000, using: &rng))
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
             kills += 1
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             for line in text.split(separator: "\n") {
                 let parts = line.split(separator: " ")
                 guard parts.count == 3, parts[0] == "ack", let v = UInt64(parts[1]), let s = Int64(parts[2]) else { continue }
