@@ -154,7 +154,11 @@ import Testing
         #expect(results.isInvalidated && results.isEmpty && results.count == 0)
         #expect(Array(results).isEmpty)
         #expect(first.isInvalidated)
+        // A frozen copy of invalidated results stays invalidated (RealmSwift's answer).
+        let frozen = results.freeze()
+        #expect(frozen.isFrozen && frozen.isInvalidated && frozen.isEmpty)
         #expect(realm.objects(Person.self).count == 3)
+        #expect(!realm.objects(Person.self).freeze().isInvalidated && realm.objects(Person.self).freeze().count == 3)
     }
 
     @Test func freezingInAWriteTransactionStops() async throws {

@@ -21,8 +21,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The source of results of values; nil for results of objects.
     let values: ValueResults<Element>?
 
-    init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery()) {
-        objectBase = ResultsBase(realm: realm, info: info, query: query)
+    init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery(), invalidated: Bool = false) {
+        objectBase = ResultsBase(realm: realm, info: info, query: query, invalidated: invalidated)
         values = nil
     }
 
@@ -210,11 +210,14 @@ final class ResultsBase {
     /// A count computed without keys, at a stamp.
     private var cachedCount: (stamp: Int, count: Int)?
 
-    init(realm: Realm, info: ClassInfo, query: ResultsQuery) {
+    /// `invalidated`: results that are invalidated from the start (a frozen copy of invalidated
+    /// results stays invalidated).
+    init(realm: Realm, info: ClassInfo, query: ResultsQuery, invalidated: Bool = false) {
         self.realm = realm
         self.info = info
         self.query = query
-        self.generation = realm.generation
+        // Generations only grow, so one below the Realm's never matches it again.
+        self.generation = invalidated ? realm.generation &- 1 : realm.generation
         self.lock = realm.isFrozen ? NSLock() : nil
     }
 

@@ -12,7 +12,9 @@ extension Results {
     public func freeze() -> Results {
         if isFrozen { return self }
         if let values { return Results(values: values.freeze()) }
-        return Results(realm: base.realm.freeze(), info: base.info, query: base.query)
+        // Invalidated results freeze to invalidated results (RealmSwift's answer), not to a view of
+        // the current version.
+        return Results(realm: base.realm.freeze(), info: base.info, query: base.query, invalidated: isInvalidated)
     }
 
     /// The live results of a frozen copy, in a new live Realm on the calling thread (nil when the
