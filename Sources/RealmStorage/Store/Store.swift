@@ -167,18 +167,17 @@ public final class Store: Sendable {
                 file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
             let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage)
             let size = try file.size()
+            // Nothing may be written over the unreachable commits: the next commit starts at the end
+            // of the file, above every version seen, and writes its slot (Spec §6.2, as after a
+            // failed commit; the lock file records it for the other stores).
+            let unreachable = damage.flatMap { d in
+                store.isReadOnly ? nil : FailedCommit(version: d.newestUnreachableVersion, fileLength: UInt64(size))
+            }
             store.state.withLock { s in
                 s.allocatedLength = size
-                // Nothing may be written over the unreachable commits: the next commit starts at the
-                // end of the file, above every version seen, and writes its slot (Spec §6.2, as
-                // after a failed commit).
-                if let damage, !store.isReadOnly {
-                    s.failedCommit = FailedCommit(version: damage.newestUnreachableVersion, fileLength: UInt64(size))
-                }
+                s.failedCommit = unreachable
             }
-            if let damage, !store.isReadOnly {
-                lock?.recordFailed(version: damage.newestUnreachableVersion, fileLength: UInt64(size))
-            }
+            if let unreachable { lock?.recordFailed(version: unreachable.version, fileLength: unreachable.fileLength) }
             return store
         } catch let e as StorageError {
             throw e.withPath(path)

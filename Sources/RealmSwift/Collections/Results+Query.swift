@@ -60,7 +60,7 @@ extension Results {
 
     /// Sorted by several properties, the first deciding first (stable).
     public func sorted<S: Sequence>(by keyPaths: S) -> Results where S.Iterator.Element == SortDescriptor {
-        do { return try adding(.sort(Array(keyPaths))) } catch { fatalError("\(error)") }
+        do { return try sorted(checking: keyPaths) } catch { fatalError("\(error)") }
     }
 
     /// Sorted by a Swift key path.
