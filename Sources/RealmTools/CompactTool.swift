@@ -2,8 +2,8 @@ import Foundation
 import RealmStorage
 
 /// What `realm-compact` does once its arguments are parsed: a dry run (inspection only), a
-/// verified copy to `--output`, or an in-place compaction that refuses while another process has
-/// the file open. Returns the exit code; the summary goes to standard output, progress and errors
+/// verified copy to `--output`, or an online compaction in place, which other processes that have
+/// the file open follow (Spec/FORMAT.md §8). Returns the exit code; the summary goes to standard output, progress and errors
 /// to standard error.
 package struct CompactTool {
     package var path: String
@@ -59,7 +59,11 @@ package struct CompactTool {
         } catch {
             progress?.finish()
             var f = ToolFailure.from(error)
-            if f.code == .inUse { f.message = inUseMessage(f.message) }
+            if let e = error as? StorageError, e.code == .compactionInProgress {
+                f.message = "\(path): another process is compacting the file; try again when it is done"
+            } else if f.code == .inUse {
+                f.message = inUseMessage(f.message)
+            }
             if f.code == .corrupted && !salvage {
                 f.message += "; --salvage compacts the newest intact version instead (the versions the damage hides are lost)"
             }
@@ -74,7 +78,7 @@ package struct CompactTool {
         // Our own store is closed by now: a passive look at the lock file names the others.
         let pids = (try? Store.open(at: path, options: .passive))?.otherProcessIDs() ?? []
         let named = pids.map { pid in Self.processName(pid).map { "pid \(pid) (\($0))" } ?? "pid \(pid)" }
-        return "\(path) is open in another process: " + (named.isEmpty ? reason : named.joined(separator: ", "))
+        return "\(path) is in use by another process: " + (named.isEmpty ? reason : named.joined(separator: ", ") + ": " + reason)
             + "; close it and try again, or write a compacted copy with --output OUT"
     }
 

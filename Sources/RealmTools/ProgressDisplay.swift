@@ -34,7 +34,7 @@ package final class ProgressDisplay {
                 lastDraw = t
                 console.err("\r" + Self.bar(done: p.bytesWritten, total: p.bytesExpected, elapsed: elapsed) + "\u{1B}[K")
                 drewBar = true
-            case .verifying, .replacing:
+            case .verifying, .catchingUp, .replacing:
                 guard phaseChanged else { return }
                 if drewBar {
                     // The copy is complete: its final size replaces the estimate.
@@ -52,7 +52,7 @@ package final class ProgressDisplay {
                 console.err(
                     "copying: \(tenth * 10)% (\(ByteCount.short(p.bytesWritten)) of about \(ByteCount.short(p.bytesExpected)), "
                         + "\(Self.rate(p.bytesWritten, elapsed)))\n")
-            case .verifying, .replacing:
+            case .verifying, .catchingUp, .replacing:
                 if phaseChanged { console.err(Self.phaseLine(p.phase, p.bytesWritten)) }
             }
         }
@@ -68,6 +68,7 @@ package final class ProgressDisplay {
         switch phase {
         case .copying: "copying\n"
         case .verifying: "verifying the copy (\(ByteCount.short(bytes))): checksums, object counts, full verification\n"
+        case .catchingUp: "catching up: copying the commits made meanwhile (commits wait)\n"
         case .replacing: "replacing: rename, then sync the directory\n"
         }
     }

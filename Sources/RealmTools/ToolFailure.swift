@@ -34,7 +34,7 @@ package struct ToolFailure: Error, Sendable, CustomStringConvertible {
         switch e.code {
         case .notARealmFile, .unsupportedFormatVersion: self.init(.notARealmFile, e.reason)
         case .corrupted: self.init(.corrupted, e.offset.map { "at byte \($0): \(e.reason)" } ?? e.reason, offset: e.offset)
-        case .inUseByAnotherProcess: self.init(.inUse, e.reason)
+        case .inUseByAnotherProcess, .compactionInProgress: self.init(.inUse, e.reason)
         case .fileNotFound: self.init(.usage, "no such file")
         case .notFound, .fileExists: self.init(.usage, e.reason)
         default: self.init(.failure, e.description)

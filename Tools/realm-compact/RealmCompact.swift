@@ -11,9 +11,11 @@ struct RealmCompact: ParsableCommand {
         abstract: "Rewrite a Realm file to its live data, verified before it replaces anything.",
         discussion: """
             The newest version is copied block by block (bounded memory) to FILE.compacting, made durable, read back \
-            and verified (commit checksum, every block checksum, object counts, a full verification), then renamed \
-            over FILE and the directory synced. A crash at any moment leaves FILE as it was or fully compacted. \
-            Refuses while another process has FILE open. Progress goes to standard error.
+            and verified (commit checksum, every block checksum, object counts, a full verification); then, holding \
+            the writer lock only for this step, the commits made meanwhile are appended and the copy renamed over \
+            FILE and the directory synced. Other processes may keep FILE open, read and write throughout: they \
+            follow the new file at their next transaction. A crash at any moment leaves FILE as it was or fully \
+            compacted, with every acknowledged commit. Progress goes to standard error.
 
             A file whose commit chain is damaged (a commit head, record or slot fails its check while later commits \
             exist) is refused with exit code 3, unless --salvage asks to keep only its newest intact version: the \
@@ -21,8 +23,8 @@ struct RealmCompact: ParsableCommand {
             realm-dump --salvage.
 
             Exit codes: 0 done, 1 usage, 2 not a Realm file or an unsupported format version, 3 damage found in the \
-            file or the copy (nothing replaced), 4 another process has the file open (its pid is named), 5 another \
-            failure (I/O).
+            file or the copy (nothing replaced), 4 another process is compacting FILE, or a writer of an older build \
+            (which cannot follow a compaction) has it open, 5 another failure (I/O).
             """)
 
     @Argument(help: "The Realm file.") var file: String

@@ -29,6 +29,8 @@ public struct Compactor: Sendable {
         case copying
         /// Reading the whole copy back: checksums, object counts and a full ``Verifier`` pass.
         case verifying
+        /// Holding the writer word: copying the commits made during the copy (online compaction).
+        case catchingUp
         /// Renaming the verified copy into place and syncing the directory.
         case replacing
     }
@@ -66,16 +68,10 @@ public struct Compactor: Sendable {
         let out = try SystemFile.open(destination, .createNew)
         do {
             var w = StreamingWriter(file: out, offset: FileHeader.size)
-            let laidOut = try Self.layOut(s, into: &w, progress: progress)
+            var map = CopyMap()
+            let laidOut = try Self.layOut(s, into: &w, reusing: &map, progress: progress)
             try w.flush()
-            var header = FileHeader.encodeStatic()
-            header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
-            let slot = CommitSlot(
-                version: s.version, record: laidOut.recordRef, fileLength: UInt64(w.offset), commitTime: s.record.commitTime,
-                recordChecksum: blockTrailer(laidOut.recordBytes))
-            let sb = slot.encode()
-            header.replaceSubrange(FileHeader.slotOffsets[0]..<FileHeader.slotOffsets[0] + sb.count, with: sb)
-            try out.write(header, at: 0)
+            try out.write(Self.header(slots: [Self.slot(laidOut, s, fileLength: w.offset)]), at: 0)
             try out.syncAll()
             progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: Int(s.liveBytes)))
             return Result(
@@ -98,83 +94,168 @@ public struct Compactor: Sendable {
     /// ``compactedSize(of:)-(Store)`` of one snapshot's version.
     package func compactedSize(of s: Snapshot) throws -> Int {
         var w = StreamingWriter(file: nil, offset: FileHeader.size)
-        _ = try Self.layOut(s, into: &w, progress: nil)
+        var map = CopyMap()
+        _ = try Self.layOut(s, into: &w, reusing: &map, progress: nil)
         return w.offset
+    }
+
+    /// Blocks of a source file already written to the copy, by their offset in the source (blocks
+    /// of an append-only file never change): the catch-up of an online compaction writes only what
+    /// the commits made during the copy wrote. Structures carry the bytes reachable from them.
+    struct CopyMap {
+        /// Segments and index chunks.
+        var blocks: [UInt64: BlockRef] = [:]
+        /// Row groups, with their segments' bytes.
+        var groups: [UInt64: (ref: BlockRef, bytes: Int)] = [:]
+        /// Row-group lists and index directories (pages included), by their top block.
+        var structures: [UInt64: (ref: BlockRef, bytes: Int)] = [:]
+    }
+
+    /// What ``layOut(_:into:reusing:progress:)`` wrote.
+    struct LaidOut {
+        var recordRef: BlockRef
+        var recordBytes: [UInt8]
+        var counts: [String: Int]
     }
 
     /// Appends every live block of `s` to `w` (row groups, their segments, row-group lists and
     /// indexes, then one version record without history); a counting writer only adds lengths.
+    /// Blocks `map` already holds are not written again, and what is written is added to it.
     private static func layOut(
-        _ s: Snapshot, into w: inout StreamingWriter, progress: ((Progress) -> Void)?
-    ) throws -> (recordRef: BlockRef, recordBytes: [UInt8], counts: [String: Int]) {
+        _ s: Snapshot, into w: inout StreamingWriter, reusing map: inout CopyMap, progress: ((Progress) -> Void)?
+    ) throws -> LaidOut {
         let expected = Int(s.liveBytes)
         var states: [UInt32: TableState] = [:]
         var counts: [String: Int] = [:]
         var released = 0
+        // Bytes the version reaches, written now or before (its live bytes, less header and record).
+        var reachable = 0
+        func copy(_ ref: BlockRef, _ magic: UInt32, _ w: inout StreamingWriter) throws -> BlockRef {
+            reachable += Int(ref.length)
+            if let done = map.blocks[ref.offset], done.length == ref.length { return done }
+            let new = try w.copy(ref, magic, from: s)
+            if w.file != nil { map.blocks[ref.offset] = new }
+            return new
+        }
         for t in s.catalog.tables {
             var st = try s.tableState(t.name)
-            var entries: [RowGroupEntry] = []
-            var rows = 0
-            for e in try s.rowGroups(st) {
-                let g = try s.rowGroup(e.block)
-                var ng = RowGroupBlock(rowCount: g.rowCount, keys: try w.copy(g.keys, BlockMagic.segment, from: s), columns: [:])
-                for c in t.columns {
-                    if let ref = g.columns[c.id] { ng.columns[c.id] = try w.copy(ref, BlockMagic.segment, from: s) }
+            counts[t.name] = Int(st.objectCount)
+            if !st.rowGroups.isNone, let done = map.structures[st.rowGroups.offset] {
+                st.rowGroups = done.ref
+                reachable += done.bytes
+            } else {
+                let before = reachable
+                var entries: [RowGroupEntry] = []
+                var rows = 0
+                for e in try s.rowGroups(st) {
+                    rows += e.rowCount
+                    if let done = map.groups[e.block.offset] {
+                        reachable += done.bytes
+                        entries.append(RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: done.ref))
+                        continue
+                    }
+                    let groupStart = reachable
+                    let g = try s.rowGroup(e.block)
+                    var ng = RowGroupBlock(rowCount: g.rowCount, keys: try copy(g.keys, BlockMagic.segment, &w), columns: [:])
+                    for c in t.columns {
+                        if let ref = g.columns[c.id] { ng.columns[c.id] = try copy(ref, BlockMagic.segment, &w) }
+                    }
+                    let bytes = ng.encode()
+                    let ref = try w.append(bytes)
+                    reachable += bytes.count
+                    if w.file != nil { map.groups[e.block.offset] = (ref, reachable - groupStart) }
+                    entries.append(RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: ref))
+                    if w.offset - released >= Self.releaseInterval {
+                        // Pages of the source already copied need not stay resident: memory stays bounded.
+                        s.releaseResidentPages()
+                        released = w.offset
+                    }
+                    progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
                 }
-                entries.append(
-                    RowGroupEntry(firstKey: e.firstKey, lastKey: e.lastKey, rowCount: e.rowCount, block: try w.append(ng.encode())))
-                rows += g.rowCount
-                if w.offset - released >= Self.releaseInterval {
-                    // Pages of the source already copied need not stay resident: memory stays bounded.
-                    s.releaseResidentPages()
-                    released = w.offset
+                guard rows == Int(st.objectCount) else {
+                    throw StorageError.corrupted(
+                        "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(rows)",
+                        at: Int(st.rowGroups.offset))
                 }
-                progress?(Progress(phase: .copying, bytesWritten: w.offset, bytesExpected: expected))
+                let source = st.rowGroups
+                if !entries.isEmpty {
+                    let (ref, bytes) = try Self.appendList(entries, into: &w)
+                    reachable += bytes
+                    st.rowGroups = ref
+                    if w.file != nil { map.structures[source.offset] = (ref, reachable - before) }
+                } else {
+                    st.rowGroups = .none
+                }
             }
-            guard rows == Int(st.objectCount) else {
-                throw StorageError.corrupted(
-                    "table '\(t.name)' counts \(st.objectCount) objects but its row groups hold \(rows)",
-                    at: Int(st.rowGroups.offset))
-            }
-            counts[t.name] = rows
-            st.rowGroups = entries.isEmpty ? .none : try Self.appendList(entries, into: &w)
             for (col, ref) in st.indexes {
+                if let done = map.structures[ref.offset] {
+                    st.indexes[col] = done.ref
+                    reachable += done.bytes
+                    continue
+                }
+                let before = reachable
                 var dir = try s.indexDirectory(ref)
-                for i in dir.chunks.indices { dir.chunks[i].block = try w.copy(dir.chunks[i].block, BlockMagic.indexChunk, from: s) }
-                st.indexes[col] = try Self.appendDirectory(dir, into: &w)
+                for i in dir.chunks.indices { dir.chunks[i].block = try copy(dir.chunks[i].block, BlockMagic.indexChunk, &w) }
+                let (top, bytes) = try Self.appendDirectory(dir, into: &w)
+                reachable += bytes
+                st.indexes[col] = top
+                if w.file != nil { map.structures[ref.offset] = (top, reachable - before) }
             }
             states[t.id] = st
         }
         s.releaseResidentPages()
         var record = VersionRecord(
-            version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
+            version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(w.start),
             commitChecksum: w.hasher.finalize(), commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog,
             tables: states, changeset: Changeset())
-        let recordLength = UInt64(record.encode().count)
-        record.liveBytes = UInt64(w.offset) + recordLength
+        let recordLength = record.encode().count
+        record.liveBytes = UInt64(FileHeader.size + reachable + recordLength)
         let bytes = record.encode()
-        return (try w.append(bytes), bytes, counts)
+        return LaidOut(recordRef: try w.append(bytes), recordBytes: bytes, counts: counts)
     }
 
-    /// A row-group list as a new file (format 4) holds it: one block, or pages and their table (Spec §5.4).
-    private static func appendList(_ entries: [RowGroupEntry], into w: inout StreamingWriter) throws -> BlockRef {
-        try Pages.write(
+    /// A row-group list as a new file (format 4) holds it: one block, or pages and their table (Spec
+    /// §5.4). Returns its top block and the bytes of all its blocks.
+    private static func appendList(_ entries: [RowGroupEntry], into w: inout StreamingWriter) throws -> (BlockRef, Int) {
+        let start = w.offset
+        let top = try Pages.write(
             entries, paged: true, base: nil, block: { slice, _ in try w.append(RowGroupEntry.encodeList(Array(slice))) },
             table: { try w.append(RowGroupEntry.encodeListPages($0)) }
         ).top
+        return (top, w.offset - start)
     }
 
     /// An index directory as a new file holds it: one block, or pages and their table (Spec §5.7).
-    private static func appendDirectory(_ dir: IndexDirectory, into w: inout StreamingWriter) throws -> BlockRef {
-        try Pages.write(
+    private static func appendDirectory(_ dir: IndexDirectory, into w: inout StreamingWriter) throws -> (BlockRef, Int) {
+        let start = w.offset
+        let top = try Pages.write(
             dir.chunks, paged: true, base: nil,
             block: { slice, _ in try w.append(IndexDirectory(columnId: dir.columnId, chunks: Array(slice)).encode()) },
             table: { try w.append(IndexDirectory.encodePages(columnId: dir.columnId, $0)) }
         ).top
+        return (top, w.offset - start)
     }
 
     /// How many bytes the copy writes between releases of the source's resident pages.
     static let releaseInterval = 8 << 20
+
+    /// The slot naming a laid-out version record.
+    static func slot(_ l: LaidOut, _ s: Snapshot, fileLength: Int) -> CommitSlot {
+        CommitSlot(
+            version: s.version, record: l.recordRef, fileLength: UInt64(fileLength), commitTime: s.record.commitTime,
+            recordChecksum: blockTrailer(l.recordBytes))
+    }
+
+    /// A new file's header (the current format version) with these slots (slot 0, then slot 1).
+    static func header(slots: [CommitSlot]) -> [UInt8] {
+        var header = FileHeader.encodeStatic()
+        header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
+        for (i, slot) in slots.enumerated() {
+            let sb = slot.encode()
+            header.replaceSubrange(FileHeader.slotOffsets[i]..<FileHeader.slotOffsets[i] + sb.count, with: sb)
+        }
+        return header
+    }
 
     /// Writes a verified copy of `store`'s newest version to `destination`: into
     /// `destination.compacting` first, made durable, read back and checked (the commit checksum,
@@ -237,42 +318,128 @@ public struct Compactor: Sendable {
         }
     }
 
-    /// Compacts `store`'s file in place. Refuses with `.inUseByAnotherProcess` (naming the other
-    /// processes' pids) while any other store (in this or another process) has the file open; the
-    /// store then continues on the new file. The copy is verified before it replaces anything (see
-    /// ``writeCopy(of:to:progress:)``); `progress` hears about each step.
-    /// - Throws: `.inUseByAnotherProcess`, `.readOnly`, `.io`, `.corrupted`; the original file is then
-    ///   unchanged — unless the copy had already replaced it (an `.io` error syncing the directory or
-    ///   opening the copy), in which case the store continues on the copy, at the latest before its
-    ///   next write or ``Store/refresh()``.
+    /// The named steps of an online compaction, in order (crash tests stop a process at each).
+    package enum Step: String, CaseIterable, Sendable {
+        /// The newest version at the start is written to `<file>.compacting` and synced.
+        case copied
+        /// That copy passed a full verification.
+        case verified
+        /// Holding the writer word, the commits made meanwhile are appended to the copy and synced.
+        case caughtUp
+        /// The lock file's generation is odd: the switch has begun.
+        case switching
+        /// The copy is renamed over the file (the directory not yet synced).
+        case renamed
+        /// The rename is durable, the generation even again; the writer word is still held.
+        case switched
+    }
+
+    /// Called at each ``Step`` (crash tests kill the process there).
+    package var atStep: (@Sendable (Step) -> Void)?
+
+    /// Compacts `store`'s file online (Spec/FORMAT.md §8), while other stores of this and other
+    /// processes keep it open, read and write: the newest version is copied to a new file without
+    /// the writer word; then, holding the word, the commits made meanwhile are copied and the new
+    /// file renamed over the old. Every store follows it at its next read transaction, refresh or
+    /// write; snapshots taken before keep reading the old file until they are released. Commits
+    /// wait only for that last step. The copy is verified before it replaces anything; `progress`
+    /// hears about each step.
+    /// - Throws: `.compactionInProgress` (another store, in any process, is compacting the file),
+    ///   `.readOnly`, `.io`, `.corrupted`; the original file is then unchanged, unless the copy had
+    ///   already replaced it (an `.io` error after the rename), in which case every store continues
+    ///   on the copy, this one at the latest before its next write or ``Store/refresh()``.
     @discardableResult
     public func compact(_ store: Store, progress: ((Progress) -> Void)? = nil) throws -> Result {
-        guard !store.isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: store.path) }
-        let tx = try store.beginWrite()
-        defer { tx.cancel() }
-        // Hold the open byte exclusively for the whole compaction: nobody may open the old file now.
-        guard try store.lockFile?.acquireExclusiveOpen() ?? true else {
-            let pids = store.otherProcessIDs()
-            throw StorageError(
-                .inUseByAnotherProcess,
-                "the file is open elsewhere" + (pids.isEmpty ? "" : " (pid \(pids.map(String.init).joined(separator: ", ")))"),
-                path: store.path)
+        guard !store.isReadOnly, let lock = store.lockFile else {
+            throw StorageError(.readOnly, "the store was opened read-only", path: store.path)
         }
-        defer { store.lockFile?.releaseExclusiveOpen() }
-        let result = try writeVerifiedCopy(
-            of: store, to: store.path, replacing: true, syncingDirectory: false, progress: progress,
-            // From the rename on, the store must continue on the copy even if what follows fails
-            // (found by the Operations fuzzer: its later commits went to the unlinked original),
-            // and the next writer looks at the file afresh (Spec/FORMAT.md §7).
-            renamed: {
-                store.state.withLock {
-                    $0.fileReplaced = true
-                    $0.writerUpToDate = false
-                }
-            })
-        try store.adoptReplacedFile()
+        let busy = store.state.withLock { s in
+            defer { s.compacting = true }
+            return s.compacting
+        }
+        if busy { throw StorageError(.compactionInProgress, "this store is already compacting the file", path: store.path) }
+        defer { store.state.withLock { $0.compacting = false } }
+        guard try lock.tryCompactionLock() else {
+            throw StorageError(.compactionInProgress, "another store is compacting the file", path: store.path)
+        }
+        defer { lock.releaseCompactionLock() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let startDate = Date()
+        let tmp = store.path + ".compacting"
+        // Only the holder of the compaction byte writes this name: a file there is a crashed
+        // compaction's.
+        SystemFile.unlink(tmp)
+        let source = try store.snapshot(kind: Store.compactionPinKind)
+        let out = try SystemFile.open(tmp, .createNew)
+        var renamed = false
+        defer { if !renamed { SystemFile.unlink(tmp) } }
+        // 1. The newest version, without the writer word.
+        var map = CopyMap()
+        var w = StreamingWriter(file: out, offset: FileHeader.size)
+        let first = try Self.layOut(source, into: &w, reusing: &map, progress: progress)
+        try w.flush()
+        let firstSlot = Self.slot(first, source, fileLength: w.offset)
+        try out.write(Self.header(slots: [firstSlot]), at: 0)
+        try out.syncData()
+        atStep?(.copied)
+        progress?(Progress(phase: .verifying, bytesWritten: w.offset, bytesExpected: w.offset))
+        beforeVerification?(tmp)
+        try Self.verifyCopy(at: tmp, Result(version: source.version, bytesBefore: 0, bytesAfter: w.offset, objectCounts: first.counts))
+        atStep?(.verified)
+        // 2. Holding the writer word: the commits made meanwhile, then the switch.
+        let tx = try store.beginWrite()
+        let held = clock.now
+        defer { tx.cancel() }
+        let newest = tx.base
+        let bytesBefore = (try? store.state.withLock { $0.current.file }.size()) ?? newest.fileLength
+        var counts = first.counts
+        var length = w.offset
+        if newest.version != source.version {
+            progress?(Progress(phase: .catchingUp, bytesWritten: length, bytesExpected: length))
+            var more = StreamingWriter(file: out, offset: length)
+            let next = try Self.layOut(newest, into: &more, reusing: &map, progress: nil)
+            try more.flush()
+            length = more.offset
+            counts = next.counts
+            try out.write(Self.header(slots: [firstSlot, Self.slot(next, newest, fileLength: length)]), at: 0)
+            try out.syncData()
+            // The appended commit is checked as recovery checks a newest commit (its region's
+            // checksum), and its tables' object counts; the blocks it copied were checked as read.
+            let copy = try Store.open(at: tmp, options: .passive).snapshot(kind: "other")
+            guard copy.version == newest.version else {
+                throw StorageError(.corrupted, "the compacted copy holds version \(copy.version), not \(newest.version)", path: tmp)
+            }
+            for (table, count) in counts.sorted(by: { $0.key < $1.key }) where try copy.objectCount(table) != count {
+                throw StorageError(.corrupted, "the compacted copy's '\(table)' objects differ in number from the source's", path: tmp)
+            }
+        }
+        atStep?(.caughtUp)
+        progress?(Progress(phase: .replacing, bytesWritten: length, bytesExpected: length))
+        let generation = lock.beginSwitch()
+        atStep?(.switching)
+        try SystemFile.rename(tmp, store.path)
+        renamed = true
+        atStep?(.renamed)
+        // The lock file's records named commits of the old file; the copy is durable.
+        lock.forgetCommitRecords()
+        if let (_, slot) = try Store.readNewestSlot(out) { lock.markDurable(version: slot.version, recordChecksum: slot.recordChecksum) }
+        // Before any commit can go to the new file (the word is still held): the rename is durable.
         try SystemFile.syncDirectory(Self.directory(of: store.path))
-        return result
+        try store.switchToReplacedFile()
+        lock.endSwitch(generation)
+        store.state.withLock { $0.seenGeneration = generation &+ 1 }
+        atStep?(.switched)
+        let waited = store.writersWaiting.load(ordering: .relaxed)
+        let others = lock.writerWord & LockFile.wantedBit != 0
+        let done = clock.now
+        store.state.withLock { s in
+            s.lastCompaction = CompactionReport(
+                startedAt: startDate, duration: done - started, bytesBefore: bytesBefore, bytesAfter: length,
+                copiedVersion: source.version, version: newest.version, writerHeld: done - held, commitsWaited: waited,
+                otherProcessesWaited: others)
+        }
+        return Result(version: newest.version, bytesBefore: bytesBefore, bytesAfter: length, objectCounts: counts)
     }
 
     static func directory(of path: String) -> String {
@@ -285,6 +452,8 @@ public struct Compactor: Sendable {
 /// file it only counts: ``Compactor/compactedSize(of:)`` lays out a copy that way.
 struct StreamingWriter {
     let file: SystemFile?
+    /// Where it started writing.
+    let start: Int
     var offset: Int
     var buffer = ByteWriter(capacity: 0)
     var bufferStart: Int
@@ -293,6 +462,7 @@ struct StreamingWriter {
 
     init(file: SystemFile?, offset: Int) {
         self.file = file
+        self.start = offset
         self.offset = offset
         self.bufferStart = offset
         if file != nil { buffer = ByteWriter(capacity: 1 << 22) }

@@ -139,6 +139,13 @@ package final class SystemFile: @unchecked Sendable {
         return UInt64(st.st_ino)
     }
 
+    /// The inode number of the file at `path` (symbolic links followed), nil if there is none.
+    package static func inode(atPath path: String) -> UInt64? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return UInt64(st.st_ino)
+    }
+
     // MARK: Locks (open-file-description locks: per open, released by the kernel when a process dies)
 
     package enum LockKind: Sendable { case shared, exclusive }

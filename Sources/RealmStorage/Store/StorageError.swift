@@ -36,6 +36,8 @@ public struct StorageError: Error, CustomStringConvertible, Sendable, Equatable 
         case fileNotFound = 13
         /// A write transaction is required or already in progress.
         case invalidTransactionState = 14
+        /// Another store (in this or another process) is compacting the file.
+        case compactionInProgress = 15
     }
 
     /// What went wrong, as a stable code.

@@ -51,6 +51,10 @@ public final class Store: Sendable {
         /// commits: its first commit goes after the end of the file, with a version number above
         /// every version the file shows, and names itself in a header slot.
         public var salvage = false
+        /// When the store compacts its file by itself, in the background, while it stays open
+        /// (Spec/FORMAT.md §8): by default when the dead bytes pass 4 MiB and half the live bytes.
+        /// Read-only stores never compact.
+        public var compaction: CompactionPolicy = .automatic
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
@@ -107,10 +111,20 @@ public final class Store: Sendable {
         var allocatedLength = 0
         /// Extent of the last commit that failed after writing its slot (see the commit protocol).
         var failedCommit: FailedCommit?
-        /// An in-place compaction renamed its copy over the file but this store has not switched
-        /// to it yet (something failed in between): it must before it reads slots or writes again,
-        /// or its commits would go to the unlinked original (see ``adoptReplacedFile()``).
-        var fileReplaced = false
+        /// The lock file's file generation (Spec/FORMAT.md §7) when this store last looked at its
+        /// path; nil when unknown (no lock file, or a switch was under way): every refresh then looks.
+        var seenGeneration: UInt64?
+        /// Changes from versions of files this store left (it followed an online compaction) to
+        /// the version the compacted file starts at, for the versions its snapshots still pinned.
+        var bridges: [Bridge] = []
+        /// The last online compaction this store made (``Store/lastCompaction``).
+        var lastCompaction: CompactionReport?
+        /// An automatic compaction is scheduled or running; `automaticBackoff`: the committed length
+        /// below which no automatic compaction is tried again after one failed.
+        var automaticCompactionPending = false
+        var automaticBackoff = 0
+        /// A compaction by this store is running (the lock-file byte excludes other stores only).
+        var compacting = false
         /// The current commit came from recovery or a refresh (another store's commit, which may
         /// have failed since): the next write transaction checks it (``abandonFailedCommit()``).
         var adopted = true
@@ -127,6 +141,11 @@ public final class Store: Sendable {
     let lockFile: LockFile?
     let cache = BlockCache()
     let writerGate = Mutex(false)
+    /// Serializes switches to a compacted file (``switchToReplacedFile()``).
+    let switchGate = Mutex(())
+    /// Write transactions of this store waiting to begin: those waiting when a compaction releases
+    /// the writer word waited for it (``CompactionReport/commitsWaited``).
+    let writersWaiting = Atomic<Int>(0)
 
     private init(path: String, options: Options, current: Current, lockFile: LockFile?, damage: ChainDamage?) {
         self.path = path
@@ -161,6 +180,9 @@ public final class Store: Sendable {
                     lock.forgetCommitRecords()
                 }
             }
+            // Read before the data file is opened: a compaction switching files after this read
+            // changes the generation again, so the next refresh follows it.
+            let generation = lock?.fileGeneration
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
             if let lock, lock.mode == .writer { try lock.markDataFile(file) }
             let (current, damage) = try recover(
@@ -176,6 +198,7 @@ public final class Store: Sendable {
             store.state.withLock { s in
                 s.allocatedLength = size
                 s.failedCommit = unreachable
+                s.seenGeneration = generation.flatMap { $0 % 2 == 0 ? $0 : nil }
             }
             if let unreachable { lock?.recordFailed(version: unreachable.version, fileLength: unreachable.fileLength) }
             return store
@@ -300,10 +323,13 @@ public final class Store: Sendable {
     func refresh(checkingDamage: Bool) throws -> Bool {
         // A store fixed on one header slot (forensics) never advances.
         if options.slot != nil { return false }
-        if state.withLock({ $0.fileReplaced }) {
-            try adoptReplacedFile()
-            return true
-        }
+        let switched = try followIfReplaced(holdingWriter: false)
+        return try refreshCurrentFile(checkingDamage: checkingDamage) || switched
+    }
+
+    /// Moves to the newest commit of the file this store has open.
+    @discardableResult
+    func refreshCurrentFile(checkingDamage: Bool) throws -> Bool {
         let (file, formatVersion, known, header) = state.withLock {
             ($0.current.file, $0.current.formatVersion, $0.current.slot, $0.current.mapping.view(validLength: FileHeader.size))
         }
@@ -368,31 +394,6 @@ public final class Store: Sendable {
         return true
     }
 
-    /// Continues on the file now at ``path`` after an in-place compaction replaced the one this
-    /// store had open. The copy was made durable before the rename, so its commit is recorded as
-    /// durable. Snapshots taken before keep reading the old bytes.
-    func adoptReplacedFile() throws {
-        let file = try SystemFile.open(path, .readWrite)
-        try lockFile?.markDataFile(file)
-        let compacted = try Self.readNewestSlot(file)?.1
-        // The lock file's records named commits of the replaced file.
-        lockFile?.forgetCommitRecords()
-        if let compacted { lockFile?.markDurable(version: compacted.version, recordChecksum: compacted.recordChecksum) }
-        let current = try Self.recover(file, durable: compacted.map { ($0.version, $0.recordChecksum) })
-        let size = try file.size()
-        // The cache is keyed by offsets and checksums of the old file: a block of the new one may
-        // sit at the same offset with the same trailer (a row group naming other key segments).
-        // Emptied under the state lock, so a snapshot's generation always goes with its file.
-        state.withLock {
-            cache.removeAll()
-            $0.current = current
-            $0.allocatedLength = size
-            $0.failedCommit = nil
-            $0.fileReplaced = false
-            $0.adopted = true
-        }
-    }
-
     /// The newest slot with a valid checksum (the record is validated by the caller).
     static func readNewestSlot(_ file: SystemFile) throws -> (Int, CommitSlot)? {
         newestSlot(ByteView(copying: try file.read(at: 0, count: FileHeader.size)))
@@ -415,6 +416,10 @@ public final class Store: Sendable {
     /// Pins of this kind are not published to other processes: a write transaction's base is the
     /// newest version while it holds the writer lock, so no other process could commit past it.
     static let transactionPinKind = "transaction"
+    /// The version an online compaction copies: neither published nor counted as an active version
+    /// (a background compaction must never make a commit fail its active-version limit).
+    static let compactionPinKind = "compaction"
+    static let unpublishedPinKinds: Set<String> = [transactionPinKind, compactionPinKind]
 
     func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
         if let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) {
@@ -422,7 +427,7 @@ public final class Store: Sendable {
             return
         }
         s.localPins.append(LocalPin(version: version, kind: kind, count: 1))
-        if kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
+        if !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
     }
 
     func unpin(_ version: UInt64, _ kind: String) {
@@ -430,7 +435,7 @@ public final class Store: Sendable {
             guard let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) else { return }
             if s.localPins[i].count <= 1 {
                 s.localPins.remove(at: i)
-                if kind != Self.transactionPinKind { try? lockFile?.publish(s.localPins, except: Self.transactionPinKind) }
+                if !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
             } else {
                 s.localPins[i].count -= 1
             }
@@ -448,7 +453,9 @@ public final class Store: Sendable {
     }
 
     /// The number of distinct versions pinned by anything, in any process.
-    public var numberOfActiveVersions: Int { Set(pinnedVersions().map(\.version)).count }
+    public var numberOfActiveVersions: Int {
+        Set(pinnedVersions().lazy.filter { $0.kind != Self.compactionPinKind }.map(\.version)).count
+    }
 
     /// Whether another store (in this or another process) has this file open.
     public func isOpenElsewhere() throws -> Bool { try lockFile?.isOpenElsewhere() ?? false }
@@ -463,6 +470,8 @@ public final class Store: Sendable {
     /// - Throws: ``StorageError/Code/readOnly`` on a read-only store; I/O errors.
     public func beginWrite() throws -> WriteTransaction {
         guard !isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: path) }
+        writersWaiting.add(1, ordering: .relaxed)
+        defer { writersWaiting.subtract(1, ordering: .relaxed) }
         // One writer per store instance at a time (threads), then one per file (processes).
         while !writerGate.withLock({ busy in
             if busy { return false }
@@ -475,7 +484,10 @@ public final class Store: Sendable {
             // there is nothing newer to look for (Spec/FORMAT.md §7).
             let unchanged = try lockFile?.acquireWriter() ?? false
             holdsWord = true
-            if !unchanged { try refresh(checkingDamage: true) }
+            // Before anything is written: a compaction may have switched files (an atomic load
+            // when it did not).
+            let switched = try followIfReplaced(holdingWriter: true)
+            if !unchanged || switched { try refreshCurrentFile(checkingDamage: true) }
             if state.withLock({ $0.adopted }) {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }

@@ -457,11 +457,18 @@ public final class Snapshot: Sendable {
         guard since <= version else { throw StorageError(.notFound, "version \(since) is newer than \(version)") }
         if since == version { return Changeset() }
         let chain = try ancestorRecords(downTo: since)
-        guard chain.last!.version <= since else {
-            throw StorageError(.notFound, "version \(since) is no longer in the file")
-        }
         var out = Changeset()
-        for r in chain.reversed() where r.version > since { out.merge(later: try r.decodeChangeset()) }
+        var from = since
+        if let root = chain.last, root.version > since {
+            // The history starts above `since`: this file is a compacted copy. The store kept the
+            // changes from `since` in the file it left, if a snapshot pinned `since` when it switched.
+            guard root.parentRecord.isNone, let bridged = store.bridge(from: since, to: root.version) else {
+                throw StorageError(.notFound, "version \(since) is no longer in the file")
+            }
+            out = bridged
+            from = root.version
+        }
+        for r in chain.reversed() where r.version > from { out.merge(later: try r.decodeChangeset()) }
         return out
     }
 

@@ -49,6 +49,9 @@ final class LockFile: @unchecked Sendable {
     /// Held exclusively by a writer without a pin slot while it holds the writer word: the word's
     /// liveness test for such a writer.
     static let slotlessWriterByte = 3
+    /// Held exclusively by the one store compacting the file online (Spec/FORMAT.md §8), for the
+    /// whole compaction: a second compactor, in any process, finds it taken and does not start.
+    static let compactionByte = 4
     static let highWaterOffset = 512
     /// The writer word (Spec/FORMAT.md §7): 0 when free, else the token of the store that holds or
     /// last released it.
@@ -61,6 +64,11 @@ final class LockFile: @unchecked Sendable {
     /// Where a writer records a commit that failed after writing its slot (Spec/FORMAT.md §7).
     static let failedOffset = 640
     static let failedMagic: UInt32 = 0x4C49_4146  // "FAIL"
+    /// The file generation (Spec/FORMAT.md §7, protocol 4): a u64 accessed atomically, made odd by a
+    /// compactor just before it renames a compacted file over the data file's path and even again
+    /// once the rename is durable. A store that sees it differ from the value it last saw looks at
+    /// the path again and follows the new file.
+    static let generationOffset = 680
     static let slotLockBase = 1024
     static let slotCount = 1024
     static let slotDataBase = 4096
@@ -127,26 +135,83 @@ final class LockFile: @unchecked Sendable {
         return try SharedRegion(file: file, length: fullLength)
     }
 
-    /// Where in the data file writers mark which lock file they use (Spec/FORMAT.md §7): a shared
-    /// lock on byte `dataFileMarkBase + (lock file inode mod 2^32)`, far beyond any data.
-    static let dataFileMarkBase = 1 << 61
+    /// Where in the data file writers mark which lock file they use (Spec/FORMAT.md §7, protocol 4):
+    /// a shared lock on byte `dataFileMarkBase + (lock file inode mod 2^32)`, far beyond any data,
+    /// and one on ``olderBuildsMark``.
+    static let dataFileMarkBase = (1 << 61) + (1 << 32)
     static let dataFileMarkRange = dataFileMarkBase..<dataFileMarkBase + (1 << 32)
+    /// Protocol 3 marked the range just below ``dataFileMarkRange``. Every protocol-4 writer also
+    /// holds its last byte, so a protocol-3 writer (which does not follow an online compaction)
+    /// sees a mark that is not its own and refuses to open; any other lock in that range is a
+    /// protocol-3 writer, and a protocol-4 writer refuses to open beside it.
+    static let olderBuildsMarkRange = (1 << 61)..<dataFileMarkBase
+    static let olderBuildsMark = dataFileMarkBase - 1
 
     /// Marks `data` as written through this lock file, and fails if a writer marked it through
     /// another: the same data file reached through a hard link, or with its lock file deleted or
-    /// replaced while a writer had it open. Two such writers would not exclude each other.
+    /// replaced while a writer had it open (two such writers would not exclude each other); or if a
+    /// writer of an older build (lock-file protocol 3, which does not follow online compaction) has
+    /// it open.
     func markDataFile(_ data: SystemFile) throws {
         let mark = Self.dataFileMarkBase + Int(try file.inode() & 0xFFFF_FFFF)
         try data.waitLock(byte: mark, .shared)
+        do {
+            try data.waitLock(byte: Self.olderBuildsMark, .shared)
+        } catch {
+            data.unlock(byte: mark)
+            throw error
+        }
         let range = Self.dataFileMarkRange
+        let older = Self.olderBuildsMarkRange
+        if try data.isLockedByOther(bytes: older.lowerBound..<Self.olderBuildsMark) {
+            data.unlock(byte: mark)
+            data.unlock(byte: Self.olderBuildsMark)
+            throw StorageError(
+                .inUseByAnotherProcess,
+                "the file is open for writing by an older build of the library (lock-file protocol 3), which cannot follow "
+                    + "online compaction; close it there first")
+        }
         if try data.isLockedByOther(bytes: range.lowerBound..<mark) || data.isLockedByOther(bytes: mark + 1..<range.upperBound) {
             data.unlock(byte: mark)
+            data.unlock(byte: Self.olderBuildsMark)
             throw StorageError(
                 .inUseByAnotherProcess,
                 "the file is open for writing through another lock file: it was reached through another path (a hard link), "
                     + "or its lock file was deleted or replaced while it was open; open it through one path, after the other "
                     + "writers close it")
         }
+    }
+
+    // MARK: Online compaction (Spec/FORMAT.md §7, §8)
+
+    /// Takes the compaction byte without waiting; false when another store is compacting.
+    func tryCompactionLock() throws -> Bool { try file.tryLock(byte: Self.compactionByte, .exclusive) }
+
+    func releaseCompactionLock() { file.unlock(byte: Self.compactionByte) }
+
+    /// The file generation, or nil when it cannot be read.
+    var fileGeneration: UInt64? {
+        if let region { return region.load(word: Self.generationOffset) }
+        guard let b = try? file.read(at: Self.generationOffset, count: 8), b.count == 8 else { return nil }
+        return try? ByteView(copying: b).u64(0)
+    }
+
+    /// Makes the generation odd (a switch begins) and returns the odd value; the caller holds the
+    /// writer word. An odd generation left by a compactor that died is made even first.
+    func beginSwitch() -> UInt64 {
+        guard let region else { return 0 }
+        while true {
+            let g = region.load(word: Self.generationOffset)
+            let next = g % 2 == 0 ? g &+ 1 : g &+ 2
+            if region.compareExchange(word: Self.generationOffset, expected: g, desired: next).exchanged { return next }
+        }
+    }
+
+    /// Makes an odd generation `g` even (the switch it began is complete, or its compactor died
+    /// and the caller, holding the writer word, looked at the path itself).
+    func endSwitch(_ g: UInt64) {
+        guard let region, g % 2 == 1 else { return }
+        _ = region.compareExchange(word: Self.generationOffset, expected: g, desired: g &+ 1)
     }
 
     /// Writes through the mapping when there is one.
@@ -182,11 +247,11 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Writes this store's pins (version, kind, count) into its slot, ordered by version and kind.
-    func publish(_ pins: [Store.LocalPin], except skipped: String? = nil) throws {
+    func publish(_ pins: [Store.LocalPin], except skipped: Set<String> = []) throws {
         guard let slot else { return }
         var entries: [(UInt64, UInt32, Int)] = []
         entries.reserveCapacity(pins.count)
-        for p in pins where p.count > 0 && p.kind != skipped {
+        for p in pins where p.count > 0 && !skipped.contains(p.kind) {
             entries.append((p.version, UInt32(Self.kindNames.firstIndex(of: p.kind) ?? Self.kindNames.count - 1), p.count))
         }
         entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }

@@ -70,7 +70,7 @@ extension WriteTransaction {
         if let shared, shared.version > base.version, shared.version > failed?.version ?? 0 { failed = shared }
         let newVersion = max(base.version, failed?.version ?? 0) + 1
         if let limit = store.options.maximumNumberOfActiveVersions {
-            var pins = store.pinnedVersions()
+            var pins = store.pinnedVersions().filter { $0.kind != Store.compactionPinKind }
             if let i = pins.firstIndex(where: { $0.isLocal && $0.version == base.version && $0.kind == Store.transactionPinKind }) {
                 pins[i].count -= 1
                 if pins[i].count == 0 { pins.remove(at: i) }
@@ -193,7 +193,7 @@ extension WriteTransaction {
             for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
             cache.store(em.products, superseded: supersededGroups, written: em.blocks)
         }
-        return try store.state.withLock { s in
+        let snapshot = try store.state.withLock { s in
             s.failedCommit = nil
             let size = Int(slot.fileLength)
             let mapping =
@@ -204,6 +204,8 @@ extension WriteTransaction {
             s.writerUpToDate = true
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
+        store.considerCompaction(after: SpaceUsage(fileSize: Int(slot.fileLength), liveBytes: Int(record.liveBytes)))
+        return snapshot
     }
 
     /// Blocks a commit wrote of this many bytes or more are marked verified in the store's cache.

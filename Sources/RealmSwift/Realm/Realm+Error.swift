@@ -94,7 +94,7 @@ extension Realm {
                 switch e.code {
                 case .notARealmFile, .corrupted: .invalidDatabase
                 case .unsupportedFormatVersion: .fileFormatUpgradeRequired
-                case .inUseByAnotherProcess: .inUse
+                case .inUseByAnotherProcess, .compactionInProgress: .inUse
                 case .maximumNumberOfActiveVersionsExceeded: .maximumNumberOfActiveVersionsExceeded
                 case .io: e.errno == 13 || e.errno == 1 ? .filePermissionDenied : .fileAccess
                 case .readOnly: .readOnly
