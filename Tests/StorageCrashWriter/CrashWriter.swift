@@ -7,7 +7,10 @@ import RealmStorage
 struct CrashWriter {
     static func main() throws {
         let args = CommandLine.arguments
-        guard args.count >= 3, let rounds = Int(args[2]) ?? (["hold", "holdwrite", "forkwrite"].contains(args[2]) ? 0 : nil) else {
+        guard args.count >= 3,
+            let rounds = Int(args[2])
+                ?? (["hold", "holdwrite", "forkwrite", "compactat", "compactloop", "follow"].contains(args[2]) ? 0 : nil)
+        else {
             if args.count >= 3, args[2] == "open" || args[2] == "openreadonly" {
                 // Open (never create), say what happened: "opened VERSION" or "error CODE".
                 do {
@@ -19,8 +22,13 @@ struct CrashWriter {
                 exit(0)
             }
             FileHandle.standardError.write(
-                "usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite|forkwrite|open|openreadonly\n".data(using: .utf8)!)
+                "usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite|forkwrite|open|openreadonly|compactat STEP|compactloop ROUNDS|follow ROUNDS\n"
+                    .data(using: .utf8)!)
             exit(1)
+        }
+        if args[2] == "compactat" || args[2] == "compactloop" || args[2] == "follow" {
+            try Compaction.main(args)
+            exit(0)
         }
         let store = try Store.open(at: args[1], options: .init(create: true))
         if args[2] == "holdwrite" {
@@ -91,5 +99,100 @@ struct CrashWriter {
             print("ack \(snap.version) \(seq)")
             fflush(nil)
         }
+    }
+}
+
+/// The online-compaction modes of the crash and two-process tests. Every commit inserts one `Log`
+/// object with the next sequence number of its writer and is announced as "ack VERSION SEQ" once
+/// `commit()` returned.
+enum Compaction {
+    static func main(_ args: [String]) throws {
+        let path = args[1]
+        var options = Store.Options(create: true)
+        options.compaction = .off
+        switch args[2] {
+        case "compactat":
+            // Compacts once, commits three times while the copy is made (so the compaction has
+            // commits to catch up), and is killed at the named step.
+            let target = args.count > 3 ? args[3] : ""
+            let store = try Store.open(at: path, options: options)
+            try prepare(store)
+            let next = Counter(try nextSeq(store, base: 0))
+            var compactor = Compactor()
+            compactor.atStep = { step in
+                if step == .copied { for _ in 0..<3 { try? commitOne(store, next) } }
+                if step.rawValue == target {
+                    print("at \(step.rawValue)")
+                    fflush(nil)
+                    kill(getpid(), SIGKILL)
+                }
+            }
+            let r = try compactor.compact(store)
+            print("compacted \(r.version)")
+        case "compactloop":
+            // Commits in a loop while its store compacts by itself after almost every commit.
+            options.compaction = .automatic(minimumDeadBytes: 0, deadToLiveRatio: 0.2)
+            let store = try Store.open(at: path, options: options)
+            try prepare(store)
+            let next = Counter(try nextSeq(store, base: 0))
+            for _ in 0..<(Int(args.count > 3 ? args[3] : "") ?? 100) { try commitOne(store, next) }
+        default:
+            // "follow": the other process of the two-process test. It never compacts; it pins a
+            // frozen snapshot across each commit (checking it still reads what it read), reads the
+            // newest version, and commits sequence numbers from 10,000,000.
+            let store = try Store.open(at: path, options: options)
+            try prepare(store)
+            let next = Counter(try nextSeq(store, base: 10_000_000))
+            for i in 0..<(Int(args.count > 3 ? args[3] : "") ?? 100) {
+                let pinned = try store.snapshot(kind: "frozen")
+                let count = try pinned.objectCount("Log")
+                try commitOne(store, next)
+                guard try pinned.objectCount("Log") == count, try store.snapshot().objectCount("Log") > count else {
+                    print("error: a pinned snapshot changed")
+                    exit(3)
+                }
+                if i % 10 == 0 { usleep(2000) }
+            }
+            print("done")
+        }
+        fflush(nil)
+    }
+
+    final class Counter: @unchecked Sendable {
+        // Used by one thread at a time (the compactor's step hook runs on the caller's thread).
+        var value: Int64
+        init(_ v: Int64) { value = v }
+    }
+
+    static func prepare(_ store: Store) throws {
+        let tx = try store.beginWrite()
+        if try store.snapshot().catalog.table("Log") == nil {
+            try tx.createTable("Log", primaryKey: ColumnSchema("seq", .int))
+            try tx.addColumn("Log", ColumnSchema("payload", .string))
+            try tx.addColumn("Log", ColumnSchema("total", .int))
+            try tx.commit()
+        } else {
+            tx.cancel()
+        }
+    }
+
+    /// One past the largest sequence number at or above `base` (and below base + 10,000,000).
+    static func nextSeq(_ store: Store, base: Int64) throws -> Int64 {
+        let s = try store.snapshot()
+        var best = base
+        for k in try s.objectKeys("Log") {
+            if case .int(let v) = try s.value("Log", k, "seq"), v >= base, v < base + 10_000_000 { best = max(best, v + 1) }
+        }
+        return best
+    }
+
+    static func commitOne(_ store: Store, _ next: Counter) throws {
+        let seq = next.value
+        next.value += 1
+        let tx = try store.beginWrite()
+        try tx.insert("Log", ["seq": .int(seq), "payload": .string(String(repeating: "y", count: Int(seq % 300))), "total": .int(seq)])
+        let snap = try tx.commit()
+        print("ack \(snap.version) \(seq)")
+        fflush(nil)
     }
 }

@@ -30,7 +30,14 @@ final class ChildNote: Object {
 /// `soak: C commits, max file/live R, bytes/commit B, p99 commit X ms, max commit Y ms, lost L`.
 enum Soak {
     static func configuration(_ url: URL) -> Realm.Configuration {
-        Realm.Configuration(fileURL: url, objectTypes: [Person.self, Hit.self, Counter.self, ChildNote.self])
+        var config = Realm.Configuration(fileURL: url, objectTypes: [Person.self, Hit.self, Counter.self, ChildNote.self])
+        // REALM_SOAK_COMPACTION=off: the same run without automatic compaction (to compare commit rates).
+        if ProcessInfo.processInfo.environment["REALM_SOAK_COMPACTION"] == "off" { config.compactionPolicy = .off }
+        return config
+    }
+
+    static func inode(_ path: String) -> UInt64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber]) as? NSNumber)?.uint64Value ?? 0
     }
 
     static func run(_ arguments: [String]) throws {
@@ -56,6 +63,11 @@ enum Soak {
         var times: [Double] = []
         times.reserveCapacity(commits)
         var appended = 0
+        // One-object commits whose bytes were measured: not those during which a compaction
+        // switched files (their "before" and "after" lengths are of two files).
+        var measured = 0
+        var compactions = 0
+        var oneObjectTime = 0.0
         var maxRatio = 0.0
         var hits = 0
         let start = Date()
@@ -64,6 +76,7 @@ enum Soak {
                 try realm.write { for p in realm.objects(Person.self) where p.id % 10 == 0 { p.age += 1 } }
             }
             let before = try store.snapshot().fileLength
+            let fileBefore = inode(url.path)
             let t = DispatchTime.now().uptimeNanoseconds
             if i % 2 == 0 {
                 try realm.write {
@@ -83,8 +96,14 @@ enum Soak {
                 hits += 1
             }
             times.append(Double(DispatchTime.now().uptimeNanoseconds - t) / 1e6)
+            oneObjectTime += times[times.count - 1]
             let after = try store.snapshot()
-            appended += max(0, after.fileLength - before)
+            if inode(url.path) == fileBefore {
+                appended += max(0, after.fileLength - before)
+                measured += 1
+            } else {
+                compactions += 1
+            }
             if i % 1000 == 999 {
                 let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
                 maxRatio = max(maxRatio, Double(size) / Double(max(1, after.liveBytes)))
@@ -93,7 +112,7 @@ enum Soak {
                         String(
                             format: "  %d commits, %.0f s: file %.1f MB, live %.1f MB, %.0f bytes/commit", i + 1,
                             Date().timeIntervalSince(start), Double(size) / 1e6, Double(after.liveBytes) / 1e6,
-                            Double(appended) / Double(i + 1)))
+                            Double(appended) / Double(max(1, measured))))
                     fflush(nil)
                 }
             }
@@ -119,8 +138,13 @@ enum Soak {
         print("  the child process acknowledged \(acks.count) commits")
         print(
             String(
+                format: "  %.0f one-object commits/s (time in commit only), %d compactions switched files during a commit",
+                Double(commits) / max(1e-9, oneObjectTime / 1000),
+                compactions))
+        print(
+            String(
                 format: "soak: %d commits, max file/live %.2f, bytes/commit %.0f, p99 commit %.2f ms, max commit %.2f ms, lost %d",
-                commits, maxRatio, Double(appended) / Double(max(1, commits)), p99, times.last ?? 0, lost))
+                commits, maxRatio, Double(appended) / Double(max(1, measured)), p99, times.last ?? 0, lost))
     }
 
     /// The soak's second process: refreshes, holds frozen results for two seconds at a time, and

@@ -1,4 +1,5 @@
 import Foundation
+import RealmStorage
 import Synchronization
 
 /// The block run when a Realm is opened with a higher `schemaVersion` than its file.
@@ -50,6 +51,15 @@ extension Realm {
         /// Called on first open in the process with the file's total and used bytes; return true
         /// to compact the file.
         public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+        /// When the file compacts itself while it is open, in the background (not in RealmSwift,
+        /// whose files only compact on launch): by default when its dead bytes pass 4 MiB and half
+        /// its live bytes. `.off` leaves compaction to ``shouldCompactOnLaunch`` and `realm-compact`.
+        ///
+        /// ```swift
+        /// config.compactionPolicy = .automatic(minimumDeadBytes: 64 << 20, deadToLiveRatio: 1)
+        /// config.compactionPolicy = .custom { usage in usage.deadBytes > 256 << 20 }
+        /// ```
+        public var compactionPolicy: CompactionPolicy = .automatic
 
         /// A configuration with the given settings; every parameter has RealmSwift's default.
         public init(
@@ -77,6 +87,13 @@ extension Realm {
             return FileManager.default.currentDirectoryPath + "/default.realm"
         }
     }
+}
+
+extension Realm {
+    /// When a file compacts itself while open (``Configuration/compactionPolicy``).
+    public typealias CompactionPolicy = RealmStorage.CompactionPolicy
+    /// A file's committed size, live bytes and dead bytes, as a ``CompactionPolicy`` sees them.
+    public typealias SpaceUsage = RealmStorage.SpaceUsage
 }
 
 /// Temporary files that back in-memory Realms, removed when the last Realm using one closes.

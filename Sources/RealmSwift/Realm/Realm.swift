@@ -408,7 +408,7 @@ public final class Realm {
             throw Realm.Error(.inUse, "the Realm is open in another process", path: path)
         }
         let existed = FileManager.default.fileExists(atPath: path)
-        for p in [path, path + ".lock", path + ".creating"] { try? FileManager.default.removeItem(atPath: p) }
+        for p in [path, path + ".lock", path + ".creating", path + ".compacting"] { try? FileManager.default.removeItem(atPath: p) }
         return existed
     }
 }
@@ -469,6 +469,7 @@ final class StoreHandle: Sendable {
             }
             var options = Store.Options(create: !config.readOnly, readOnly: config.readOnly)
             options.maximumNumberOfActiveVersions = config.maximumNumberOfActiveVersions.map { Int($0) }
+            options.compaction = config.compactionPolicy
             if let should = config.shouldCompactOnLaunch, !config.readOnly, FileManager.default.fileExists(atPath: path) {
                 try compactIfAsked(path, should)
             }
