@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How much of a file its newest version uses (Spec/FORMAT.md §8).
 public struct SpaceUsage: Sendable, Hashable, CustomStringConvertible {
@@ -94,11 +95,28 @@ public struct CompactionReport: Sendable {
     public var otherProcessesWaited: Bool
 }
 
-/// Changes between a version of a file a store left and the version the compacted file starts at.
-struct Bridge: Sendable {
-    let from: UInt64
-    let to: UInt64
-    let changes: Changeset
+/// Where a store that followed a compaction finds the changes from a version of the file it left
+/// (pinned by one of its snapshots at the switch) to the version the new file starts at: the old
+/// file's newest snapshot, asked only when a change notification needs it (a walk of the old
+/// file's history, never made while the writer word is held for the switch).
+final class Bridge: Sendable {
+    /// The old file at its newest version: where the new file's history starts.
+    let snapshot: Snapshot
+    /// The old file's versions pinned at the switch.
+    let from: Set<UInt64>
+    private let memo = Mutex<[UInt64: Changeset]>([:])
+
+    init(snapshot: Snapshot, from: Set<UInt64>) {
+        self.snapshot = snapshot
+        self.from = from
+    }
+
+    func changes(since version: UInt64) -> Changeset? {
+        if let known = memo.withLock({ $0[version] }) { return known }
+        guard let c = try? snapshot.changes(since: version) else { return nil }
+        memo.withLock { $0[version] = c }
+        return c
+    }
 }
 
 extension Store {
@@ -113,7 +131,23 @@ extension Store {
     /// The changes from `from` (a version of a file this store left) to `to` (where the file it
     /// follows now starts), if a snapshot pinned `from` when it switched.
     func bridge(from: UInt64, to: UInt64) -> Changeset? {
-        state.withLock { s in s.bridges.last { $0.from == from && $0.to == to }?.changes }
+        let b = state.withLock { s in s.bridges.last { $0.snapshot.version == to && $0.from.contains(from) } }
+        return b?.changes(since: from)
+    }
+
+    /// Lets go of the bridges whose old versions are no longer pinned (with them, the old file's
+    /// mapping). Called with the state locked; the caller drops what it returns after unlocking
+    /// (a snapshot's release takes the lock).
+    func pruneBridges(_ s: inout State) -> [Bridge] {
+        guard !s.bridges.isEmpty else { return [] }
+        let pinned = s.localPins.map(\.version)
+        var dropped: [Bridge] = []
+        s.bridges.removeAll { b in
+            let stale = !b.from.contains { pinned.contains($0) }
+            if stale { dropped.append(b) }
+            return stale
+        }
+        return dropped
     }
 
     /// Follows an online compaction (Spec/FORMAT.md §7, §8): when the lock file's generation moved
@@ -160,33 +194,29 @@ extension Store {
             guard try file.inode() != old.inode() else { return }
             if lockFile?.mode == .writer { try lockFile?.markDataFile(file) }
             // Nothing is committed to the old file once it is replaced: its newest commit is where
-            // the copy starts.
+            // the copy starts. The versions of the old file still pinned here (by snapshots, frozen
+            // objects, notifiers' bases) get a bridge to it.
             _ = try? refreshCurrentFile(checkingDamage: false)
             let oldNewest = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.compactionPinKind) }
-            var bridges: [Bridge] = []
-            for v in Set(state.withLock { $0.localPins.map(\.version) }).sorted() where v < oldNewest.version {
-                if let c = try? oldNewest.changes(since: v) { bridges.append(Bridge(from: v, to: oldNewest.version, changes: c)) }
-            }
+            let pinned = Set(
+                state.withLock { s in
+                    s.localPins.lazy.filter { !Self.unpublishedPinKinds.contains($0.kind) && $0.version < oldNewest.version }.map(\.version)
+                })
             let current = try Self.recover(file, durable: lockFile?.durableCommit(), rejecting: lockFile?.failedCommit())
             let size = try file.size()
             // The cache is keyed by offsets and checksums of the old file: a block of the new one may
             // sit at the same offset with the same trailer. Emptied under the state lock, so a
             // snapshot's generation always goes with its file.
-            let fresh = state.withLock { s in
+            let dropped = state.withLock { s in
                 cache.removeAll()
                 s.current = current
                 s.allocatedLength = size
                 s.failedCommit = nil
                 s.adopted = true
-                return makeSnapshot(&s, s.current, kind: Self.compactionPinKind)
+                if !pinned.isEmpty { s.bridges.append(Bridge(snapshot: oldNewest, from: pinned)) }
+                return pruneBridges(&s)
             }
-            // The bridges hold only if the new file's history starts where the old one ends.
-            let root = try? fresh.ancestorRecords(downTo: oldNewest.version).last
-            if root?.version != oldNewest.version || root?.parentRecord.isNone != true { bridges = [] }
-            state.withLock { s in
-                let stillPinned = Set(s.localPins.map(\.version))
-                s.bridges = s.bridges.filter { stillPinned.contains($0.from) } + bridges
-            }
+            withExtendedLifetime(dropped) {}
         }
     }
 

@@ -431,15 +431,19 @@ public final class Store: Sendable {
     }
 
     func unpin(_ version: UInt64, _ kind: String) {
-        state.withLock { s in
-            guard let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) else { return }
+        let dropped: [Bridge] = state.withLock { s in
+            guard let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) else { return [] }
             if s.localPins[i].count <= 1 {
                 s.localPins.remove(at: i)
                 if !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
+                return pruneBridges(&s)
             } else {
                 s.localPins[i].count -= 1
+                return []
             }
         }
+        // Released outside the lock: a bridge's snapshot unpins when it goes.
+        withExtendedLifetime(dropped) {}
     }
 
     /// Every pinned version, by whom: this store's pins and those other live stores publish in the lock file.

@@ -208,6 +208,10 @@ extension WriteTransaction {
         return snapshot
     }
 
+    /// The most entries in an index chunk that a commit rebuilds for changes inside the index (see
+    /// ``writeIndex(_:_:)``); chunks appended at the end hold up to the row-group capacity.
+    static let interiorChunkCapacity = 256
+
     /// Blocks a commit wrote of this many bytes or more are marked verified in the store's cache.
     static let verifiedMarkMinimum: UInt64 = 4096
 
@@ -400,6 +404,25 @@ extension WriteTransaction {
                 start = end
             }
         }
+        // A chunk rebuilt for inserts and deletes inside the index (a string key, an index that
+        // grows in random key order) is cut into even pieces of at most `interiorCap` entries: the
+        // next commit that lands in it rewrites a few hundred entries, not thousands (a piece of
+        // `cap` entries left full would be rewritten whole by every later insert into it).
+        let interiorCap = min(cap, Self.interiorChunkCapacity)
+        func appendInteriorPieces(_ entries: [(UInt64, Int64)]) {
+            let pieces = (entries.count + interiorCap - 1) / interiorCap
+            guard pieces > 1 else {
+                if !entries.isEmpty { chunks.append(.fresh(entries)) }
+                return
+            }
+            let size = (entries.count + pieces - 1) / pieces
+            var start = 0
+            while start < entries.count {
+                let end = min(entries.count, start + size)
+                chunks.append(.fresh(Array(entries[start..<end])))
+                start = end
+            }
+        }
         for ci in kept..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
             guard touched.contains(ci) else {
                 chunks.append(.stored(dir.chunks[ci]))
@@ -414,12 +437,12 @@ extension WriteTransaction {
                 entries += ins
                 entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
             }
-            appendPieces(entries)
+            appendInteriorPieces(entries)
         }
         appendPieces(appended)
         // Merge trailing chunks like a binary counter (a kept chunk joins the rest when the merge
-        // reaches it).
-        while true {
+        // reaches it), when entries were appended at the end: interior pieces are left as cut.
+        while !appended.isEmpty {
             if chunks.count == 1 && kept > 0 {
                 kept -= 1
                 chunks.insert(.stored(dir.chunks[kept]), at: 0)
