@@ -82,12 +82,15 @@ import Testing
         #expect(Set(r.segments.flatMap(\.encodings)).isSuperset(of: ["int-packed"]))
     }
 
-    @Test func aCopyThatFailsVerificationNeverReplacesTheFile() throws {
+    /// Both verifications (the automatic compaction's structure check included) catch a damaged copy.
+    @Test(arguments: [Compactor.Verification.full, .structure])
+    func aCopyThatFailsVerificationNeverReplacesTheFile(_ verification: Compactor.Verification) throws {
         let dir = TempDir()
         let store = try makePeopleStore(dir, count: 2000)
         try store.write { tx in for k in stride(from: 0, to: 2000, by: 2) { try tx.set("Person", ObjectKey(Int64(k)), "age", .int(1)) } }
         let before = fileBytes(dir.file())
         var compactor = Compactor()
+        compactor.verification = verification
         // Damage the copy between writing and verifying it: one byte in its last segment.
         compactor.beforeVerification = { path in
             guard let h = FileHandle(forUpdatingAtPath: path) else { return }

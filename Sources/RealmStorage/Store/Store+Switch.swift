@@ -235,7 +235,9 @@ extension Store {
         Self.compactionQueue.async { [self] in
             var failedAt: Int?
             do {
-                try Compactor().compact(self)
+                var compactor = Compactor()
+                compactor.verification = .structure
+                try compactor.compact(self)
             } catch let e as StorageError where e.code == .compactionInProgress {
                 // Another store is at it.
             } catch {
