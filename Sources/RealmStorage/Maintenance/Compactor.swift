@@ -369,7 +369,8 @@ public struct Compactor: Sendable {
                 rows += e.rowCount
             }
             guard rows == Int(st.objectCount) else {
-                throw StorageError(.corrupted, "the compacted copy's table '\(t.name)' counts \(st.objectCount) objects but holds \(rows)", path: path)
+                throw StorageError(
+                    .corrupted, "the compacted copy's table '\(t.name)' counts \(st.objectCount) objects but holds \(rows)", path: path)
             }
             for ref in st.indexes.values {
                 for c in try copy.indexDirectory(ref).chunks { _ = try copy.block(c.block, BlockMagic.indexChunk) }

@@ -42,9 +42,9 @@ public struct CompactionPolicy: Sendable {
     public static let off = CompactionPolicy(rule: .off)
 
     /// Compact when the dead bytes are at least `minimumDeadBytes` and more than
-    /// `deadToLiveRatio` times the live bytes. The default (4 MiB, 0.5) keeps a file below about
-    /// 1.5 times its live size plus what is committed while a compaction runs.
-    public static func automatic(minimumDeadBytes: Int = 4 << 20, deadToLiveRatio: Double = 0.5) -> CompactionPolicy {
+    /// `deadToLiveRatio` times the live bytes. The default (4 MiB, 0.75) keeps a file below about
+    /// 1.75 times its live size plus what is committed while a compaction runs.
+    public static func automatic(minimumDeadBytes: Int = 4 << 20, deadToLiveRatio: Double = 0.75) -> CompactionPolicy {
         CompactionPolicy(rule: .thresholds(minimumDeadBytes: max(0, minimumDeadBytes), deadToLiveRatio: max(0, deadToLiveRatio)))
     }
 

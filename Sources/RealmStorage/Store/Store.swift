@@ -52,7 +52,8 @@ public final class Store: Sendable {
         /// every version the file shows, and names itself in a header slot.
         public var salvage = false
         /// When the store compacts its file by itself, in the background, while it stays open
-        /// (Spec/FORMAT.md §8): by default when the dead bytes pass 4 MiB and half the live bytes.
+        /// (Spec/FORMAT.md §8): by default when the dead bytes pass 4 MiB and three quarters of the
+        /// live bytes.
         /// Read-only stores never compact.
         public var compaction: CompactionPolicy = .automatic
 

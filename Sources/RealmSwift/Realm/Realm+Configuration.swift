@@ -52,8 +52,8 @@ extension Realm {
         /// to compact the file.
         public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
         /// When the file compacts itself while it is open, in the background (not in RealmSwift,
-        /// whose files only compact on launch): by default when its dead bytes pass 4 MiB and half
-        /// its live bytes. `.off` leaves compaction to ``shouldCompactOnLaunch`` and `realm-compact`.
+        /// whose files only compact on launch): by default when its dead bytes pass 4 MiB and
+        /// three quarters of its live bytes. `.off` leaves compaction to ``shouldCompactOnLaunch`` and `realm-compact`.
         ///
         /// ```swift
         /// config.compactionPolicy = .automatic(minimumDeadBytes: 64 << 20, deadToLiveRatio: 1)
