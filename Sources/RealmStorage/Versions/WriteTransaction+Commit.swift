@@ -211,6 +211,10 @@ extension WriteTransaction {
     /// The most entries in an index chunk that a commit rebuilds for changes inside the index (see
     /// ``writeIndex(_:_:)``); chunks appended at the end hold up to the row-group capacity.
     static let interiorChunkCapacity = 256
+    /// A rebuilt chunk that received at most this many inserts and deletes is cut into pieces of
+    /// ``interiorChunkCapacity`` entries; one that received more, into pieces of the row-group
+    /// capacity.
+    static let fewIndexChanges = 16
 
     /// Blocks a commit wrote of this many bytes or more are marked verified in the store's cache.
     static let verifiedMarkMinimum: UInt64 = 4096
@@ -437,7 +441,11 @@ extension WriteTransaction {
                 entries += ins
                 entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
             }
-            appendInteriorPieces(entries)
+            // Small pieces pay off for chunks that few changes at a time land in; a chunk a bulk
+            // change rewrites anyway stays large (small pieces there would only lengthen the
+            // directory every later commit rewrites a page of).
+            let changes = (touchedInserts[ci]?.count ?? 0) + (touchedDeletes[ci]?.count ?? 0)
+            if changes <= Self.fewIndexChanges { appendInteriorPieces(entries) } else { appendPieces(entries) }
         }
         appendPieces(appended)
         // Merge trailing chunks like a binary counter (a kept chunk joins the rest when the merge
