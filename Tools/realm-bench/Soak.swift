@@ -67,6 +67,8 @@ enum Soak {
         // switched files (their "before" and "after" lengths are of two files).
         var measured = 0
         var compactions = 0
+        // The longest commit during which a compaction switched files (it waited for its last step).
+        var maxAcrossSwitch = 0.0
         var oneObjectTime = 0.0
         var maxRatio = 0.0
         var hits = 0
@@ -103,6 +105,7 @@ enum Soak {
                 measured += 1
             } else {
                 compactions += 1
+                maxAcrossSwitch = max(maxAcrossSwitch, times[times.count - 1])
             }
             if i % 1000 == 999 {
                 let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
@@ -138,9 +141,9 @@ enum Soak {
         print("  the child process acknowledged \(acks.count) commits")
         print(
             String(
-                format: "  %.0f one-object commits/s (time in commit only), %d compactions switched files during a commit",
-                Double(commits) / max(1e-9, oneObjectTime / 1000),
-                compactions))
+                format: "  %.0f one-object commits/s (time in commit only), %d compactions switched files during a commit "
+                    + "(the longest such commit: %.2f ms)", Double(commits) / max(1e-9, oneObjectTime / 1000), compactions, maxAcrossSwitch)
+        )
         print(
             String(
                 format: "soak: %d commits, max file/live %.2f, bytes/commit %.0f, p99 commit %.2f ms, max commit %.2f ms, lost %d",
