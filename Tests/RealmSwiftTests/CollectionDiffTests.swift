@@ -117,3 +117,38 @@ func applyDiff<K>(_ d: CollectionDiff, old: [K], new: [K]) -> [K] {
         }
     }
 }
+
+/// A notification error carries no state: reports build no value for it (a queue or actor
+/// observer used to stop the process on an error instead of receiving `.error`).
+@Suite struct NotificationErrorReportTests {
+    struct Failure: Error {}
+
+    @Test func errorsAreReportedWithoutBuildingAValue() {
+        var built = 0
+        let value: () -> [Int] = {
+            built += 1
+            return [1]
+        }
+        let error = NotifierEvent<[Int64], CollectionDiff>.error(Failure())
+        guard case .error(let e) = collectionReport(error, value) else {
+            Issue.record("not reported as an error")
+            return
+        }
+        #expect(e is Failure)
+        #expect(built == 0)
+        // Other events build it once.
+        guard
+            case .update(let v, _, let insertions, _) = collectionReport(
+                NotifierEvent<[Int64], CollectionDiff>.update(try! makeSnapshot(), [], CollectionDiff(insertions: [0])), value)
+        else {
+            Issue.record("not an update")
+            return
+        }
+        #expect(v == [1] && insertions == [0] && built == 1)
+    }
+
+    func makeSnapshot() throws -> Snapshot {
+        let dir = TempDir()
+        return try Store.open(at: dir.file(), options: .init(create: true)).snapshot()
+    }
+}

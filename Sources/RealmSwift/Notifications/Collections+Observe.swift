@@ -67,10 +67,10 @@ struct PropertyTarget: Sendable {
 }
 
 /// Turns a collection diff event into RealmSwift's change for `value`.
-func collectionReport<C>(_ event: NotifierEvent<some Any, CollectionDiff>, _ value: C) -> RealmCollectionChange<C> {
+func collectionReport<C>(_ event: NotifierEvent<some Any, CollectionDiff>, _ value: () -> C) -> RealmCollectionChange<C> {
     switch event {
-    case .initial: .initial(value)
-    case .update(_, _, let d): .update(value, deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
+    case .initial: .initial(value())
+    case .update(_, _, let d): .update(value(), deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
     case .error(let e): .error(e)
     }
 }
@@ -197,8 +197,8 @@ extension Map {
             logic: logic, make: { realm, _ in Map._rlmGet(t.parent(in: realm), t.index) },
             report: { event, map in
                 switch event {
-                case .initial: .initial(map)
-                case .update(_, _, let d): .update(map, deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
+                case .initial: .initial(map())
+                case .update(_, _, let d): .update(map(), deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
                 case .error(let e): .error(e)
                 }
             })

@@ -105,12 +105,13 @@ extension ObjectObservable where Self: ObjectBase {
         return Observation(
             logic: logic,
             make: { realm, _ in realm.makeObject(Self.self, key, info) },
-            report: { event, object in
+            report: { event, value in
                 switch event {
                 case .initial: return .deleted  // not delivered
                 case .error(let e): return .error(e)
                 case .update(_, _, .deleted): return .deleted
                 case .update(_, _, .changed(let list)):
+                    let object = value()
                     let realm = object._rlmRealm!
                     return .change(
                         object,

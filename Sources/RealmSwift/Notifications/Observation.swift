@@ -22,14 +22,15 @@ final class TargetRealm: @unchecked Sendable {
 /// - `logic` computes states and changes from snapshots;
 /// - `make` builds the observed value in a given Realm (the observer's queue or actor Realm, or a
 ///   frozen Realm) at the version of an event, from its state;
-/// - `report` turns an event and the value into what the block receives (nil: nothing).
+/// - `report` turns an event and the value into what the block receives (nil: nothing). The value
+///   is built only when the report asks for it: an error event has no state to build it from.
 struct Observation<State, Change, Value, Report>: @unchecked Sendable {
     // `@unchecked Sendable`: the closures capture only Sendable descriptions (class infos,
     // queries, keys); they are called on the thread that owns the Realm they are given.
     var logic: NotifierLogic<State, Change>
     var make: (Realm, State) -> Value
     var seed: (Value, State, Snapshot) -> Void = { _, _, _ in }
-    var report: (NotifierEvent<State, Change>, Value) -> Report
+    var report: (NotifierEvent<State, Change>, () -> Value) -> Report
     /// Whether an event is reported at all (objects have no initial call; sectioned changes no
     /// error case).
     var delivers: (NotifierEvent<State, Change>) -> Bool = { _ in true }
@@ -52,7 +53,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
     func onThread(_ realm: Realm, value: Value, _ block: @escaping (Report) -> Void) -> NotificationToken {
         realm.registerThreadNotifier(logic) { event in
             if let (snap, state) = Self.parts(event) { seed(value, state, snap) }
-            if delivers(event) { block(report(event, value)) }
+            if delivers(event) { block(report(event, { value })) }
         }
     }
 
@@ -108,18 +109,14 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
             return
         }
         guard let (snap, state) = Self.parts(event) else {
-            block(report(event, make(realm, Self.emptyState(event))))
+            // An error: reported without a value (no report builds one for an error).
+            block(report(event, { preconditionFailure("a notification error has no value to report") }))
             return
         }
         realm.advance(to: snap)
         let value = make(realm, state)
         seed(value, state, snap)
-        block(report(event, value))
-    }
-
-    /// Errors carry no state; `report` ignores the value for them.
-    private static func emptyState(_ e: NotifierEvent<State, Change>) -> State {
-        fatalError("Notification error without a state: \(e)")
+        block(report(event, { value }))
     }
 
     /// An async sequence of reports on frozen values (frozen at each event's version).
@@ -137,7 +134,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
             let value = me.value.make(frozen, state)
             me.value.seed(value, state, snap)
             // The report holds frozen values only: safe to hand to any task.
-            nonisolated(unsafe) let report = me.value.report(event, value)
+            nonisolated(unsafe) let report = me.value.report(event, { value })
             continuation.yield(report)
         }
         let holder = Unchecked(token)

@@ -132,9 +132,9 @@ extension Results {
             seed: { results, keys, snap in results.base.seed(keys, version: snap.version) },
             report: { event, results in
                 switch event {
-                case .initial: .initial(results)
+                case .initial: .initial(results())
                 case .update(_, _, let d):
-                    .update(results, deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
+                    .update(results(), deletions: d.deletions, insertions: d.insertions, modifications: d.modifications)
                 case .error(let e): .error(e)
                 }
             })

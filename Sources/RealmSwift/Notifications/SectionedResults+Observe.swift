@@ -65,12 +65,12 @@ extension SectionedResultsBase {
 
 /// Turns a sections event into RealmSwift's change for `value` (errors are not reported:
 /// `SectionedResultsChange` has no error case).
-func sectionsReport<C>(_ event: NotifierEvent<SectionList, SectionsDelta>, _ value: C) -> SectionedResultsChange<C> {
+func sectionsReport<C>(_ event: NotifierEvent<SectionList, SectionsDelta>, _ value: () -> C) -> SectionedResultsChange<C> {
     switch event {
-    case .initial, .error: .initial(value)
+    case .initial, .error: .initial(value())
     case .update(_, _, let d):
         .update(
-            value, deletions: d.deletions, insertions: d.insertions, modifications: d.modifications, sectionsToInsert: d.sectionsToInsert,
+            value(), deletions: d.deletions, insertions: d.insertions, modifications: d.modifications, sectionsToInsert: d.sectionsToInsert,
             sectionsToDelete: d.sectionsToDelete)
     }
 }
