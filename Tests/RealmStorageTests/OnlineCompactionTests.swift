@@ -7,8 +7,8 @@ import Testing
 /// Online compaction (Spec/FORMAT.md §8): killed at every step and at random moments, with other
 /// processes reading, pinning and writing throughout, and failing at every system call.
 @Suite struct OnlineCompactionTests {
-    /// Runs the crash writer with `arguments` to its end (or its death) and returns what it printed.
-    static func run(_ arguments: [String]) throws -> (text: String, status: Int32, reason: Process.TerminationReason) {
+    /// Starts the crash writer with `arguments`, its standard output piped.
+    static func launch(_ arguments: [String]) throws -> (process: Process, out: Pipe) {
         let binary = try #require(CrashTests.writerBinary(), "StorageCrashWriter was not built")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
@@ -17,6 +17,12 @@ import Testing
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
+        return (p, out)
+    }
+
+    /// Runs the crash writer with `arguments` to its end (or its death) and returns what it printed.
+    static func run(_ arguments: [String]) throws -> (text: String, status: Int32, reason: Process.TerminationReason) {
+        let (p, out) = try launch(arguments)
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (String(decoding: data, as: UTF8.self), p.terminationStatus, p.terminationReason)
@@ -38,10 +44,17 @@ import Testing
         }
     }
 
+    /// Store options that never compact by themselves (the tests compact when they mean to).
+    static var manual: Store.Options {
+        var options = Store.Options()
+        options.compaction = .off
+        return options
+    }
+
     /// A file with a `Log` table of some hundreds of objects and dead bytes to give back.
     static func makeLog(_ path: String) throws {
-        var options = Store.Options(create: true)
-        options.compaction = .off
+        var options = Self.manual
+        options.create = true
         let store = try Store.open(at: path, options: options)
         let tx = try store.beginWrite()
         try tx.createTable("Log", primaryKey: ColumnSchema("seq", .int))
@@ -63,9 +76,7 @@ import Testing
         let dir = TempDir()
         let path = dir.file()
         try Self.makeLog(path)
-        var options = Store.Options()
-        options.compaction = .off
-        let bystander = try Store.open(at: path, options: options)
+        let bystander = try Store.open(at: path, options: Self.manual)
         let pinned = try bystander.snapshot(kind: "frozen")
         let r = try Self.run([path, "compactat", step.rawValue])
         #expect(r.reason == .uncaughtSignal, "the child was not killed at \(step): \(r.text)")
@@ -94,21 +105,14 @@ import Testing
     /// A process that commits in a loop while its store compacts by itself after almost every
     /// commit, killed at random moments: every acknowledged commit survives every kill.
     @Test func killedAtRandomMomentsWhileCompactingByItself() throws {
-        let binary = try #require(CrashTests.writerBinary(), "StorageCrashWriter was not built")
         let dir = TempDir()
         let path = dir.file()
         try Self.makeLog(path)
         var all = Set<Int64>(0..<300)
         var compactions = 0
         for round in 0..<30 {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: binary)
-            p.arguments = [path, "compactloop", "100000"]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
             let inodeBefore = SystemFile.inode(atPath: path)
-            try p.run()
+            let (p, out) = try Self.launch([path, "compactloop", "100000"])
             var text = ""
             while !text.contains("ack ") {
                 let d = out.fileHandleForReading.availableData
@@ -127,29 +131,18 @@ import Testing
             if round % 10 == 9 { #expect(Verifier().verify(s).isClean) }
         }
         #expect(compactions > 0, "no compaction ever switched files")
-        var options = Store.Options()
-        options.compaction = .off
-        #expect(try Compactor().compact(try Store.open(at: path, options: options)).objectCounts["Log"] ?? 0 >= all.count)
+        #expect(try Compactor().compact(try Store.open(at: path, options: Self.manual)).objectCounts["Log"] ?? 0 >= all.count)
         #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
     }
 
     /// One process writes and compacts; another reads, pins and writes throughout. Nothing is lost
     /// or duplicated: the file ends with exactly the sequence numbers both acknowledged.
     @Test func twoProcessesWriteWhileOneCompacts() throws {
-        let binary = try #require(CrashTests.writerBinary(), "StorageCrashWriter was not built")
         let dir = TempDir()
         let path = dir.file()
         try Self.makeLog(path)
-        var options = Store.Options()
-        options.compaction = .off
-        let store = try Store.open(at: path, options: options)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = [path, "follow", "400"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let store = try Store.open(at: path, options: Self.manual)
+        let (p, out) = try Self.launch([path, "follow", "400"])
         let childText = Mutex("")
         let reader = Thread {
             let data = out.fileHandleForReading.readDataToEndOfFile()
@@ -195,8 +188,7 @@ import Testing
         let dir = TempDir()
         let path = dir.file()
         try Self.makeLog(path)
-        var options = Store.Options()
-        options.compaction = .off
+        let options = Self.manual
         var expected = 300
         for point in FaultPoint.allCases {
             // Count the calls at this point in one clean compaction (with a commit to catch up).
