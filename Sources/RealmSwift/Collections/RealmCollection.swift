@@ -32,6 +32,18 @@ public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible
     func thaw() -> Self?
     /// How the shared operations reach the elements. Public only because the protocol names it.
     var _rlmCollection: _RLMCollection<Element> { get }
+    /// Registers a block called with the collection's changes: `.initial`, then `.update` with
+    /// deletions, insertions and modifications (modifications filtered by `keyPaths`), on `queue`
+    /// or (nil) on the Realm's thread. Generic code can observe any collection:
+    ///
+    /// ```swift
+    /// func watch<C: RealmCollection>(_ c: C) -> NotificationToken {
+    ///     c.observe(keyPaths: nil, on: nil) { change in print(change) }
+    /// }
+    /// ```
+    func observe(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> NotificationToken
 }
 
 /// How the shared operations of a ``RealmCollection`` (or a ``Map``'s values) reach its elements.
