@@ -1,15 +1,16 @@
 import Foundation
 
 /// Rewrites the newest version of a file to only its live data, streaming block by block so memory
-/// stays bounded. In place: temporary file, fsync, verification, rename over the original, fsync of
-/// the directory (Spec/FORMAT.md §8).
+/// stays bounded. In place it runs online, while other stores keep the file open: temporary file,
+/// fsync, verification, then under the writer lock the commits made meanwhile, rename over the
+/// original and fsync of the directory (Spec/FORMAT.md §8).
 ///
 /// ```swift
 /// let result = try Compactor().compact(store)
 /// print(result.bytesBefore, "→", result.bytesAfter)
 /// ```
 ///
-/// `Sendable`; it holds no state but an optional test hook.
+/// `Sendable`; it holds its verification level and optional test hooks.
 public struct Compactor: Sendable {
     /// The outcome of a compaction or copy.
     public struct Result: Sendable {

@@ -10,11 +10,15 @@ extension Store {
         try Compactor().writeVerifiedCopy(of: self, to: path, replacing: false)
     }
 
-    /// Rewrites this store's file to its live data in place (temporary file, fsync, rename, fsync of
-    /// the directory); snapshots taken before keep reading the old bytes until they are released.
-    /// - Throws: `.inUseByAnotherProcess` while another store (in any process) has the file open;
-    ///   `.readOnly`; `.io` (the original file is then unchanged, or, when only syncing the directory
-    ///   or opening the copy failed after the rename, replaced by the copy, on which the store continues).
+    /// Rewrites this store's file to its live data, online (Spec/FORMAT.md §8): the copy is made
+    /// without the writer lock, then the commits made meanwhile are appended and the copy renamed
+    /// over the file while holding it. Other stores, in this or other processes, may keep the file
+    /// open, read and write throughout; they follow the new file. Snapshots taken before keep
+    /// reading the old bytes until they are released. The copy is fully verified first.
+    /// - Throws: `.compactionInProgress` while another store (in any process) compacts the file;
+    ///   `.readOnly`; `.io`, `.corrupted` (the original file is then unchanged, or, when only syncing
+    ///   the directory or opening the copy failed after the rename, replaced by the copy, which every
+    ///   store then follows).
     @discardableResult
     public func compact() throws -> Compactor.Result {
         try Compactor().compact(self)
