@@ -47,7 +47,7 @@ package struct CompactTool {
                 // A copy: the source is only read, passively; nothing is written beside it.
                 let store = try Store.open(at: path, options: options(.passive))
                 if let damage = store.damage { console.err("realm-compact: salvaging: \(damage)\n") }
-                result = try Compactor().writeVerifiedCopy(of: store, to: output, replacing: false) { progress?.update($0) }
+                result = try Compactor().writeVerifiedCopy(of: store, to: output) { progress?.update($0) }
             } else {
                 let store = try Store.open(at: path, options: options(Store.Options()))
                 if let damage = store.damage { console.err("realm-compact: salvaging: \(damage)\n") }

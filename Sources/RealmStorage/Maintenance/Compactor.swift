@@ -74,7 +74,7 @@ public struct Compactor: Sendable {
 
     /// Writes the newest version of `store` to a new file at `destination` (which must not exist).
     /// The copy is made durable but not verified (``Store/compact(to:)`` and
-    /// ``writeVerifiedCopy(of:to:replacing:syncingDirectory:progress:renamed:)`` verify it); a failure
+    /// ``writeVerifiedCopy(of:to:progress:)`` verify it); a failure
     /// removes it.
     /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read.
     @discardableResult
@@ -272,24 +272,16 @@ public struct Compactor: Sendable {
         return header
     }
 
-    /// Writes a verified copy of `store`'s newest version to `destination`: into
-    /// `destination.compacting` first, made durable, read back and checked (the commit checksum,
-    /// every block checksum, the object count of every table against the source, a full
-    /// ``Verifier`` pass), then renamed over `destination` and the directory synced. Nothing is at
+    /// Writes a verified copy of `store`'s newest version to `destination`, which must not exist:
+    /// into `destination.compacting` first, made durable, read back and checked (the commit
+    /// checksum, every block checksum, the object count of every table against the source, a full
+    /// ``Verifier`` pass), then renamed to `destination` and the directory synced. Nothing is at
     /// `destination` until the copy has passed; a failure (or a crash) leaves it as it was.
-    /// - Parameters:
-    ///   - replacing: whether `destination` may exist (in-place compaction replaces the original);
-    ///     otherwise an existing `destination` is `.fileExists`.
-    ///   - syncingDirectory: whether to sync the directory after the rename (in-place compaction
-    ///     does it itself, after switching the store to the copy).
-    ///   - renamed: called right after the copy was renamed over `destination`.
+    /// (In-place compaction is ``compact(_:progress:)``.)
     /// - Throws: `.fileExists`, `.io`, `.corrupted` (the source, or the copy failing verification).
     @discardableResult
-    package func writeVerifiedCopy(
-        of store: Store, to destination: String, replacing: Bool, syncingDirectory: Bool = true, progress: ((Progress) -> Void)? = nil,
-        renamed: () -> Void = {}
-    ) throws -> Result {
-        if !replacing && SystemFile.exists(destination) {
+    package func writeVerifiedCopy(of store: Store, to destination: String, progress: ((Progress) -> Void)? = nil) throws -> Result {
+        if SystemFile.exists(destination) {
             throw StorageError(.fileExists, "file already exists", path: destination)
         }
         let tmp = destination + ".compacting"
@@ -304,35 +296,41 @@ public struct Compactor: Sendable {
             throw error
         }
         progress?(Progress(phase: .replacing, bytesWritten: result.bytesAfter, bytesExpected: result.bytesAfter))
-        if !replacing && SystemFile.exists(destination) {
+        if SystemFile.exists(destination) {
             SystemFile.unlink(tmp)
             throw StorageError(.fileExists, "file already exists", path: destination)
         }
         try SystemFile.rename(tmp, destination)
-        renamed()
-        if syncingDirectory { try SystemFile.syncDirectory(Self.directory(of: destination)) }
+        try SystemFile.syncDirectory(Self.directory(of: destination))
         return result
     }
 
     /// Opens the copy passively (recovery checks the commit's checksum over every byte written),
     /// compares version and object counts with what was copied and runs a full verification.
     static func verifyCopy(at path: String, _ expected: Result, _ verification: Verification = .full) throws {
-        let copy = try Store.open(at: path, options: .passive).snapshot(kind: "other")
+        let copy = try openCopy(at: path, expecting: expected.version, expected.objectCounts)
         try checkStructure(copy, path)
-        guard copy.version == expected.version else {
-            throw StorageError(.corrupted, "the compacted copy holds version \(copy.version), not \(expected.version)", path: path)
-        }
-        for (table, count) in expected.objectCounts.sorted(by: { $0.key < $1.key }) {
-            let n = try copy.objectCount(table)
-            guard n == count else {
-                throw StorageError(.corrupted, "the compacted copy holds \(n) '\(table)' objects; the source holds \(count)", path: path)
-            }
-        }
         guard verification == .full else { return }
         let check = Verifier().verify(copy)
         guard check.isClean else {
             throw StorageError(.corrupted, "the compacted copy failed verification: \(check.problems.first!)", path: path)
         }
+    }
+
+    /// Opens the copy passively (recovery checks its newest commit's checksum) and compares its
+    /// version and the object count of every table with the source's.
+    static func openCopy(at path: String, expecting version: UInt64, _ counts: [String: Int]) throws -> Snapshot {
+        let copy = try Store.open(at: path, options: .passive).snapshot(kind: "other")
+        guard copy.version == version else {
+            throw StorageError(.corrupted, "the compacted copy holds version \(copy.version), not \(version)", path: path)
+        }
+        for (table, count) in counts.sorted(by: { $0.key < $1.key }) {
+            let n = try copy.objectCount(table)
+            guard n == count else {
+                throw StorageError(.corrupted, "the compacted copy holds \(n) '\(table)' objects; the source holds \(count)", path: path)
+            }
+        }
+        return copy
     }
 
     /// The named steps of an online compaction, in order (crash tests stop a process at each).
@@ -449,13 +447,7 @@ public struct Compactor: Sendable {
             try out.syncData()
             // The appended commit is checked as recovery checks a newest commit (its region's
             // checksum), and its tables' object counts; the blocks it copied were checked as read.
-            let copy = try Store.open(at: tmp, options: .passive).snapshot(kind: "other")
-            guard copy.version == newest.version else {
-                throw StorageError(.corrupted, "the compacted copy holds version \(copy.version), not \(newest.version)", path: tmp)
-            }
-            for (table, count) in counts.sorted(by: { $0.key < $1.key }) where try copy.objectCount(table) != count {
-                throw StorageError(.corrupted, "the compacted copy's '\(table)' objects differ in number from the source's", path: tmp)
-            }
+            _ = try Self.openCopy(at: tmp, expecting: newest.version, counts)
         }
         atStep?(.caughtUp)
         progress?(Progress(phase: .replacing, bytesWritten: length, bytesExpected: length))

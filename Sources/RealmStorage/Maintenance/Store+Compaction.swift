@@ -7,7 +7,7 @@ extension Store {
     ///   verification (nothing is left at `path` then).
     @discardableResult
     public func compact(to path: String) throws -> Compactor.Result {
-        try Compactor().writeVerifiedCopy(of: self, to: path, replacing: false)
+        try Compactor().writeVerifiedCopy(of: self, to: path)
     }
 
     /// Rewrites this store's file to its live data, online (Spec/FORMAT.md §8): the copy is made
