@@ -81,10 +81,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// write — a walk over the table's row groups in the version read then, without listing the
     /// keys first.
     ///
-    /// An accessor the loop let go of (nothing else holds a strong, weak or unowned reference to
-    /// it) is moved to the next object instead of making a new one, for classes that store only
-    /// `@Persisted` properties: no one can tell the difference, and a scan makes no allocation per
-    /// object.
+    /// Each object gets its own accessor, as in RealmSwift: one kept after the loop moved on is
+    /// still the same object.
     public struct Iterator: IteratorProtocol {
         private let base: ResultsBase?
         let keys: [ObjectKey]
@@ -97,8 +95,6 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         private let readStamp: Int
         private let elements: [Element]?
         private var i = 0
-        /// The accessor returned last, kept for reuse.
-        private var last: ObjectBase?
         /// The view of the row group the last object sat in.
         private var view: GroupView?
         /// The walk over row groups, when walking (copied on first use by a copy of the iterator,
@@ -152,17 +148,17 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         mutating func _nextObject() -> ObjectBase? {
             if walk != nil {
                 // Copies of this iterator share the walk until one of them moves on.
-                if !isSolelyReferenced(&walk, by: walk!.soleReference) { walk = walk!.copy() }
+                if !isKnownUniquelyReferenced(&walk) { walk = walk!.copy() }
                 return walk!.next()
             }
             guard let base else { return nil }
             guard i < keys.count else { return nil }
             defer { i += 1 }
-            let o = base.accessor(keys[i], reusing: &last).object
+            let o = base.object(keys[i])
             if i < locations.count, let reader {
                 let location = locations[i]
-                if readStamp >= 0, view?.group != Int(location.group) { view = reader.view(Int(location.group)) }
-                o._rlmPlace(at: location, reader: reader, view: readStamp >= 0 ? view : nil, stamp: readStamp)
+                if view?.group != Int(location.group) { view = reader.view(Int(location.group)) }
+                if let view { o._rlmPlace(view, row: location.row, stamp: readStamp) }
             }
             return o
         }
@@ -199,9 +195,6 @@ final class ResultsBase {
     /// The Realm's invalidate() generation these results belong to.
     let generation: Int
     private let lock: NSLock?
-    /// Tells when an accessor an iteration handed out, or an iterator's walk, is referenced by
-    /// nothing else (the process-wide check, kept here so the hot path needs no lazy global).
-    let soleReference = SoleReferenceCheck.shared
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
     /// The table reader the locations refer to.
@@ -328,24 +321,6 @@ final class ResultsBase {
 
     func object(_ key: ObjectKey) -> ObjectBase { realm.makeObject(info.type, key, info) }
 
-    /// The accessor of `key` for an iteration: `last` (the one it returned before) moved to `key`
-    /// when nothing else references it and its class stores only `@Persisted` properties
-    /// (`reused`), else a new one, kept in `last` for next time.
-    @inline(__always)
-    func accessor(_ key: ObjectKey, reusing last: inout ObjectBase?) -> (object: ObjectBase, reused: Bool) {
-        guard info.isReusable else { return (object(key), false) }
-        // Nothing but `last` references it (no other strong, weak or unowned reference): it may
-        // become another object's accessor, and no one can tell.
-        if isSolelyReferenced(&last, by: soleReference), let l = last {
-            // Bound to the Realm's current generation, as a new accessor would be.
-            l._rlmReuse(for: key, generation: realm.generation)
-            return (l, true)
-        }
-        let o = object(key)
-        last = o
-        return (o, false)
-    }
-
     /// The class's table reader in the version the live Realm reads, outside a write transaction
     /// (nil otherwise, or when the file has no such table): iteration walks it.
     func tableReader() -> BoundReader? {
@@ -360,40 +335,30 @@ final class ResultsBase {
 }
 
 /// A walk over a class's table, row group by row group, in the version one live Realm reads: the
-/// iteration of all objects of a class without listing their keys first. Moves an accessor nothing
-/// else references on to the next object (see ``Results/Iterator``).
+/// iteration of all objects of a class without listing their keys first. Each object gets a new
+/// accessor, placed at its row (see ``Results/Iterator``).
 final class ObjectWalk {
     private let base: ResultsBase
-    /// The results' sole-reference check (see ``ResultsBase/soleReference``).
-    var soleReference: SoleReferenceCheck { base.soleReference }
-    /// The table reader walked (it keeps the key segments the cursors read).
+    /// The table reader walked.
     private let reader: BoundReader
-    /// The Realm's stamp when the walk began (the objects' direct reads are valid while it holds).
+    /// The Realm's stamp while the objects may read directly (-1: the general path).
     private let stamp: Int
-    @exclusivity(unchecked) private var group = -1
-    @exclusivity(unchecked) private var row = 0
-    @exclusivity(unchecked) private var rows = 0
-    /// The group's keys.
-    @exclusivity(unchecked) private var keys = LaneCursor.empty
-    @exclusivity(unchecked) private var view: GroupView?
-    @exclusivity(unchecked) private var last: ObjectBase?
-    /// The place epoch of `last` right after this walk placed it in the current group (-1: none
-    /// since the group began): while it holds, `last` still has this walk's reader and view, and
-    /// moving it to the next row needs neither (nor their reference counts).
-    @exclusivity(unchecked) private var placedEpoch = -1
-    private let version: UInt64
+    private var group = -1
+    private var row = 0
+    private var rows = 0
+    /// The keys of the group.
+    private var keys: [Int64] = []
+    private var view: GroupView?
 
     init(_ base: ResultsBase, _ reader: BoundReader) {
         self.base = base
         self.reader = reader
-        version = reader.version
         stamp = base.realm.directReadStamp(reader.version)
     }
 
     private init(copying other: ObjectWalk) {
         base = other.base
         reader = other.reader
-        version = other.version
         stamp = other.stamp
         group = other.group
         row = other.row
@@ -402,22 +367,15 @@ final class ObjectWalk {
         view = other.view
     }
 
-    /// A walk at the same place that makes its own accessors (for a copy of an iterator).
+    /// A walk at the same place (for a copy of an iterator).
     func copy() -> ObjectWalk { ObjectWalk(copying: self) }
 
     func next() -> ObjectBase? {
         if row >= rows, !advance() { return nil }
         let r = row
         row = r + 1
-        let (o, reused) = base.accessor(ObjectKey(keys[r]), reusing: &last)
-        if reused && o._rlmPlaceEpoch == placedEpoch {
-            o._rlmMove(
-                toRow: Int32(truncatingIfNeeded: r), group: Int32(truncatingIfNeeded: group), version: version,
-                stamp: view == nil ? -1 : stamp)
-        } else {
-            o._rlmPlace(at: RowLocation(group: group, row: r), reader: reader, view: view, stamp: stamp)
-            placedEpoch = o._rlmPlaceEpoch
-        }
+        let o = base.info.type.init()
+        o._rlmBindNew(base.realm, ObjectKey(keys[r]), base.info, view: view!, row: Int32(truncatingIfNeeded: r), stamp: stamp)
         return o
     }
 
@@ -427,14 +385,15 @@ final class ObjectWalk {
             group += 1
             guard group < reader.reader.groupCount else { return false }
             do {
-                keys = try reader.reader.keyCursor(group: group)
+                let lane = try reader.reader.keys(group: group)
+                keys = (0..<lane.count).map { lane[$0] }
             } catch {
                 fatalError("Realm could not read '\(base.info.className)': \(error)")
             }
-            rows = reader.reader.rowCount(group: group)
+            rows = min(keys.count, reader.reader.rowCount(group: group))
             row = 0
             view = reader.view(group)
-            placedEpoch = -1
+            if view == nil { rows = 0 }
         }
         return true
     }

@@ -7,42 +7,106 @@ import RealmStorage
 /// opened the Realm, or pass them on with ``ThreadSafeReference`` or ``freeze()``. Unmanaged objects
 /// are ordinary Swift objects.
 open class ObjectBase: CustomStringConvertible, Encodable {
-    // The per-object state below is exempt from dynamic exclusivity checks, which cost more than
-    // the accesses themselves on the property-read path: a managed object is confined to its
-    // Realm's thread (frozen ones are only read), and no access to these overlaps another.
+    // MARK: The accessor's state
+    //
+    // A managed accessor is bound once, for good, to one object (`_rlmBinding`): its Realm, its
+    // key in its class's table and the Realm's ``Realm/invalidate()`` generation at the time.
+    // Besides that the binding keeps one read path, a cache of where the object was last found:
+    // the view of its row group (which owns the table reader of one version and the segments it
+    // read) and its row there, plus a stamp, the Realm's stamp when that path was set while the
+    // Realm read that view's version outside a write transaction (-1 otherwise).
+    //
+    // What invalidates what, and when:
+    // - The read path is used directly (``_rlmReadDirect(_:_:)``) only while its stamp is the
+    //   Realm's ``Realm/stamp``. Every version change (refresh, a commit, the start of a write),
+    //   every write inside a transaction and every `invalidate()` moves the stamp, so a direct read
+    //   never sees a version other than the one the path was found in.
+    // - Otherwise the general path (``Realm/readValue(_:_:)``) reuses the view's row while the view
+    //   is of the version the Realm reads, else finds the object again by key and replaces the
+    //   path (the object then reads directly again).
+    // - `invalidate()` bumps the Realm's generation: an accessor bound before it no longer matches
+    //   and every read stops with a message, as in RealmSwift. A deleted object is found missing by
+    //   key on the general path.
+    // A frozen Realm's stamp is never a path's (its objects take the general path, which reads
+    // only the frozen snapshot, safe from many threads).
+    //
+    // An unmanaged object keeps its values in `_rlmUnmanaged`, emptied when it is added.
+
+    /// A managed accessor's state: one value, read with one access on the read path (see above).
+    struct Binding {
+        let realm: Realm
+        let key: ObjectKey
+        let generation: Int
+        /// The view of the row group the object was last found in (nil: not yet), and its row.
+        var view: GroupView?
+        var row: Int32
+        /// The Realm's stamp while `view` may be read directly (-1: never).
+        var stamp: Int
+
+        /// Property `index` read by `read` from the view, when the path is valid (see above).
+        @inline(__always)
+        func readDirect<T>(_ index: Int, _ read: (SegmentCursor, Int) -> T?) -> T? {
+            guard stamp == realm.stamp else { return nil }
+            if realm.confinedThread == 0 || realm.confinedThread != currentThreadIdentity() { realm.checkThread() }
+            guard let cursor = view?.cursor(index) else { return nil }
+            return read(cursor, Int(row))
+        }
+    }
+
+    /// An unmanaged object's values, set through its accessors, its initializers or the dynamic
+    /// API. A value is kept in `stored`, in its stored form, when that decodes back to it exactly
+    /// (numbers, strings, ...: no boxing into `Any`), else in `values` — and then in `stored` too
+    /// when it has a stored form (dates), for `add`. A class, made on an object's first set, so a
+    /// managed accessor carries none of it.
+    @usableFromInline final class UnmanagedState {
+        @usableFromInline var values: [Any?] = []
+        @usableFromInline var stored: [StorageValue?] = []
+        /// Bit i: property i (< 64) was set.
+        @usableFromInline var setMask: UInt64 = 0
+        /// Bit i: property i (< 64) has its stored form in `stored`.
+        @usableFromInline var storedMask: UInt64 = 0
+        /// When set, accessors report which property they read (key path → name).
+        @usableFromInline var recorder: IndexRecorder?
+        @usableFromInline init() {}
+    }
+
+    /// The managed state (nil while unmanaged).
+    final var _rlmBinding: Binding?
+    /// The unmanaged state (nil until a value is set).
+    @usableFromInline final var _rlmUnmanaged: UnmanagedState?
+    /// The description of the object's class, once asked for.
+    private final var _rlmClassStorage: ClassInfo?
+
+    /// The unmanaged state, made on first use.
+    @usableFromInline final var _rlmUnmanagedState: UnmanagedState {
+        if let u = _rlmUnmanaged { return u }
+        let u = UnmanagedState()
+        _rlmUnmanaged = u
+        return u
+    }
+
     /// The Realm managing this object (nil while unmanaged).
-    @exclusivity(unchecked) @usableFromInline package final var _rlmRealm: Realm?
+    @usableFromInline package final var _rlmRealm: Realm? { _rlmBinding?.realm }
+    /// Whether the object is managed (reads no reference).
+    @usableFromInline final var _rlmIsManaged: Bool { _rlmBinding != nil }
     /// The object's key in its table, when managed.
-    @exclusivity(unchecked) package final var _rlmKey = ObjectKey(-1)
-    /// Where the object sits in the snapshot of version `_rlmLocationVersion` (a read-path cache).
-    @exclusivity(unchecked) package final var _rlmLocation = RowLocation(group: -1, row: -1)
-    @exclusivity(unchecked) package final var _rlmLocationVersion: UInt64 = 0
-    /// The table reader of that version, once resolved.
-    @exclusivity(unchecked) final var _rlmReader: BoundReader? { didSet { _rlmPlaceEpoch &+= 1 } }
-    /// The view of the object's row group, for the direct read path; valid while
-    /// `_rlmReadStamp` is the Realm's stamp (-1: never).
-    @exclusivity(unchecked) final var _rlmGroup: GroupView? { didSet { _rlmPlaceEpoch &+= 1 } }
-    /// Moves on whenever `_rlmReader` or `_rlmGroup` is set: a walk that placed this accessor
-    /// knows from it that both are still the ones it set (see ``ObjectWalk``).
-    @exclusivity(unchecked) final var _rlmPlaceEpoch = 0
-    @exclusivity(unchecked) final var _rlmReadStamp = -1
-    /// The values of an unmanaged object, set through its accessors, its initializers or the
-    /// dynamic API (empty until the first). A value is kept in `_rlmStored`, in its stored form,
-    /// when that decodes back to it exactly (numbers, strings, ...: no boxing into `Any`), else in
-    /// `_rlmValues` — and then in `_rlmStored` too when it has a stored form (dates), for `add`.
-    @exclusivity(unchecked) @usableFromInline package final var _rlmValues: [Any?] = []
-    @exclusivity(unchecked) @usableFromInline package final var _rlmStored: [StorageValue?] = []
-    /// Bit i: property i (< 64) was set.
-    @exclusivity(unchecked) @usableFromInline final var _rlmSetMask: UInt64 = 0
-    /// Bit i: property i (< 64) has its stored form in `_rlmStored`.
-    @exclusivity(unchecked) @usableFromInline final var _rlmStoredMask: UInt64 = 0
-    /// When set, accessors report which property they read (key path → name).
-    @exclusivity(unchecked) @usableFromInline package final var _rlmRecorder: IndexRecorder?
-    @exclusivity(unchecked) private final var _rlmClassStorage: ClassInfo?
-    /// The Realm's ``Realm/confinedThread`` (0: none), for the direct read path's thread check.
-    @exclusivity(unchecked) final var _rlmThread: UInt = 0
+    package final var _rlmKey: ObjectKey { _rlmBinding?.key ?? ObjectKey(-1) }
     /// The Realm's ``Realm/invalidate()`` generation when this object was bound to it.
-    @exclusivity(unchecked) final var _rlmGeneration = 0
+    final var _rlmGeneration: Int { _rlmBinding?.generation ?? 0 }
+    @usableFromInline package final var _rlmValues: [Any?] {
+        get { _rlmUnmanaged?.values ?? [] }
+        set { _rlmUnmanagedState.values = newValue }
+    }
+    @usableFromInline package final var _rlmStored: [StorageValue?] {
+        get { _rlmUnmanaged?.stored ?? [] }
+        set { _rlmUnmanagedState.stored = newValue }
+    }
+    final var _rlmSetMask: UInt64 { _rlmUnmanaged?.setMask ?? 0 }
+    final var _rlmStoredMask: UInt64 { _rlmUnmanaged?.storedMask ?? 0 }
+    @usableFromInline package final var _rlmRecorder: IndexRecorder? {
+        get { _rlmUnmanaged?.recorder }
+        set { _rlmUnmanagedState.recorder = newValue }
+    }
 
     /// Creates an unmanaged object.
     public required init() {}
@@ -54,139 +118,74 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         return i
     }
 
-    /// The index of the property of this object's class declared at `site` with values of `type`
-    /// (-1: none, or more than one). Reads the stored class description when there is one: through
-    /// the lazy `_rlmClass` a new object's first set costs ~45 instructions more per property.
-    @usableFromInline final func _rlmIndex(declaredAt site: PersistedSite, type: ObjectIdentifier) -> Int {
-        if let info = _rlmClassStorage { return info.index(declaredAt: site, type: type) }
-        return _rlmClass.index(declaredAt: site, type: type)
+    /// The index of the property whose wrapper `keyPath` names (see ``PropertyKeyPaths``);
+    /// `marking` marks that wrapper on a prototype of the class.
+    @usableFromInline final func _rlmIndex(of keyPath: AnyKeyPath, marking: (ObjectBase) -> ObjectBase?) -> Int {
+        PropertyKeyPaths.index(of: keyPath, in: self, marking: marking)
     }
 
+    /// Binds this accessor, for good, to the object `key` of `realm` (a new accessor, or an
+    /// unmanaged object being added).
     final func _rlmBind(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo) {
-        _rlmSetBinding(realm, key)
+        _rlmBinding = Binding(realm: realm, key: key, generation: realm.generation, view: nil, row: -1, stamp: -1)
         if _rlmClassStorage !== info { _rlmClassStorage = info }
         // A new accessor (the commonest case) holds nothing to release.
-        if !_rlmValues.isEmpty { _rlmValues = [] }
-        if !_rlmStored.isEmpty {
-            // Emptied in place (this object is their only holder), then handed on for reuse.
-            for i in _rlmStored.indices { _rlmStored[i] = nil }
-            info.recycle(_rlmStored)
-            _rlmStored = []
+        if let u = _rlmUnmanaged {
+            _rlmUnmanaged = nil
+            var stored = u.stored
+            u.stored = []
+            // Emptied in place (this object was their only holder), then handed on for reuse.
+            for i in stored.indices { stored[i] = nil }
+            info.recycle(stored)
         }
-        _rlmSetMask = 0
-        _rlmStoredMask = 0
-        _rlmForgetPlace()
     }
 
-    /// Binds a new accessor (made by `init()` just now: it holds no values, reader or view) to the
-    /// object `key` of `realm` and places it at `location` (see ``_rlmPlace(at:reader:view:stamp:)``):
-    /// ``_rlmBind(_:_:_:)`` and that in one pass of plain stores.
-    final func _rlmBindNew(
-        _ realm: Realm, _ key: ObjectKey, _ info: ClassInfo, at location: RowLocation, reader: BoundReader, view: consuming GroupView?,
-        stamp: Int
-    ) {
-        _rlmSetBinding(realm, key)
-        _rlmClassStorage = info
-        _rlmLocation = location
-        _rlmLocationVersion = reader.version
-        _rlmReader = reader
-        _rlmReadStamp = view == nil ? -1 : stamp
-        _rlmGroup = view
-    }
-
-    /// What every binding to the object `key` of `realm` sets.
+    /// Binds a new accessor (made by `init()` just now: it holds no values) to the object `key`
+    /// of `realm`, found at `row` of `view` (see ``_rlmPlace(_:row:stamp:)``).
     @inline(__always)
-    private final func _rlmSetBinding(_ realm: Realm, _ key: ObjectKey) {
-        _rlmRealm = realm
-        _rlmThread = realm.confinedThread
-        _rlmGeneration = realm.generation
-        _rlmKey = key
-    }
-
-    /// Makes this accessor (managed, of the same Realm and class, referenced by nothing else) the
-    /// accessor of the object `key`: results iteration reuses an accessor the loop let go of.
-    func _rlmReuse(for key: ObjectKey, generation: Int) {
-        _rlmKey = key
-        _rlmGeneration = generation
-        // The reader and view stay (the next placement usually keeps them); unplaced, the object
-        // locates itself again and takes the general path until then.
-        _rlmLocationVersion = 0
-        _rlmReadStamp = -1
-    }
-
-    private func _rlmForgetPlace() {
-        _rlmLocationVersion = 0
-        if _rlmReader != nil { _rlmReader = nil }
-        if _rlmGroup != nil { _rlmGroup = nil }
-        _rlmReadStamp = -1
+    final func _rlmBindNew(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo, view: GroupView, row: Int32, stamp: Int) {
+        // The class description is not kept: `_rlmClass` finds it (one probe) if it is asked for.
+        _rlmBinding = Binding(realm: realm, key: key, generation: realm.generation, view: view, row: row, stamp: stamp)
     }
 
     func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
 
-    /// Records where the object sits in the snapshot of `version` (read through `reader`), so
-    /// reads of that version find its row without looking it up.
-    func _rlmPlace(at location: RowLocation, version: UInt64, reader: BoundReader?) {
-        if let reader, let stamp = _rlmRealm?.directReadStamp(version), stamp >= 0 {
-            _rlmPlace(at: location, reader: reader, view: reader.view(Int(location.group)), stamp: stamp)
-        } else {
-            _rlmLocation = location
-            _rlmLocationVersion = version
-            _rlmReader = reader
-            _rlmGroup = nil
-            _rlmReadStamp = -1
-        }
+    /// Sets the read path: the object sits at `row` of `view`; `stamp` is the Realm's stamp when
+    /// it reads the view's version outside a write transaction (``Realm/directReadStamp(_:)``),
+    /// else -1.
+    @inline(__always)
+    final func _rlmPlace(_ view: GroupView, row: Int32, stamp: Int) {
+        guard _rlmBinding != nil else { return }
+        if _rlmBinding!.view !== view { _rlmBinding!.view = view }
+        _rlmBinding!.row = row
+        _rlmBinding!.stamp = stamp
     }
 
     /// Reads property `index` with `read` (its cursor, the row) from the object's row-group
-    /// view when the read may skip the general path: the object was placed in the version its
-    /// live Realm reads, outside a write transaction, and nothing changed since (its read stamp is
-    /// the Realm's stamp, which every version change, write transaction and
-    /// ``Realm/invalidate()`` moves). nil sends the read through ``Realm/readValue(_:_:)``, which
-    /// checks and resolves the rest (and stops with its message for an invalidated or deleted
-    /// object).
+    /// view when the read path is valid (see the state's description above); nil sends the read
+    /// through ``Realm/readValue(_:_:)``, which checks and resolves the rest (and stops with its
+    /// message for an invalidated or deleted object).
     @inline(__always)
     final func _rlmReadDirect<T>(_ index: Int, _ read: (SegmentCursor, Int) -> T?) -> T? {
-        // No local reference to the Realm or the view is kept across a call, so none is retained:
-        // the cursor is copied out of the view (it holds no reference; the view, which this object
-        // keeps, keeps its memory).
-        guard _rlmReadStamp == _rlmRealm?.stamp else { return nil }
-        if _rlmThread == 0 || _rlmThread != currentThreadIdentity() { _rlmRealm?.checkThread() }
-        if let cursor = _rlmGroup?.resolvedCursor(index) { return read(cursor, Int(_rlmLocation.row)) }
-        guard let cursor = _rlmGroup?.cursor(index) else { return nil }
-        return read(cursor, Int(_rlmLocation.row))
-    }
-
-    /// Moves an accessor to another row of the row group (reader and view) it was placed in.
-    @inline(__always)
-    final func _rlmMove(toRow row: Int32, group: Int32, version: UInt64, stamp: Int) {
-        _rlmLocation.group = group
-        _rlmLocation.row = row
-        _rlmLocationVersion = version
-        _rlmReadStamp = stamp
-    }
-
-    /// Records where the object sits in the version `reader` reads, with the view of its row group
-    /// when `stamp` is the Realm's stamp while it reads that version outside a write (the direct
-    /// read path; -1 or a nil view: the general path).
-    @inline(__always)
-    final func _rlmPlace(at location: RowLocation, reader: BoundReader, view: GroupView?, stamp: Int) {
-        _rlmLocation = location
-        _rlmLocationVersion = reader.version
-        // A reused accessor usually stays in its reader and group: no retain and release then.
-        if _rlmReader !== reader { _rlmReader = reader }
-        if _rlmGroup !== view { _rlmGroup = view }
-        _rlmReadStamp = view == nil ? -1 : stamp
+        // Through a method of the binding: it is borrowed in place, so nothing is copied or retained.
+        _rlmBinding?.readDirect(index, read) ?? nil
     }
 
     /// Keeps `value` of an unmanaged object's property `index` (with its stored form, when known).
     @usableFromInline final func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
-        if _rlmValues.isEmpty { _rlmValues = [Any?](repeating: nil, count: _rlmClass.properties.count) }
-        if _rlmStored.isEmpty { _rlmStored = _rlmClass.emptySlots() }
-        _rlmValues[index] = value
-        _rlmStored[index] = stored?.value
+        let u = _rlmUnmanagedState
+        Self._rlmPrepare(u, _rlmClass, values: true)
+        u.values[index] = value
+        u.stored[index] = stored?.value
         guard index < 64 else { return }
-        _rlmSetMask |= 1 << UInt64(index)
-        if stored == nil { _rlmStoredMask &= ~(1 << UInt64(index)) } else { _rlmStoredMask |= 1 << UInt64(index) }
+        u.setMask |= 1 << UInt64(index)
+        if stored == nil { u.storedMask &= ~(1 << UInt64(index)) } else { u.storedMask |= 1 << UInt64(index) }
+    }
+
+    /// Gives `state` slots for every property of `info` (and values, with `values`).
+    static func _rlmPrepare(_ state: UnmanagedState, _ info: ClassInfo, values: Bool) {
+        if values && state.values.isEmpty { state.values = [Any?](repeating: nil, count: info.properties.count) }
+        if state.stored.isEmpty { state.stored = info.emptySlots() }
     }
 
     /// `object` as a `T`: an object of exactly that class (every object a Results of the class
@@ -202,24 +201,37 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     @inlinable @inline(__always) final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
         // Inlined into each accessor's setter (its value's case is then known); the first set of
         // an object, a property past 64 or one also held as a value take the general path.
-        guard !_rlmStored.isEmpty, index < 64, _rlmValues.isEmpty else { return _rlmSetStoredGeneral(index, stored) }
-        _rlmStored[index] = stored.value
-        _rlmSetMask |= 1 << UInt64(index)
-        _rlmStoredMask |= 1 << UInt64(index)
+        guard let u = _rlmUnmanaged, !u.stored.isEmpty, index < 64, u.values.isEmpty else {
+            return _rlmSetStoredGeneral(index, stored)
+        }
+        u.stored[index] = stored.value
+        u.setMask |= 1 << UInt64(index)
+        u.storedMask |= 1 << UInt64(index)
     }
 
     @usableFromInline final func _rlmSetStoredGeneral(_ index: Int, _ stored: _RLMRaw) {
-        if _rlmStored.isEmpty { _rlmStored = _rlmClass.emptySlots() }
-        _rlmStored[index] = stored.value
-        if index < _rlmValues.count { _rlmValues[index] = nil }
+        let u = _rlmUnmanagedState
+        Self._rlmPrepare(u, _rlmClass, values: false)
+        u.stored[index] = stored.value
+        if index < u.values.count { u.values[index] = nil }
         guard index < 64 else { return }
-        _rlmSetMask |= 1 << UInt64(index)
-        _rlmStoredMask |= 1 << UInt64(index)
+        u.setMask |= 1 << UInt64(index)
+        u.storedMask |= 1 << UInt64(index)
     }
 
     /// The stored form an unmanaged object holds for property `index`, if any.
     @usableFromInline final func _rlmStoredValue(_ index: Int) -> StorageValue? {
-        index < _rlmStored.count ? _rlmStored[index] : nil
+        guard let u = _rlmUnmanaged, index < u.stored.count else { return nil }
+        return u.stored[index]
+    }
+
+    /// The value an unmanaged object holds for property `index` as a `Value`, if any.
+    @inlinable @inline(__always)
+    final func _rlmUnmanagedValue<Value: _Persistable>(_ index: Int, as _: Value.Type) -> Value? {
+        guard let u = _rlmUnmanaged else { return nil }
+        if index < u.values.count, let v = u.values[index] { return v as? Value }
+        if let s = _rlmStoredValue(index) { return Value._rlmFromStored(_RLMRaw(s)) }
+        return nil
     }
 
     /// Whether an unmanaged object holds a value for property `index`.

@@ -17,38 +17,26 @@ import Synchronization
 /// Objective-C runtime on Linux), so it works only as a property of a class derived from
 /// `ObjectBase`.
 ///
-/// An accessor finds its property by where the wrapper was made: let the declaration make it (or
-/// make it by hand where you assign it, `_name = Persisted(wrappedValue: "")`). A wrapper copied
-/// from another property, or made for two properties of the same type by one shared helper
-/// function, is taken for the property it was first made for.
+/// An accessor finds its property by the key path of the wrapper's storage (`\Dog._name`), which
+/// Swift passes to the subscript: a wrapper copied from another property (`_b = _a`) still reads
+/// and writes its own column.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
     @usableFromInline var initial: Value?
     @usableFromInline var flags: UInt8 = 0
-    /// Set only while the property's index is looked up with `Mirror` (see ``resolvedIndex``).
+    /// Set only on a private prototype of the class while a storage key path's property is looked
+    /// up with `Mirror` (see ``PropertyKeyPaths``).
     @usableFromInline var marker = false
-    /// The property's index in its class once an accessor has looked it up (-1: not yet).
-    @usableFromInline var index: Int32 = -1
-    /// Where the property is declared (the compiler fills in the initializers' `_file`, `_line`
-    /// and `_column` there): how an accessor finds its property without a key path.
-    @usableFromInline let site: PersistedSite
 
     @usableFromInline static var primaryKeyFlag: UInt8 { 1 }
     @usableFromInline static var indexedFlag: UInt8 { 2 }
 
     /// A property with the type's default value (`0`, `""`, `nil`, an empty collection, a new `ObjectId`).
-    ///
-    /// `_file`, `_line` and `_column` name the declaration; leave them to the compiler.
-    @inlinable public init(_file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
-        site = PersistedSite(_file, _line, _column)
-    }
+    @inlinable public init() {}
 
     /// A property with an initial value.
-    @inlinable public init(
-        wrappedValue: Value, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
-    ) {
+    @inlinable public init(wrappedValue: Value) {
         initial = wrappedValue
-        site = PersistedSite(_file, _line, _column)
     }
 
     @available(*, unavailable, message: "@Persisted can only be used as a property of a Realm object")
@@ -66,10 +54,9 @@ public struct Persisted<Value: _Persistable> {
     ) -> Value {
         get {
             let i = resolvedIndex(object, storageKeyPath)
-            if object._rlmRealm != nil { return Value._rlmGet(object, i) }
+            if object._rlmIsManaged { return Value._rlmGet(object, i) }
             if let recorder = object._rlmRecorder { return recorded(object, recorder, i) }
-            if i < object._rlmValues.count, let v = object._rlmValues[i] { return v as! Value }
-            if let s = object._rlmStoredValue(i) { return Value._rlmFromStored(_RLMRaw(s)) }
+            if let v = object._rlmUnmanagedValue(i, as: Value.self) { return v }
             if let v = object[keyPath: storageKeyPath].initial { return v }
             let d = Value._rlmDefaultValue()
             object._rlmSetUnmanaged(i, d)
@@ -88,30 +75,18 @@ public struct Persisted<Value: _Persistable> {
         }
     }
 
-    /// The index of the property `storage` names, kept in the wrapper after the first lookup.
+    /// The index of the property whose storage `storage` names, in the class of `object`.
     ///
-    /// Reads and writes only the wrapper's own fields through `storage`, which the optimizer turns
-    /// into plain loads and stores once this is inlined into an accessor: the key path is then
-    /// never made (making one and looking it up cost a property read ~200 instructions). The
-    /// first lookup finds the declaration's place in the class's table (a property of another
-    /// value type there does not count); a place the table does not know (or shares between two
-    /// properties) is resolved by marking the wrapper, under a lock, and finding the marked one
-    /// with `Mirror`. A frozen object's wrappers keep nothing (other threads may read it).
+    /// Looked up by the key path's identity (one probe, see ``PropertyKeyPaths``); a key path
+    /// never seen is resolved once by marking its wrapper on a private prototype of the class and
+    /// finding the marked one with `Mirror`. The user's object is never written.
     @inlinable @inline(__always)
     static func resolvedIndex<E: ObjectBase>(_ object: E, _ storage: ReferenceWritableKeyPath<E, Persisted<Value>>) -> Int {
-        let known = object[keyPath: storage].index
-        if known >= 0 { return Int(known) }
-        var i = object._rlmIndex(declaredAt: object[keyPath: storage].site, type: ObjectIdentifier(Value.self))
-        if i < 0 {
-            i = _persistedMarkerLock.withLock { _ in
-                object[keyPath: storage].marker = true
-                let found = _persistedMarkedIndex(object)
-                object[keyPath: storage].marker = false
-                return found
-            }
+        object._rlmIndex(of: storage) { prototype in
+            guard let marked = prototype as? E else { return nil }
+            marked[keyPath: storage].marker = true
+            return marked
         }
-        if _persistedKeepsIndex(object) { object[keyPath: storage].index = Int32(truncatingIfNeeded: i) }
-        return i
     }
 
     /// Notes property `i` for a key-path recording; a link returns a recording prototype of its
@@ -129,62 +104,29 @@ public struct Persisted<Value: _Persistable> {
     }
 }
 
-/// Serializes the marking of wrappers (a frozen object may be read by many threads at once).
-@usableFromInline let _persistedMarkerLock = Mutex(())
-
-/// Whether `object`'s wrappers may keep their index (not when frozen: it is shared across threads).
-@usableFromInline func _persistedKeepsIndex(_ object: ObjectBase) -> Bool { !(object._rlmRealm?.isFrozen ?? false) }
-
-/// The index of the one wrapper of `object` whose marker is set.
-@usableFromInline func _persistedMarkedIndex(_ object: ObjectBase) -> Int {
-    let info = object._rlmClass
-    guard let i = info.markedIndex(in: object) else {
-        fatalError("A @Persisted property of \(info.className) is not a stored property of the class.")
-    }
-    return i
-}
-
-/// Where a `@Persisted` property is declared: its file (the identity of its `#fileID` literal,
-/// see `staticStringIdentity`; 0 in no declaration), line and column.
-@usableFromInline struct PersistedSite: Equatable {
-    let file: Int
-    let line: UInt32
-    let column: UInt32
-
-    @usableFromInline init(_ file: StaticString, _ line: UInt32, _ column: UInt32) {
-        self.init(file: staticStringIdentity(file), line: line, column: column)
-    }
-
-    init(file: Int, line: UInt32, column: UInt32) {
-        self.file = file
-        self.line = line
-        self.column = column
-    }
-}
-
 extension Persisted where Value: _RealmValue {
     /// A primary-key property (`Int`, `String`, `ObjectId`, `UUID` or optionals of them).
-    @inlinable public init(primaryKey: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
-        self.init(_file: _file, _line: _line, _column: _column)
+    @inlinable public init(primaryKey: Bool) {
+        self.init()
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// A primary-key property with an initial value.
     @inlinable public init(
-        wrappedValue: Value, primaryKey: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+        wrappedValue: Value, primaryKey: Bool
     ) {
-        self.init(wrappedValue: wrappedValue, _file: _file, _line: _line, _column: _column)
+        self.init(wrappedValue: wrappedValue)
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// An indexed property: `==` and `IN` queries use a persisted index.
-    @inlinable public init(indexed: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column) {
-        self.init(_file: _file, _line: _line, _column: _column)
+    @inlinable public init(indexed: Bool) {
+        self.init()
         flags = indexed ? Self.indexedFlag : 0
     }
     /// An indexed property with an initial value.
     @inlinable public init(
-        wrappedValue: Value, indexed: Bool, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+        wrappedValue: Value, indexed: Bool
     ) {
-        self.init(wrappedValue: wrappedValue, _file: _file, _line: _line, _column: _column)
+        self.init(wrappedValue: wrappedValue)
         flags = indexed ? Self.indexedFlag : 0
     }
 }
@@ -192,11 +134,11 @@ extension Persisted where Value: _RealmValue {
 extension Persisted {
     /// The objects of `Origin` whose `originProperty` links to this object.
     public init<Origin: ObjectBase>(
-        originProperty: String, _file: StaticString = #fileID, _line: UInt32 = #line, _column: UInt32 = #column
+        originProperty: String
     ) where Value == LinkingObjects<Origin> {
         // The initial value (what an unmanaged object reads) carries the property's name.
         self.init(
-            wrappedValue: LinkingObjects(fromType: Origin.self, property: originProperty), _file: _file, _line: _line, _column: _column)
+            wrappedValue: LinkingObjects(fromType: Origin.self, property: originProperty))
     }
 }
 
@@ -207,7 +149,6 @@ protocol PersistedProperty {
     var origin: String? { get }
     var initialAny: Any? { get }
     var valueType: any _Persistable.Type { get }
-    var site: PersistedSite { get }
 }
 
 extension Persisted: PersistedProperty {

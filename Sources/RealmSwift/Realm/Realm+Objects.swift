@@ -173,24 +173,22 @@ extension Realm {
             // A frozen Realm may be read from many threads: only its immutable snapshot is used.
             if isFrozen { return try snapshot!.value(info.className, object._rlmKey, info.properties[index].name) }
             let snap = currentSnapshot
-            let bound: BoundReader
-            if let b = object._rlmReader, b.version == snap.version {
-                bound = b
+            let view: GroupView
+            let row: Int32
+            if let binding = object._rlmBinding, let v = binding.view, v.version == snap.version {
+                // Found in this version before (the stamp moved since: a cancelled write, say).
+                view = v
+                row = binding.row
             } else {
-                guard let b = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
-                bound = b
-                object._rlmReader = b
+                guard let bound = try reader(info, snap) else { throw StorageError(.notFound, "no table") }
+                guard let location = try bound.reader.locate(object._rlmKey), let v = bound.view(Int(location.group)) else {
+                    throw StorageError(.notFound, "no object")
+                }
+                view = v
+                row = location.row
             }
-            if object._rlmLocationVersion != snap.version {
-                guard let loc = try bound.reader.locate(object._rlmKey) else { throw StorageError(.notFound, "no object") }
-                object._rlmPlace(at: loc, version: snap.version, reader: bound)
-            } else if object._rlmReadStamp != stamp {
-                // Same version, but the stamp moved (a cancelled write, say): back on the direct path.
-                object._rlmPlace(at: object._rlmLocation, version: snap.version, reader: bound)
-            }
-            let c = bound.columns[index]
-            guard c >= 0 else { throw StorageError(.notFound, "no column") }
-            return try bound.reader.value(object._rlmLocation, column: c)
+            object._rlmPlace(view, row: row, stamp: directReadStamp(view.version))
+            return try view.value(index, row: row)
         } catch let e as StorageError where e.code == .notFound {
             fatalError("Object has been deleted or invalidated (reading \(info.className).\(info.properties[index].name)).")
         } catch {
@@ -573,7 +571,7 @@ final class BoundReader {
     let columns: [Int]
     let version: UInt64
     /// The views of the row groups read so far.
-    @exclusivity(unchecked) private var views: [GroupView?] = []
+    private var views: [GroupView?] = []
     init(reader: TableReader, columns: [Int]) {
         self.reader = reader
         self.columns = columns
@@ -585,12 +583,11 @@ final class BoundReader {
     func object<Element: Object>(_ type: Element.Type, _ raw: StorageValue, _ info: ClassInfo, in realm: Realm) throws -> Element? {
         guard let (key, location) = try reader.object(primaryKey: raw) else { return nil }
         let object = type.init()
-        guard let location else {
+        guard let location, let view = view(Int(location.group)) else {
             object._rlmBind(realm, key, info)
             return object
         }
-        object._rlmBindNew(
-            realm, key, info, at: location, reader: self, view: view(Int(location.group)), stamp: realm.directReadStamp(version))
+        object._rlmBindNew(realm, key, info, view: view, row: location.row, stamp: realm.directReadStamp(version))
         return object
     }
 
@@ -605,44 +602,52 @@ final class BoundReader {
     }
 }
 
-/// The segments of one row group, by property index, resolved on a property's first read: the
-/// object accessors' direct read path (``ObjectBase/_rlmReadDirect(_:_:)``). Keeps each segment
-/// reader alive for as long as its cursor may be read.
+/// The segments of one row group of one version, by property index, resolved on a property's
+/// first read: an object accessor's read path (see ``ObjectBase``). Keeps each segment reader
+/// alive for as long as its cursor may be read.
 final class GroupView {
     private let reader: TableReader
     private let columns: [Int]
     let group: Int
-    @exclusivity(unchecked) private var cursors: [SegmentCursor]
-    @exclusivity(unchecked) private var segments: [SegmentReader?]
-    @exclusivity(unchecked) private var resolved: [Bool]
+    /// The version the view reads.
+    let version: UInt64
+    /// Each property's cursor once resolved (nil before its first read).
+    private var cursors: [SegmentCursor?]
+    private var segments: [SegmentReader?]
 
     init(reader: TableReader, columns: [Int], group: Int) {
         self.reader = reader
         self.columns = columns
         self.group = group
-        cursors = [SegmentCursor](repeating: .none, count: columns.count)
+        self.version = reader.snapshot.version
+        cursors = [SegmentCursor?](repeating: nil, count: columns.count)
         segments = [SegmentReader?](repeating: nil, count: columns.count)
-        resolved = [Bool](repeating: false, count: columns.count)
     }
-
-    /// The cursor of property `index` once resolved (nil before its first read; see
-    /// ``cursor(_:)``). A copy: it holds no reference, so reading through it retains nothing.
-    @inline(__always)
-    func resolvedCursor(_ index: Int) -> SegmentCursor? { resolved[index] ? cursors[index] : nil }
 
     /// The cursor of property `index`, resolving it on first use (``SegmentCursor/none`` for a
     /// property without a readable segment: the general path then reads the value or reports the
     /// problem).
+    @inline(__always)
     func cursor(_ index: Int) -> SegmentCursor {
-        if !resolved[index] { resolve(index) }
-        return cursors[index]
+        if let c = cursors[index] { return c }
+        return resolve(index)
     }
 
-    private func resolve(_ index: Int) {
-        resolved[index] = true
+    /// The stored value of property `index` at `row` (the general path: nulls, lists, damage).
+    func value(_ index: Int, row: Int32) throws -> StorageValue {
         let c = columns[index]
-        guard c >= 0, let segment = try? reader.segment(RowLocation(group: group, row: 0), column: c) else { return }
+        guard c >= 0 else { throw StorageError(.notFound, "no column") }
+        return try reader.value(RowLocation(group: group, row: Int(row)), column: c)
+    }
+
+    private func resolve(_ index: Int) -> SegmentCursor {
+        let c = columns[index]
+        guard c >= 0, let segment = try? reader.segment(RowLocation(group: group, row: 0), column: c) else {
+            cursors[index] = SegmentCursor.none
+            return .none
+        }
         segments[index] = segment
         cursors[index] = segment.cursor
+        return segment.cursor
     }
 }

@@ -22,20 +22,24 @@ public final class Realm {
     /// How this Realm was opened.
     public let configuration: Configuration
     package let store: Store
-    // The state read on every property access is exempt from dynamic exclusivity checks (they cost
-    // more than the read itself): a live Realm is confined to one thread, and no access to these
-    // properties overlaps another (each is a plain load or store).
     /// The version this Realm reads (outside a write transaction).
-    @exclusivity(unchecked) var snapshot: Snapshot? {
+    var snapshot: Snapshot? {
         // The table readers of another version go with it (each pins its version).
         didSet { if snapshot?.version != readersVersion { dropReaders() } }
     }
     /// The open write transaction, if any.
-    @exclusivity(unchecked) var transaction: WriteTransaction?
-    /// Changes with every mutation and every version change; collections cache against it.
-    @exclusivity(unchecked) package var stamp = 0
+    var transaction: WriteTransaction?
+    /// Changes with every mutation and every version change; collections and accessors cache
+    /// against it. An atomic read with relaxed ordering is a plain load: the accessors' read path
+    /// compares it on every read without a dynamic exclusivity check (only this Realm's thread
+    /// changes it; frozen Realms never do).
+    package var stamp: Int {
+        get { stampValue.load(ordering: .relaxed) }
+        set { stampValue.store(newValue, ordering: .relaxed) }
+    }
+    private let stampValue = Atomic(0)
     /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
-    @exclusivity(unchecked) var generation = 0
+    var generation = 0
     let threadID: UInt
     /// `threadID` when the Realm is confined to that thread alone (not to a queue or an actor, not
     /// frozen), else 0: the accessors' fast check (``checkThread()`` does the others).
@@ -51,8 +55,8 @@ public final class Realm {
     var verified: Set<ObjectIdentifier> = []
     /// The last class looked up by type, and the last one found verified (live Realms only: they
     /// are confined to one thread, so these need no lock).
-    @exclusivity(unchecked) var lastClass: (type: ObjectIdentifier, info: ClassInfo)?
-    @exclusivity(unchecked) var lastVerified: ClassInfo?
+    var lastClass: (type: ObjectIdentifier, info: ClassInfo)?
+    var lastVerified: ClassInfo?
     /// The update policy of the `add` in progress (linked objects are added with the same one).
     var addPolicy: UpdatePolicy = .error
     /// Insert layouts by class, valid for the current write transaction's schema.
@@ -61,17 +65,17 @@ public final class Realm {
     }
     /// The class of the last `add` in this write transaction, whose table exists, and its layout:
     /// a run of adds of one class checks its table once (forgotten with `layouts` and on `bump()`).
-    @exclusivity(unchecked) var lastInsert: InsertLayout?
+    var lastInsert: InsertLayout?
     /// The row buffer `add` builds each new object's row in (see ``insert(_:_:providedOnly:)``).
-    @exclusivity(unchecked) var insertRow: [StorageValue] = []
+    var insertRow: [StorageValue] = []
     /// Table readers of the current snapshot, by class description.
     var readers: [ObjectIdentifier: BoundReader] = [:]
     var readersVersion: UInt64 = 0
     /// The reader asked for last (most reads and lookups ask for one class many times in a row).
-    @exclusivity(unchecked) var lastReader: (info: ClassInfo, reader: BoundReader)?
+    var lastReader: (info: ClassInfo, reader: BoundReader)?
     /// The class and reader of the last lookup by an `Int` primary key outside a write (one
     /// object to load: the lookup then retains nothing else); dropped with the readers.
-    @exclusivity(unchecked) var primaryKeyShortcut: PrimaryKeyShortcut?
+    var primaryKeyShortcut: PrimaryKeyShortcut?
     /// Model classes by table name (the configuration's and those used so far).
     var known: [String: ClassInfo] = [:]
     /// Dynamic class descriptions by table name, with the table schema they were built from.

@@ -35,17 +35,8 @@ final class ClassInfo: @unchecked Sendable {
     var storedMaskCovers: Bool { properties.count <= 64 }
     let primaryKey: Int?
     let isEmbedded: Bool
-    /// Whether the class stores nothing but `@Persisted` properties, so one of its managed
-    /// accessors can be moved to another object once nothing references it (results iteration):
-    /// no ignored property would carry state from one object to the next.
-    let isReusable: Bool
     let schema: ObjectSchema
     let indexByName: [String: Int]
-    /// Where each property is declared, for accessors (a place two properties share has file 0,
-    /// which no declaration has).
-    private let sites: [PersistedSite]
-    /// Each property's value type, checked with its place.
-    private let valueTypes: [ObjectIdentifier]
     /// Empty stored-value slots of objects that were added, for new unmanaged objects: making and
     /// freeing an array of optional enums costs more than the values it holds (a generic metadata
     /// lookup, then a witness call per element), about a seventh of a bulk insert's time.
@@ -105,11 +96,7 @@ final class ClassInfo: @unchecked Sendable {
         self.isEmbedded = type is EmbeddedObject.Type
         var props: [PropertyInfo] = []
         let prototype = type.init()
-        self.isReusable = Self.storesOnlyPersisted(prototype)
         let wrappers = Self.wrappers(of: prototype)
-        let sites = wrappers.map(\.1.site)
-        self.sites = sites.map { site in sites.count { $0 == site } == 1 ? site : PersistedSite(file: 0, line: 0, column: 0) }
-        self.valueTypes = wrappers.map { ObjectIdentifier($0.1.valueType) }
         for (label, wrapper) in wrappers {
             let name = String(label.dropFirst())
             let info = wrapper.valueType._rlmInfo
@@ -136,9 +123,6 @@ final class ClassInfo: @unchecked Sendable {
         self.type = DynamicObject.self
         self.className = table.name
         self.isEmbedded = false
-        self.isReusable = false
-        self.sites = []
-        self.valueTypes = []
         let props = table.columns.map { c in
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,
@@ -195,32 +179,7 @@ final class ClassInfo: @unchecked Sendable {
         return levels.reversed().flatMap { $0 }
     }
 
-    /// Whether every stored property the model classes of `object` declare (below `Object` or
-    /// `EmbeddedObject`) is a `@Persisted` wrapper.
-    static func storesOnlyPersisted(_ object: ObjectBase) -> Bool {
-        var mirror: Mirror? = Mirror(reflecting: object)
-        while let m = mirror, m.subjectType != Object.self, m.subjectType != EmbeddedObject.self, m.subjectType != ObjectBase.self {
-            guard m.children.allSatisfy({ $0.value is any PersistedProperty }) else { return false }
-            mirror = m.superclassMirror
-        }
-        return true
-    }
-
     func makePrototype() -> ObjectBase { type.init() }
-
-    /// The index of the property declared at `site`, when exactly one is (-1 otherwise).
-    @inline(__always)
-    func index(declaredAt site: PersistedSite, type: ObjectIdentifier) -> Int {
-        for i in sites.indices where sites[i] == site {
-            return valueTypes[i] == type ? i : -1
-        }
-        return -1
-    }
-
-    /// The index of the one wrapper of `object` whose marker is set.
-    func markedIndex(in object: ObjectBase) -> Int? {
-        Self.wrappers(of: object).firstIndex { $0.1.marker }
-    }
 
     static func mask(_ flags: [Bool]) -> UInt64 {
         var m: UInt64 = 0
@@ -247,6 +206,64 @@ final class ClassInfo: @unchecked Sendable {
             let initial = i < wrappers.count ? wrappers[i].1.initialAny : nil
             object._rlmSetUnmanaged(i, initial ?? properties[i].valueType._rlmDefaultValue())
         }
+    }
+}
+
+/// Property indexes by the storage key paths of their `@Persisted` wrappers, for every model
+/// class of the process.
+///
+/// A property declared in a class has the same index in that class and in every subclass
+/// (``ClassInfo/wrappers(of:)`` lists base classes first), so a key path's index does not depend
+/// on the class of the object it is used on.
+enum PropertyKeyPaths {
+    /// Indexes by the identity of the key path object: one probe, read without a lock.
+    private static let byIdentity = IdentityTable<Int>(capacity: 4096)
+    /// Indexes by key path, compared by value; also keeps every key path whose identity is in
+    /// `byIdentity` alive, so that identity is never another key path's.
+    private static let byValue = Mutex<[KeptKeyPath: Int]>([:])
+
+    /// A key path kept here (key paths are immutable once made).
+    struct KeptKeyPath: Hashable, @unchecked Sendable {
+        let path: AnyKeyPath
+    }
+
+    /// The index of the property whose `@Persisted` wrapper is stored at `keyPath` (the storage
+    /// key path Swift passes to the wrapper's subscript) in `object`'s class.
+    ///
+    /// One probe of the identity table answers almost every call (Swift instantiates a key path
+    /// literal once). A key path not in it is compared by value with the known ones; one never
+    /// seen is resolved once: `marking` marks its wrapper on a new prototype of the object's class
+    /// (nil: the prototype is not of the key path's root type) and `Mirror` finds the marked
+    /// wrapper. The object itself is never written. A key path that names no wrapper stops with a
+    /// message.
+    @inline(__always)
+    static func index(of keyPath: AnyKeyPath, in object: ObjectBase, marking: (ObjectBase) -> ObjectBase?) -> Int {
+        if let i = byIdentity.value(for: ObjectIdentifier(keyPath)) { return i }
+        return discover(keyPath, object._rlmClass, marking)
+    }
+
+    private static func discover(_ keyPath: AnyKeyPath, _ info: ClassInfo, _ marking: (ObjectBase) -> ObjectBase?) -> Int {
+        let key = KeptKeyPath(path: keyPath)
+        let index: Int
+        if let i = byValue.withLock({ $0[key] }) {
+            index = i
+        } else {
+            // A prototype of its own for each lookup: nothing shared is written.
+            guard let marked = marking(info.makePrototype()),
+                let i = ClassInfo.wrappers(of: marked).firstIndex(where: { $0.1.marker })
+            else {
+                fatalError("A @Persisted property of \(info.className) is not a stored property of the class (\(keyPath)).")
+            }
+            index = i
+        }
+        byValue.withLock { known in
+            if known[key] == nil { known[key] = index }
+            // Only a key path kept in `known` (the first of its value) enters the identity table.
+            if let kept = known.keys.first(where: { $0 == key }), kept.path === key.path {
+                byIdentity.insert(ObjectIdentifier(key.path), index)
+            }
+        }
+        return index
     }
 }
 

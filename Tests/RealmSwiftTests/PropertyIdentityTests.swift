@@ -5,12 +5,12 @@ import Testing
 
 @testable import RealmSwift
 
-/// Accessors find their property's index from where the property is declared, without a key
-/// path; wrappers made away from their declaration fall back to `Mirror`. Either way every read
-/// and write reaches its own property.
-@Suite struct PropertySiteTests {
+/// Accessors find their property's index from the storage key path of its wrapper, wherever the
+/// wrapper was made (by the declaration, by hand, by a helper, copied from another property):
+/// every read and write reaches its own property.
+@Suite struct PropertyIdentityTests {
     func realm() throws -> (Realm, TempDir) {
-        try makeRealm(types: [SiteDerived.self, SiteInitialized.self, SiteHelped.self])
+        try makeRealm(types: [SiteDerived.self, SiteInitialized.self, SiteHelped.self, SiteCopied.self])
     }
 
     func values(_ o: SiteDerived) -> [Int] { [o.shared, o.base, o.echo, o.last] }
@@ -28,17 +28,9 @@ import Testing
         }
     }
 
-    /// Two properties declared at the same line and column of two files are told apart by the
-    /// file; every property of the class hierarchy resolves to its own index.
-    @Test func sameLineAndColumnInTwoFiles() throws {
-        let info = ClassInfo.of(SiteDerived.self)
-        let wrappers = ClassInfo.wrappers(of: SiteDerived())
-        #expect(wrappers.map(\.0) == ["_shared", "_base", "_echo", "_last"])
-        let shared = wrappers[0].1.site
-        let echo = wrappers[2].1.site
-        #expect(shared.line == echo.line && shared.column == echo.column && shared.file != echo.file)
-        for (i, w) in wrappers.enumerated() { #expect(info.index(declaredAt: w.1.site, type: ObjectIdentifier(w.1.valueType)) == i) }
-
+    /// Every property of a class hierarchy resolves to its own index, by its storage key path.
+    @Test func everyPropertyOfAHierarchy() throws {
+        #expect(ClassInfo.wrappers(of: SiteDerived()).map(\.0) == ["_shared", "_base", "_echo", "_last"])
         let (realm, _) = try realm()
         let o = SiteDerived()
         #expect(values(o) == [1, 2, 3, 4])
@@ -52,16 +44,13 @@ import Testing
         #expect(values(read) == [10, 2, 30, 40])
     }
 
-    /// Wrappers the compiler makes again (assignments before `super.init()`) carry their
-    /// declaration's place; one made by hand elsewhere is found by marking it.
+    /// Wrappers the compiler makes again (assignments before `super.init()`) and one made by hand
+    /// in an initializer reach their own properties.
     @Test func wrappersMadeInInitializers() throws {
         let (realm, _) = try realm()
         let a = SiteInitialized(first: 1, second: 2)
         #expect(a.first == 1 && a.second == 2 && a.third == "")
         let b = SiteInitialized(third: "by hand")
-        let info = ClassInfo.of(SiteInitialized.self)
-        #expect(ClassInfo.wrappers(of: a).map { info.index(declaredAt: $0.1.site, type: ObjectIdentifier($0.1.valueType)) } == [0, 1, 2])
-        #expect(ClassInfo.wrappers(of: b).map { info.index(declaredAt: $0.1.site, type: ObjectIdentifier($0.1.valueType)) } == [0, 1, -1])
         #expect(b.first == 0 && b.second == 0 && b.third == "by hand")
         b.third += "!"
         b.second = 5
@@ -77,23 +66,33 @@ import Testing
         #expect(all == ["7 2 ", "0 5 managed", "0 0 never read before add"])
     }
 
-    /// Iteration moves one accessor from object to object: the index it keeps per property stays
-    /// right for every object, in a class with a superclass too.
-    @Test func reusedAccessorsKeepTheirIndexes() throws {
+    /// Iteration gives each object its own accessor, in a class with a superclass too: an object
+    /// kept after the loop moved on is still the same object, with its own values.
+    @Test func iterationGivesEachObjectItsOwnAccessor() throws {
         let (realm, _) = try realm()
         try seed(realm, 500)
         var n = 0
+        var kept: [SiteDerived] = []
+        weak var weakly: SiteDerived?
         for o in realm.objects(SiteDerived.self) {
             #expect(values(o) == [1, 2, 3, 4].map { $0 * o.shared })
+            if o.shared % 100 == 7 { kept.append(o) }
+            if o.shared == 3 { weakly = o }
             n += 1
         }
         #expect(n == 500)
+        #expect(kept.map(\.shared) == [7, 107, 207, 307, 407])
+        #expect(kept.map(values) == kept.map { o in [1, 2, 3, 4].map { $0 * o.shared } })
+        #expect(weakly == nil || weakly?.shared == 3)
+        var iterator = realm.objects(SiteDerived.self).makeIterator()
+        let first = iterator.next()
+        let second = iterator.next()
+        #expect(first !== second && first?.shared == 0 && second?.shared == 1)
         #expect(realm.objects(SiteDerived.self).where { $0.echo == 30 }.first?.last == 40)
     }
 
-    /// A shared helper makes wrappers for properties of two types at one place: the class's table
-    /// knows that place for the property the prototype made there, and a wrapper of the other
-    /// type made there is not taken for it.
+    /// A shared helper makes wrappers for properties of two types at one place: each reaches its
+    /// own property.
     @Test func wrappersMadeByAHelper() throws {
         let (realm, _) = try realm()
         let a = SiteHelped()
@@ -107,8 +106,8 @@ import Testing
         #expect(all == ["5 ", "9 helped!"])
     }
 
-    /// Frozen objects read from many threads at once, each property's first read included (a
-    /// frozen accessor keeps no index, and marking a wrapper is serialized).
+    /// Frozen objects read from many threads at once, each property's first read included (the
+    /// first lookup of a key path is serialized; the object itself is never written).
     @Test func frozenObjectsReadFromManyThreads() throws {
         let (realm, _) = try realm()
         try seed(realm, 50, initialized: true)
@@ -128,5 +127,26 @@ import Testing
             }
         }
         #expect(failures.withLock { $0 } == 0)
+    }
+
+    /// A wrapper copied from another property (`_b = _a`) reads and writes its own column:
+    /// unmanaged, once added, and managed.
+    @Test func aCopiedWrapperKeepsItsOwnColumn() throws {
+        let (realm, _) = try realm()
+        let o = SiteCopied.copying(a: 7)
+        // The copy carries `a`'s value as its own initial value; `b` is still its own property.
+        #expect(o.a == 7)
+        o.b = 9
+        #expect(o.a == 7 && o.b == 9)
+        try realm.write { realm.add(o) }
+        #expect(o.a == 7 && o.b == 9)
+        try realm.write {
+            o.copyAToB()
+            o.b = 11
+        }
+        #expect(o.a == 7 && o.b == 11)
+        let read = try #require(realm.objects(SiteCopied.self).first)
+        #expect(read.a == 7 && read.b == 11)
+        #expect(realm.objects(SiteCopied.self).where { $0.b == 11 }.count == 1)
     }
 }
