@@ -208,10 +208,10 @@ import Testing
         #expect(top == Array(expectedTop))
     }
 
-    /// Iteration moves an accessor the loop let go of on to the next object. Accessors the code
-    /// still references — strongly or weakly — keep their object, and a class with ignored
-    /// properties always gets fresh accessors (its ignored state never carries over).
-    @Test func iterationMovesOnlyAccessorsNothingReferences() throws {
+    /// Iteration gives every object its own accessor: accessors the code still references —
+    /// strongly or weakly — keep their object, copies of an iterator go on on their own, and a
+    /// class with ignored properties keeps its ignored state per object.
+    @Test func iterationGivesEveryObjectItsOwnAccessor() throws {
         let (realm, _) = try seeded()
         var sum = 0
         for t in realm.objects(AllTypes.self) { sum += t.id }
