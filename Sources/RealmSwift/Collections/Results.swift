@@ -97,8 +97,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         private var i = 0
         /// The view of the row group the last object sat in.
         private var view: GroupView?
-        /// The walk over row groups, when walking (copied on first use by a copy of the iterator,
-        /// so copies iterate independently).
+        /// The walk over row groups, when walking (a value: copies of the iterator go on
+        /// independently).
         private var walk: ObjectWalk?
 
         init(values: [Element]) {
@@ -146,11 +146,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         /// The next object (nil at the end, and for results of values).
         @usableFromInline
         mutating func _nextObject() -> ObjectBase? {
-            if walk != nil {
-                // Copies of this iterator share the walk until one of them moves on.
-                if !isKnownUniquelyReferenced(&walk) { walk = walk!.copy() }
-                return walk!.next()
-            }
+            if walk != nil { return walk!.next() }
             guard let base else { return nil }
             guard i < keys.count else { return nil }
             defer { i += 1 }
@@ -336,13 +332,18 @@ final class ResultsBase {
 
 /// A walk over a class's table, row group by row group, in the version one live Realm reads: the
 /// iteration of all objects of a class without listing their keys first. Each object gets a new
-/// accessor, placed at its row (see ``Results/Iterator``).
-final class ObjectWalk {
+/// accessor, placed at its row (see ``Results/Iterator``). A value, so a copy of an iterator walks
+/// on its own, and its state is the iterator's (no shared, dynamically checked state).
+struct ObjectWalk {
     private let base: ResultsBase
+    private let realm: Realm
+    private let info: ClassInfo
     /// The table reader walked.
     private let reader: BoundReader
-    /// The Realm's stamp while the objects may read directly (-1: the general path).
+    /// The Realm's stamp while the objects may read directly (-1: the general path), and its
+    /// `invalidate()` generation.
     private let stamp: Int
+    private let generation: Int
     private var group = -1
     private var row = 0
     private var rows = 0
@@ -352,35 +353,24 @@ final class ObjectWalk {
 
     init(_ base: ResultsBase, _ reader: BoundReader) {
         self.base = base
+        self.realm = base.realm
+        self.info = base.info
         self.reader = reader
         stamp = base.realm.directReadStamp(reader.version)
+        generation = base.realm.generation
     }
 
-    private init(copying other: ObjectWalk) {
-        base = other.base
-        reader = other.reader
-        stamp = other.stamp
-        group = other.group
-        row = other.row
-        rows = other.rows
-        keys = other.keys
-        view = other.view
-    }
-
-    /// A walk at the same place (for a copy of an iterator).
-    func copy() -> ObjectWalk { ObjectWalk(copying: self) }
-
-    func next() -> ObjectBase? {
+    mutating func next() -> ObjectBase? {
         if row >= rows, !advance() { return nil }
         let r = row
         row = r + 1
-        let o = base.info.type.init()
-        o._rlmBindNew(base.realm, ObjectKey(keys[r]), base.info, view: view!, row: Int32(truncatingIfNeeded: r), stamp: stamp)
+        let o = info.type.init()
+        o._rlmBindNew(realm, ObjectKey(keys[r]), info, generation: generation, view: view!, row: Int32(truncatingIfNeeded: r), stamp: stamp)
         return o
     }
 
     /// Moves to the next group that has rows; false at the end.
-    private func advance() -> Bool {
+    private mutating func advance() -> Bool {
         while row >= rows {
             group += 1
             guard group < reader.reader.groupCount else { return false }
@@ -388,7 +378,7 @@ final class ObjectWalk {
                 let lane = try reader.reader.keys(group: group)
                 keys = (0..<lane.count).map { lane[$0] }
             } catch {
-                fatalError("Realm could not read '\(base.info.className)': \(error)")
+                fatalError("Realm could not read '\(info.className)': \(error)")
             }
             rows = min(keys.count, reader.reader.rowCount(group: group))
             row = 0

@@ -42,15 +42,6 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         var row: Int32
         /// The Realm's stamp while `view` may be read directly (-1: never).
         var stamp: Int
-
-        /// Property `index` read by `read` from the view, when the path is valid (see above).
-        @inline(__always)
-        func readDirect<T>(_ index: Int, _ read: (SegmentCursor, Int) -> T?) -> T? {
-            guard stamp == realm.stamp else { return nil }
-            if realm.confinedThread == 0 || realm.confinedThread != currentThreadIdentity() { realm.checkThread() }
-            guard let cursor = view?.cursor(index) else { return nil }
-            return read(cursor, Int(row))
-        }
     }
 
     /// An unmanaged object's values, set through its accessors, its initializers or the dynamic
@@ -141,11 +132,16 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     }
 
     /// Binds a new accessor (made by `init()` just now: it holds no values) to the object `key`
-    /// of `realm`, found at `row` of `view` (see ``_rlmPlace(_:row:stamp:)``).
+    /// of `realm` (whose `invalidate()` generation is `generation`), found at `row` of `view` (see
+    /// ``_rlmPlace(_:row:stamp:)``).
     @inline(__always)
-    final func _rlmBindNew(_ realm: Realm, _ key: ObjectKey, _ info: ClassInfo, view: GroupView, row: Int32, stamp: Int) {
-        // The class description is not kept: `_rlmClass` finds it (one probe) if it is asked for.
-        _rlmBinding = Binding(realm: realm, key: key, generation: realm.generation, view: view, row: row, stamp: stamp)
+    final func _rlmBindNew(
+        _ realm: Realm, _ key: ObjectKey, _ info: ClassInfo, generation: Int, view: GroupView, row: Int32, stamp: Int
+    ) {
+        _rlmBinding = Binding(realm: realm, key: key, generation: generation, view: view, row: row, stamp: stamp)
+        // A model class's description is not kept: `_rlmClass` finds it (one probe) when asked.
+        // A dynamic object's comes from the file, not from its class.
+        if info.isDynamic { _rlmClassStorage = info }
     }
 
     func _rlmBindClass(_ info: ClassInfo) { _rlmClassStorage = info }
@@ -161,14 +157,20 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         _rlmBinding!.stamp = stamp
     }
 
-    /// Reads property `index` with `read` (its cursor, the row) from the object's row-group
+    /// Reads property `index` with `read` (the view, the index, the row) from the object's row-group
     /// view when the read path is valid (see the state's description above); nil sends the read
     /// through ``Realm/readValue(_:_:)``, which checks and resolves the rest (and stops with its
     /// message for an invalidated or deleted object).
     @inline(__always)
-    final func _rlmReadDirect<T>(_ index: Int, _ read: (SegmentCursor, Int) -> T?) -> T? {
-        // Through a method of the binding: it is borrowed in place, so nothing is copied or retained.
-        _rlmBinding?.readDirect(index, read) ?? nil
+    final func _rlmReadDirect<T>(_ index: Int, _ read: (GroupView, Int, Int) -> T?) -> T? {
+        // Only the binding's view is taken (one retain), by single-field reads: every access to
+        // `_rlmBinding` is instantaneous, so the optimizer needs no dynamic exclusivity check for
+        // it (keep it so: an access that spans a call, such as a mutating method, would bring the
+        // checks back to every access). The stamp and thread are read from the view's Realm state.
+        guard let view = _rlmBinding?.view, _rlmBinding?.stamp == view.readState.stamp.load(ordering: .relaxed) else { return nil }
+        let thread = view.readState.confinedThread
+        if thread == 0 || thread != currentThreadIdentity() { _rlmBinding?.realm.checkThread() }
+        return read(view, index, Int(_rlmBinding?.row ?? -1))
     }
 
     /// Keeps `value` of an unmanaged object's property `index` (with its stored form, when known).

@@ -153,7 +153,7 @@ extension Realm {
         }
         guard snapshot.catalog.table(info.className) != nil else { return nil }
         let r = try TableReader(snapshot, info.className)
-        let bound = BoundReader(reader: r, columns: info.properties.map { r.columnIndex($0.name) ?? -1 })
+        let bound = BoundReader(reader: r, columns: info.properties.map { r.columnIndex($0.name) ?? -1 }, readState: readState)
         readers[ObjectIdentifier(info)] = bound
         lastReader = (info, bound)
         return bound
@@ -572,10 +572,13 @@ final class BoundReader {
     let version: UInt64
     /// The views of the row groups read so far.
     private var views: [GroupView?] = []
-    init(reader: TableReader, columns: [Int]) {
+    /// The Realm's read state, for the views.
+    private let readState: Realm.ReadState
+    init(reader: TableReader, columns: [Int], readState: Realm.ReadState) {
         self.reader = reader
         self.columns = columns
         self.version = reader.snapshot.version
+        self.readState = readState
     }
 
     /// The object of `type` (described by `info`) whose primary key's stored form is `raw`, bound
@@ -587,7 +590,8 @@ final class BoundReader {
             object._rlmBind(realm, key, info)
             return object
         }
-        object._rlmBindNew(realm, key, info, view: view, row: location.row, stamp: realm.directReadStamp(version))
+        object._rlmBindNew(
+            realm, key, info, generation: realm.generation, view: view, row: location.row, stamp: realm.directReadStamp(version))
         return object
     }
 
@@ -596,7 +600,7 @@ final class BoundReader {
         guard group >= 0, group < reader.groupCount else { return nil }
         if views.isEmpty { views = [GroupView?](repeating: nil, count: reader.groupCount) }
         if let v = views[group] { return v }
-        let v = GroupView(reader: reader, columns: columns, group: group)
+        let v = GroupView(reader: reader, columns: columns, group: group, readState: readState)
         views[group] = v
         return v
     }
@@ -611,26 +615,37 @@ final class GroupView {
     let group: Int
     /// The version the view reads.
     let version: UInt64
-    /// Each property's cursor once resolved (nil before its first read).
-    private var cursors: [SegmentCursor?]
-    private var segments: [SegmentReader?]
+    /// The read state of the Realm the view belongs to.
+    let readState: Realm.ReadState
+    /// Each property's segment once resolved (on its first read), read in place.
+    private let slots: CursorSlots
 
-    init(reader: TableReader, columns: [Int], group: Int) {
+    init(reader: TableReader, columns: [Int], group: Int, readState: Realm.ReadState) {
+        self.readState = readState
         self.reader = reader
         self.columns = columns
         self.group = group
         self.version = reader.snapshot.version
-        cursors = [SegmentCursor?](repeating: nil, count: columns.count)
-        segments = [SegmentReader?](repeating: nil, count: columns.count)
+        slots = CursorSlots(count: columns.count)
     }
 
-    /// The cursor of property `index`, resolving it on first use (``SegmentCursor/none`` for a
-    /// property without a readable segment: the general path then reads the value or reports the
-    /// problem).
-    @inline(__always)
-    func cursor(_ index: Int) -> SegmentCursor {
-        if let c = cursors[index] { return c }
-        return resolve(index)
+    // Row `row` of property `index`, read directly (nil: the property's segment cannot answer
+    // here — a null, another lane, no segment — and the general path reads it).
+    @inline(__always) func int(_ index: Int, _ row: Int) -> Int64? {
+        if let v = slots.int(index, row) { return v }
+        return resolve(index) ? slots.int(index, row) : nil
+    }
+    @inline(__always) func double(_ index: Int, _ row: Int) -> Double? {
+        if let v = slots.double(index, row) { return v }
+        return resolve(index) ? slots.double(index, row) : nil
+    }
+    @inline(__always) func float(_ index: Int, _ row: Int) -> Float? {
+        if let v = slots.float(index, row) { return v }
+        return resolve(index) ? slots.float(index, row) : nil
+    }
+    @inline(__always) func string(_ index: Int, _ row: Int) -> String? {
+        if let v = slots.string(index, row) { return v }
+        return resolve(index) ? slots.string(index, row) : nil
     }
 
     /// The stored value of property `index` at `row` (the general path: nulls, lists, damage).
@@ -640,14 +655,16 @@ final class GroupView {
         return try reader.value(RowLocation(group: group, row: Int(row)), column: c)
     }
 
-    private func resolve(_ index: Int) -> SegmentCursor {
+    /// Resolves property `index`'s segment on its first read; false when it was resolved before
+    /// (a read that found nothing then finds nothing now either).
+    private func resolve(_ index: Int) -> Bool {
+        guard !slots.isFilled(index) else { return false }
         let c = columns[index]
-        guard c >= 0, let segment = try? reader.segment(RowLocation(group: group, row: 0), column: c) else {
-            cursors[index] = SegmentCursor.none
-            return .none
+        if c >= 0, let segment = try? reader.segment(RowLocation(group: group, row: 0), column: c) {
+            slots.fill(index, with: segment)
+        } else {
+            slots.fillEmpty(index)
         }
-        segments[index] = segment
-        cursors[index] = segment.cursor
-        return segment.cursor
+        return true
     }
 }

@@ -34,16 +34,27 @@ public final class Realm {
     /// compares it on every read without a dynamic exclusivity check (only this Realm's thread
     /// changes it; frozen Realms never do).
     package var stamp: Int {
-        get { stampValue.load(ordering: .relaxed) }
-        set { stampValue.store(newValue, ordering: .relaxed) }
+        get { readState.stamp.load(ordering: .relaxed) }
+        set { readState.stamp.store(newValue, ordering: .relaxed) }
     }
-    private let stampValue = Atomic(0)
+    /// The stamp and the confined thread, shared with this Realm's row-group views (the accessors'
+    /// direct read path reads them there, without the Realm).
+    let readState: ReadState
     /// Bumped by ``invalidate()``: objects and results made before it are invalidated.
     var generation = 0
     let threadID: UInt
     /// `threadID` when the Realm is confined to that thread alone (not to a queue or an actor, not
     /// frozen), else 0: the accessors' fast check (``checkThread()`` does the others).
-    let confinedThread: UInt
+    var confinedThread: UInt { readState.confinedThread }
+    /// What the accessors' direct read path needs of a Realm: its stamp (an atomic read with
+    /// relaxed ordering is a plain load, and needs no dynamic exclusivity check; only the Realm's
+    /// thread changes it, and frozen Realms never do) and the thread it is confined to.
+    final class ReadState: Sendable {
+        let stamp = Atomic(0)
+        let confinedThread: UInt
+        init(confinedThread: UInt) { self.confinedThread = confinedThread }
+    }
+
     /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
     let isolation: (any Actor)?
     /// The serial queue this Realm is confined to (``init(configuration:queue:)``), if any.
@@ -113,7 +124,7 @@ public final class Realm {
         self.isolation = isolation
         self.queue = queue
         self.threadID = currentThreadIdentity()
-        self.confinedThread = isolation == nil && queue == nil ? threadID : 0
+        self.readState = ReadState(confinedThread: isolation == nil && queue == nil ? threadID : 0)
         self.handle = try StoreHandle.open(configuration)
         self.store = handle.store
         self.isFrozen = false
@@ -132,7 +143,7 @@ public final class Realm {
         self.isolation = nil
         self.queue = nil
         self.threadID = currentThreadIdentity()
-        self.confinedThread = 0
+        self.readState = ReadState(confinedThread: 0)
         self.handle = template.handle
         self.store = template.handle.store
         self.snapshot = snapshot

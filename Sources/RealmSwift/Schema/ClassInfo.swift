@@ -35,6 +35,9 @@ final class ClassInfo: @unchecked Sendable {
     var storedMaskCovers: Bool { properties.count <= 64 }
     let primaryKey: Int?
     let isEmbedded: Bool
+    /// Whether this describes a table read from the file for the dynamic API (its objects are
+    /// `DynamicObject`s), not a model class.
+    let isDynamic: Bool
     let schema: ObjectSchema
     let indexByName: [String: Int]
     /// Empty stored-value slots of objects that were added, for new unmanaged objects: making and
@@ -94,6 +97,7 @@ final class ClassInfo: @unchecked Sendable {
         self.type = type
         self.className = Self.name(of: type)
         self.isEmbedded = type is EmbeddedObject.Type
+        self.isDynamic = false
         var props: [PropertyInfo] = []
         let prototype = type.init()
         let wrappers = Self.wrappers(of: prototype)
@@ -123,6 +127,7 @@ final class ClassInfo: @unchecked Sendable {
         self.type = DynamicObject.self
         self.className = table.name
         self.isEmbedded = false
+        self.isDynamic = true
         let props = table.columns.map { c in
             let p = Property(
                 name: c.name, type: SchemaSetup.propertyType(c.type), isIndexed: c.isIndexed,

@@ -103,11 +103,11 @@ extension _Persistable where Self: _RealmValue {
         let realm = object._rlmRealm!
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
     }
-    /// Property `index` of a managed object, read by `direct` (cursor, row) from the
+    /// Property `index` of a managed object, read by `direct` (view, index, row) from the
     /// object's row when its Realm allows that (``ObjectBase/_rlmReadDirect(_:_:)``; nil from
     /// `direct` — a null row, another lane — falls back too), else through the general path.
     @inline(__always)
-    static func _rlmRead(_ object: ObjectBase, _ index: Int, direct: (SegmentCursor, Int) -> Self?) -> Self {
+    static func _rlmRead(_ object: ObjectBase, _ index: Int, direct: (GroupView, Int, Int) -> Self?) -> Self {
         if let v = object._rlmReadDirect(index, direct) { return v }
         let realm = object._rlmRealm!
         return _rlmDecode(_RLMRaw(realm.readValue(object, index)), realm)
@@ -127,7 +127,7 @@ extension _Persistable where Self: _RealmValue {
 
 extension Bool: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.bool) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool { _rlmRead(object, index) { $0.int($1).map { $0 != 0 } } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Bool { _rlmRead(object, index) { $0.int($1, $2).map { $0 != 0 } } }
     public static func _rlmDefaultValue() -> Bool { false }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Bool {
         if case .bool(let v) = raw.value { return v }
@@ -143,7 +143,7 @@ public protocol _RealmInteger: FixedWidthInteger, RealmCollectionValue, _Persist
 extension _RealmInteger {
     public static var _rlmInfo: _RLMTypeInfo { .init(.int) }
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
-        _rlmRead(object, index) { $0.int($1).map { Self(truncatingIfNeeded: $0) } }
+        _rlmRead(object, index) { $0.int($1, $2).map { Self(truncatingIfNeeded: $0) } }
     }
     public static func _rlmDefaultValue() -> Self { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Self {
@@ -159,7 +159,7 @@ extension Int: _RealmInteger {
     // Its own accessor read: the generic one's specializations are merged into one function that
     // calls its reader through a pointer (the commonest property type pays for that on every read).
     public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Int {
-        _rlmRead(object, index) { $0.int($1).map { Int(truncatingIfNeeded: $0) } }
+        _rlmRead(object, index) { $0.int($1, $2).map { Int(truncatingIfNeeded: $0) } }
     }
 }
 extension Int8: _RealmInteger {}
@@ -169,7 +169,7 @@ extension Int64: _RealmInteger {}
 
 extension Float: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.float) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float { _rlmRead(object, index) { $0.float($1) } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Float { _rlmRead(object, index) { $0.float($1, $2) } }
     public static func _rlmDefaultValue() -> Float { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Float {
         if case .float(let v) = raw.value { return v }
@@ -181,7 +181,7 @@ extension Float: RealmCollectionValue, _Persistable {
 
 extension Double: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.double) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double { _rlmRead(object, index) { $0.double($1) } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Double { _rlmRead(object, index) { $0.double($1, $2) } }
     public static func _rlmDefaultValue() -> Double { 0 }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> Double {
         if case .double(let v) = raw.value { return v }
@@ -193,7 +193,7 @@ extension Double: RealmCollectionValue, _Persistable {
 
 extension String: RealmCollectionValue, _Persistable {
     public static var _rlmInfo: _RLMTypeInfo { .init(.string) }
-    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String { _rlmRead(object, index) { $0.string($1) } }
+    public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> String { _rlmRead(object, index) { $0.string($1, $2) } }
     public static func _rlmDefaultValue() -> String { "" }
     public static func _rlmDecode(_ raw: _RLMRaw, _ realm: Realm?) -> String {
         if case .string(let v) = raw.value { return v }
