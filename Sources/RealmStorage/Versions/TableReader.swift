@@ -19,14 +19,14 @@ package final class TableReader {
     let entries: [RowGroupEntry]
     // Exempt from dynamic exclusivity checks (they dominated a property read): a reader is
     // confined to one thread and each access is a plain load or a store of one element.
-    @exclusivity(unchecked) private var keySegments: [SegmentReader?]
+    private var keySegments: [SegmentReader?]
     /// Each group's key cursor once its key segment is read (the segment, kept in `keySegments`,
     /// keeps its memory): ``locate(_:)`` reads it without retaining the segment.
-    @exclusivity(unchecked) private var keyCursors: [LaneCursor?]
+    private var keyCursors: [LaneCursor?]
     /// Per catalog column position: each group's segment (nil: the group predates the column).
-    @exclusivity(unchecked) private var columns: [ColumnSegments?]
+    private var columns: [ColumnSegments?]
     /// The primary-key index, resolved on the first ``objectKey(primaryKey:)``.
-    @exclusivity(unchecked) private var primaryIndex: PrimaryIndex?
+    private var primaryIndex: PrimaryIndex?
 
     /// The primary-key index, the key column's position and whether its hash decides equality.
     private struct PrimaryIndex {

@@ -19,28 +19,31 @@ public final class WriteTransaction {
     public private(set) var catalog: Catalog
     // The working state below is exempt from dynamic exclusivity checks like the working
     // tables' (the transaction is confined to one thread, and no access to it overlaps another).
-    @exclusivity(unchecked) var states: [UInt32: TableState]
-    @exclusivity(unchecked) var tables: [UInt32: WorkingTable] = [:]
-    @exclusivity(unchecked) var changes: [UInt32: Changeset.TableChanges] = [:]
+    var states: [UInt32: TableState]
+    var tables: [UInt32: WorkingTable] = [:]
+    var changes: [UInt32: Changeset.TableChanges] = [:]
     /// Resolved insert plans by table name, entered when another table's plan takes the place of
     /// `lastPlan`; see ``dropInsertPlans()``.
     var insertPlans: [String: InsertPlan] = [:]
     /// The plan used last (most inserts go to one table in a row, and most transactions insert
     /// into one table: they never hash a name into `insertPlans`).
-    @exclusivity(unchecked) var lastPlan: InsertPlan?
+    var lastPlan: InsertPlan?
     /// Forgets every insert plan (a schema change makes them stale).
     func dropInsertPlans() {
         insertPlans = [:]
         lastPlan = nil
     }
     var schemaChanged = false
-    @exclusivity(unchecked) var freed: UInt64 = 0
+    var freed: UInt64 = 0
     /// Base row groups this transaction rewrites, merges away or deletes whole: the commit drops
     /// their decoded forms from the store's cache (no later version holds them).
     var supersededGroups: [BlockCache.Key] = []
     /// Read by every operation: exempt from dynamic exclusivity checks like the working state (the
     /// transaction is confined to one thread, and no access to it overlaps another).
-    @exclusivity(unchecked) public private(set) var isFinished = false
+    public var isFinished: Bool { finished }
+    /// Read and written only by plain loads and stores in this file (no access spans a call), so
+    /// the optimizer needs no dynamic exclusivity check for it.
+    private var finished = false
     let capacity: Int
 
     init(store: Store, base: Snapshot) {
@@ -52,18 +55,18 @@ public final class WriteTransaction {
         self.capacity = min(max(1, store.options.rowGroupCapacity), SegmentReader.maximumRows)
     }
 
-    deinit { if !isFinished { cancel() } }
+    deinit { if !finished { cancel() } }
 
     /// Abandons every change and releases the write lock.
     public func cancel() {
-        guard !isFinished else { return }
-        isFinished = true
+        guard !finished else { return }
+        finished = true
         baseSnapshot = nil
         store.endWrite()
     }
 
     func checkOpen() throws {
-        guard !isFinished else { throw StorageError(.invalidTransactionState, "the write transaction has already ended") }
+        guard !finished else { throw StorageError(.invalidTransactionState, "the write transaction has already ended") }
     }
 
     // MARK: Schema
@@ -385,7 +388,7 @@ public final class WriteTransaction {
         /// Each column's default value, in catalog order (made when an insert first needs one).
         lazy var defaults: [StorageValue] = schema.columns.map(\.defaultValue)
         /// The tail group new rows go to, with buffers in catalog order.
-        @exclusivity(unchecked) var tail: LoadedGroup?
+        var tail: LoadedGroup?
         init(
             name: String, schema: TableSchema, names: [String], table: WorkingTable, indexed: [(Int, IndexWork)],
             mixed: [Int],

@@ -49,27 +49,61 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// (numbers, strings, ...: no boxing into `Any`), else in `values` — and then in `stored` too
     /// when it has a stored form (dates), for `add`. A class, made on an object's first set, so a
     /// managed accessor carries none of it.
-    @usableFromInline final class UnmanagedState {
-        @usableFromInline var values: [Any?] = []
-        @usableFromInline var stored: [StorageValue?] = []
+    ///
+    /// Every access to its properties (and to `_rlmUnmanaged`) is instantaneous — an array is
+    /// copied out, changed and put back, never changed in place through the property — and none is
+    /// visible outside this module, so the optimizer needs no dynamic exclusivity check for them
+    /// (one access that spans a call would bring the checks back to every access).
+    final class UnmanagedState {
+        var values: [Any?] = []
+        var stored: [StorageValue?] = []
         /// Bit i: property i (< 64) was set.
-        @usableFromInline var setMask: UInt64 = 0
+        var setMask: UInt64 = 0
         /// Bit i: property i (< 64) has its stored form in `stored`.
-        @usableFromInline var storedMask: UInt64 = 0
+        var storedMask: UInt64 = 0
         /// When set, accessors report which property they read (key path → name).
-        @usableFromInline var recorder: IndexRecorder?
-        @usableFromInline init() {}
+        var recorder: IndexRecorder?
+
+        /// Gives the state slots for every property of `info` (and values, with `values`).
+        func prepare(_ info: ClassInfo, values withValues: Bool) {
+            if withValues && values.isEmpty { values = [Any?](repeating: nil, count: info.properties.count) }
+            if stored.isEmpty { stored = info.emptySlots() }
+        }
+
+        /// Keeps `value` as property `index`'s stored form (nil: none), the slots prepared.
+        func setStored(_ index: Int, _ value: StorageValue?) {
+            var slots = stored
+            stored = []
+            slots[index] = value
+            stored = slots
+        }
+
+        /// Keeps `value` as property `index`'s value (nil: none), the values prepared.
+        func setValue(_ index: Int, _ value: Any?) {
+            var slots = values
+            values = []
+            slots[index] = value
+            values = slots
+        }
+
+        /// Notes that property `index` was set, with its stored form (`hasStored`) or not.
+        func mark(_ index: Int, hasStored: Bool) {
+            guard index < 64 else { return }
+            let bit: UInt64 = 1 << UInt64(index)
+            setMask |= bit
+            if hasStored { storedMask |= bit } else { storedMask &= ~bit }
+        }
     }
 
     /// The managed state (nil while unmanaged).
     final var _rlmBinding: Binding?
     /// The unmanaged state (nil until a value is set).
-    @usableFromInline final var _rlmUnmanaged: UnmanagedState?
+    final var _rlmUnmanaged: UnmanagedState?
     /// The description of the object's class, once asked for.
     private final var _rlmClassStorage: ClassInfo?
 
     /// The unmanaged state, made on first use.
-    @usableFromInline final var _rlmUnmanagedState: UnmanagedState {
+    final var _rlmUnmanagedState: UnmanagedState {
         if let u = _rlmUnmanaged { return u }
         let u = UnmanagedState()
         _rlmUnmanaged = u
@@ -176,18 +210,10 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     /// Keeps `value` of an unmanaged object's property `index` (with its stored form, when known).
     @usableFromInline final func _rlmSetUnmanaged(_ index: Int, _ value: Any, stored: _RLMRaw? = nil) {
         let u = _rlmUnmanagedState
-        Self._rlmPrepare(u, _rlmClass, values: true)
-        u.values[index] = value
-        u.stored[index] = stored?.value
-        guard index < 64 else { return }
-        u.setMask |= 1 << UInt64(index)
-        if stored == nil { u.storedMask &= ~(1 << UInt64(index)) } else { u.storedMask |= 1 << UInt64(index) }
-    }
-
-    /// Gives `state` slots for every property of `info` (and values, with `values`).
-    static func _rlmPrepare(_ state: UnmanagedState, _ info: ClassInfo, values: Bool) {
-        if values && state.values.isEmpty { state.values = [Any?](repeating: nil, count: info.properties.count) }
-        if state.stored.isEmpty { state.stored = info.emptySlots() }
+        u.prepare(_rlmClass, values: true)
+        u.setValue(index, value)
+        u.setStored(index, stored?.value)
+        u.mark(index, hasStored: stored != nil)
     }
 
     /// `object` as a `T`: an object of exactly that class (every object a Results of the class
@@ -200,25 +226,12 @@ open class ObjectBase: CustomStringConvertible, Encodable {
 
     /// Keeps an unmanaged object's property `index` as `stored` alone (its value decodes from it
     /// exactly).
-    @inlinable @inline(__always) final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
-        // Inlined into each accessor's setter (its value's case is then known); the first set of
-        // an object, a property past 64 or one also held as a value take the general path.
-        guard let u = _rlmUnmanaged, !u.stored.isEmpty, index < 64, u.values.isEmpty else {
-            return _rlmSetStoredGeneral(index, stored)
-        }
-        u.stored[index] = stored.value
-        u.setMask |= 1 << UInt64(index)
-        u.storedMask |= 1 << UInt64(index)
-    }
-
-    @usableFromInline final func _rlmSetStoredGeneral(_ index: Int, _ stored: _RLMRaw) {
+    @usableFromInline final func _rlmSetStored(_ index: Int, _ stored: _RLMRaw) {
         let u = _rlmUnmanagedState
-        Self._rlmPrepare(u, _rlmClass, values: false)
-        u.stored[index] = stored.value
-        if index < u.values.count { u.values[index] = nil }
-        guard index < 64 else { return }
-        u.setMask |= 1 << UInt64(index)
-        u.storedMask |= 1 << UInt64(index)
+        u.prepare(_rlmClass, values: false)
+        u.setStored(index, stored.value)
+        if index < u.values.count { u.setValue(index, nil) }
+        u.mark(index, hasStored: true)
     }
 
     /// The stored form an unmanaged object holds for property `index`, if any.
@@ -228,7 +241,7 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     }
 
     /// The value an unmanaged object holds for property `index` as a `Value`, if any.
-    @inlinable @inline(__always)
+    @usableFromInline
     final func _rlmUnmanagedValue<Value: _Persistable>(_ index: Int, as _: Value.Type) -> Value? {
         guard let u = _rlmUnmanaged else { return nil }
         if index < u.values.count, let v = u.values[index] { return v as? Value }
