@@ -4,22 +4,22 @@
 ///
 /// Each read returns nil when it cannot answer here — a null row, a row out of range, a segment of
 /// another lane, damaged offsets — and the caller then takes the checked path
-/// (``SegmentReader/value(_:)``), which returns the null or throws with the reason. Public, with
-/// inlinable reads, only so the object accessors can inline them.
-public struct SegmentCursor: Sendable {
-    @usableFromInline let rows: Int
+/// (``SegmentReader/value(_:)``), which returns the null or throws with the reason. The object
+/// accessors read cursors through ``CursorSlots``, which keeps each with its reader.
+package struct SegmentCursor: Sendable {
+    let rows: Int
     /// Whether `fixed` holds doubles, floats.
-    @usableFromInline let isDouble: Bool
-    @usableFromInline let isFloat: Bool
-    @usableFromInline let ints: LaneCursor?
-    @usableFromInline let fixed: FixedCursor?
-    @usableFromInline let items: ItemsCursor?
+    let isDouble: Bool
+    let isFloat: Bool
+    let ints: LaneCursor?
+    let fixed: FixedCursor?
+    let items: ItemsCursor?
     /// For dictionary-encoded strings: the item of each row.
-    @usableFromInline let indices: LaneCursor?
+    let indices: LaneCursor?
     /// For strings decoded into memory: each row's short string, ready (see ``ShortStringTable``).
-    @usableFromInline let shorts: ShortStringCursor?
+    let shorts: ShortStringCursor?
     /// Present only when the segment has nulls.
-    @usableFromInline let validity: FixedCursor?
+    let validity: FixedCursor?
 
     /// A cursor that answers nothing (every read falls back).
     package static let none = SegmentCursor(
@@ -41,7 +41,7 @@ public struct SegmentCursor: Sendable {
     }
 
     /// Whether row `row` exists and holds a value.
-    @inlinable @inline(__always)
+    @inline(__always)
     func present(_ row: Int) -> Bool {
         guard row >= 0, row < rows else { return false }
         guard let validity else { return true }
@@ -49,29 +49,29 @@ public struct SegmentCursor: Sendable {
     }
 
     /// The raw integer of row `row` of an integer lane (int, bool, link).
-    @inlinable @inline(__always)
-    public func int(_ row: Int) -> Int64? {
+    @inline(__always)
+    package func int(_ row: Int) -> Int64? {
         guard let ints, present(row), row < ints.valueCount else { return nil }
         return ints[row]
     }
 
     /// Row `row` of a `double` segment.
-    @inlinable @inline(__always)
-    public func double(_ row: Int) -> Double? {
+    @inline(__always)
+    package func double(_ row: Int) -> Double? {
         guard isDouble, let fixed, present(row), let bits = fixed.u64(row &* 8) else { return nil }
         return Double(bitPattern: bits)
     }
 
     /// Row `row` of a `float` segment.
-    @inlinable @inline(__always)
-    public func float(_ row: Int) -> Float? {
+    @inline(__always)
+    package func float(_ row: Int) -> Float? {
         guard isFloat, let fixed, present(row), let bits = fixed.u32(row &* 4) else { return nil }
         return Float(bitPattern: bits)
     }
 
     /// Row `row` of a `string` segment.
-    @inlinable @inline(__always)
-    public func string(_ row: Int) -> String? {
+    @inline(__always)
+    package func string(_ row: Int) -> String? {
         guard let items, present(row) else { return nil }
         if let s = shorts?.string(row) { return s }
         guard let indices else { return items.string(row) }

@@ -308,18 +308,18 @@ package enum IntegerLane: RandomAccessCollection, Sendable {
 // a retain and a release per read, more than the read. A cursor holds the same pointer and bounds
 // without the owner: it is valid only while the array it was taken from is alive, which its holder
 // guarantees (a ``SegmentReader`` keeps its arrays, and whoever holds a cursor keeps the reader).
-// Every read is still bounds-checked. They are public, with inlinable reads, only so the layers
-// above can inline them (package declarations are not inlined across modules).
+// Every read is still bounds-checked. They do not leave this module: the object accessors read
+// through ``CursorSlots``, which keeps each cursor with its segment reader.
 
 /// An integer lane (plain or packed) without its owner; a plain lane reads as a packed one of width
 /// 64 from reference 0.
-public struct LaneCursor: @unchecked Sendable {
-    @usableFromInline let base: UnsafeRawPointer?
-    @usableFromInline let count: Int
-    @usableFromInline let width: Int
-    @usableFromInline let reference: Int64
-    @usableFromInline let slope: Int64
-    @usableFromInline let mask: UInt64
+package struct LaneCursor: @unchecked Sendable {
+    let base: UnsafeRawPointer?
+    let count: Int
+    let width: Int
+    let reference: Int64
+    let slope: Int64
+    let mask: UInt64
 
     @inline(__always)
     init(base: UnsafeRawPointer?, count: Int, width: Int, reference: Int64, slope: Int64, mask: UInt64) {
@@ -332,13 +332,13 @@ public struct LaneCursor: @unchecked Sendable {
     }
 
     /// A cursor over no values.
-    public static let empty = LaneCursor(base: nil, count: 0, width: 64, reference: 0, slope: 0, mask: ~0)
+    package static let empty = LaneCursor(base: nil, count: 0, width: 64, reference: 0, slope: 0, mask: ~0)
 
     /// The number of values.
-    @inlinable public var valueCount: Int { count }
+    package var valueCount: Int { count }
 
-    @inlinable @inline(__always)
-    public subscript(i: Int) -> Int64 {
+    @inline(__always)
+    package subscript(i: Int) -> Int64 {
         precondition(i >= 0 && i < count, "LaneCursor index out of range")
         let start = reference &+ Int64(i) &* slope
         if width == 0 { return start }
@@ -411,11 +411,11 @@ extension IntegerLane {
 }
 
 /// The items of a bytes array (offsets into a blob) without their owners.
-public struct ItemsCursor: @unchecked Sendable {
-    @usableFromInline let offsets: UnsafeRawPointer?
-    @usableFromInline let blob: UnsafeRawPointer?
-    @usableFromInline let blobCount: Int
-    @usableFromInline let count: Int
+package struct ItemsCursor: @unchecked Sendable {
+    let offsets: UnsafeRawPointer?
+    let blob: UnsafeRawPointer?
+    let blobCount: Int
+    let count: Int
 
     init(offsets: UnsafeRawPointer?, blob: UnsafeRawPointer?, blobCount: Int, count: Int) {
         self.offsets = offsets
@@ -426,8 +426,8 @@ public struct ItemsCursor: @unchecked Sendable {
 
     /// Item `i` decoded as UTF-8 (invalid sequences repaired); nil when `i` is out of range or its
     /// offsets are out of order or leave the blob (a damaged segment).
-    @inlinable @inline(__always)
-    public func string(_ i: Int) -> String? {
+    @inline(__always)
+    package func string(_ i: Int) -> String? {
         guard let (a, b) = itemBounds(i) else { return nil }
         guard a < b, let blob else { return "" }
         return decodeUTF8(blob + a, count: b &- a, readable: blobCount &- a)
@@ -435,7 +435,7 @@ public struct ItemsCursor: @unchecked Sendable {
 
     /// Where item `i` lies in the blob (`a..<b`); nil when `i` is out of range or its offsets are
     /// out of order or leave the blob.
-    @inlinable @inline(__always)
+    @inline(__always)
     func itemBounds(_ i: Int) -> (Int, Int)? {
         guard i >= 0, i < count else { return nil }
         let a = Int(UInt32(littleEndian: offsets!.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
@@ -482,9 +482,9 @@ extension ItemsCursor {
 }
 
 /// A fixed-width array's bytes, or a validity bitmap's words, without their owner.
-public struct FixedCursor: @unchecked Sendable {
-    @usableFromInline let base: UnsafeRawPointer?
-    @usableFromInline let count: Int
+package struct FixedCursor: @unchecked Sendable {
+    let base: UnsafeRawPointer?
+    let count: Int
 
     init(_ view: ByteView) {
         base = view.baseAddress
@@ -492,22 +492,22 @@ public struct FixedCursor: @unchecked Sendable {
     }
 
     /// The little-endian 8-byte value at `offset`; nil past the end.
-    @inlinable @inline(__always)
-    public func u64(_ offset: Int) -> UInt64? {
+    @inline(__always)
+    package func u64(_ offset: Int) -> UInt64? {
         guard offset >= 0, offset <= count &- 8, let base else { return nil }
         return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// The little-endian 4-byte value at `offset`; nil past the end.
-    @inlinable @inline(__always)
-    public func u32(_ offset: Int) -> UInt32? {
+    @inline(__always)
+    package func u32(_ offset: Int) -> UInt32? {
         guard offset >= 0, offset <= count &- 4, let base else { return nil }
         return UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
     /// Bit `i` of a bitmap (nil past the end).
-    @inlinable @inline(__always)
-    public func bit(_ i: Int) -> Bool? {
+    @inline(__always)
+    package func bit(_ i: Int) -> Bool? {
         guard i >= 0, let word = u64((i >> 6) &* 8) else { return nil }
         return word & (UInt64(1) << UInt64(i & 63)) != 0
     }
