@@ -15,9 +15,9 @@
 ///
 /// Offsets count Unicode scalars from the start of the text (for text without combining sequences,
 /// that is the character offset). `Sendable`.
-public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
+package struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Stable error codes. Raw values are never reused.
-    public enum Code: Int, Sendable, CaseIterable {
+    package enum Code: Int, Sendable, CaseIterable {
         /// The text is not a predicate of the grammar in Spec/QUERY.md §3.
         case syntax = 1
         /// A key path names a property that its class does not have.
@@ -44,17 +44,17 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     /// What went wrong, as a stable code.
-    public var code: Code
+    package var code: Code
     /// A human-readable explanation.
-    public var message: String
+    package var message: String
     /// Where in ``text`` the problem is, in Unicode scalars from its start; `nil` when the problem
     /// has no single place (too many arguments) or the predicate was not parsed from text.
-    public var offset: Int?
+    package var offset: Int?
     /// The query text, when the predicate was parsed from text.
-    public var text: String?
+    package var text: String?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, offset: Int? = nil, text: String? = nil) {
+    package init(_ code: Code, _ message: String, offset: Int? = nil, text: String? = nil) {
         self.code = code
         self.message = message
         self.offset = offset
@@ -62,7 +62,7 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
     }
 
     /// The same error, with `text` as the query it refers to (unless it already has one).
-    public func inText(_ text: String) -> QueryError {
+    package func inText(_ text: String) -> QueryError {
         var e = self
         if e.text == nil { e.text = text }
         return e
@@ -70,7 +70,7 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
 
     /// The code, the message, and (when both are known) the offending line with a caret under
     /// ``offset``.
-    public var description: String {
+    package var description: String {
         var s = "QueryError.\(code): \(message)"
         guard let offset else { return s }
         s += " (at offset \(offset))"
@@ -94,28 +94,28 @@ public struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
     // The codes as members of the error type, so that `catch QueryError.syntax` reads naturally.
 
     /// ``Code/syntax``.
-    public static let syntax = Code.syntax
+    package static let syntax = Code.syntax
     /// ``Code/unknownProperty``.
-    public static let unknownProperty = Code.unknownProperty
+    package static let unknownProperty = Code.unknownProperty
     /// ``Code/typeMismatch``.
-    public static let typeMismatch = Code.typeMismatch
+    package static let typeMismatch = Code.typeMismatch
     /// ``Code/unsupportedOperator``.
-    public static let unsupportedOperator = Code.unsupportedOperator
+    package static let unsupportedOperator = Code.unsupportedOperator
     /// ``Code/argumentCount``.
-    public static let argumentCount = Code.argumentCount
+    package static let argumentCount = Code.argumentCount
     /// ``Code/invalidArgument``.
-    public static let invalidArgument = Code.invalidArgument
+    package static let invalidArgument = Code.invalidArgument
     /// ``Code/invalidKeyPath``.
-    public static let invalidKeyPath = Code.invalidKeyPath
+    package static let invalidKeyPath = Code.invalidKeyPath
     /// ``Code/unknownVariable``.
-    public static let unknownVariable = Code.unknownVariable
+    package static let unknownVariable = Code.unknownVariable
     /// ``Code/invalidLiteral``.
-    public static let invalidLiteral = Code.invalidLiteral
+    package static let invalidLiteral = Code.invalidLiteral
     /// ``Code/overflow``.
-    public static let overflow = Code.overflow
+    package static let overflow = Code.overflow
 }
 
 /// Lets `catch QueryError.typeMismatch` match a ``QueryError`` with that code.
-public func ~= (code: QueryError.Code, error: any Error) -> Bool {
+package func ~= (code: QueryError.Code, error: any Error) -> Bool {
     (error as? QueryError)?.code == code
 }

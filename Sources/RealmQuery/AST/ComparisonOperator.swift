@@ -3,7 +3,7 @@
 /// The text accepts several spellings of some operators (`=` and `==`, `<>` and `!=`, `=<` and
 /// `<=`, `=>` and `>=`); the syntax tree keeps one, and ``description`` prints the canonical one.
 /// `Sendable`.
-public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// `==` (also written `=`).
     case equal = "=="
     /// `!=` (also written `<>`).
@@ -29,11 +29,11 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, Custom
     /// Wildcard match: `?` is one Unicode scalar (one byte for binary), `*` any run of them.
     case like = "LIKE"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The operator that gives the same result with its operands swapped (`a < b` is `b > a`);
     /// `nil` for operators that are not symmetric in that way (`BETWEEN`, `IN`, the string operators).
-    public var swapped: ComparisonOperator? {
+    package var swapped: ComparisonOperator? {
         switch self {
         case .equal, .notEqual: self
         case .less: .greater
@@ -45,7 +45,7 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, Custom
     }
 
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`: the operators on strings and binary data only.
-    public var isSubstringOperator: Bool {
+    package var isSubstringOperator: Bool {
         switch self {
         case .beginsWith, .endsWith, .contains, .like: true
         default: false
@@ -54,19 +54,19 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable, Custom
 }
 
 /// The options of a string comparison: `[c]`, `[d]`, `[cd]` (Spec/QUERY.md §7.3). `Sendable`.
-public struct ComparisonOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
+package struct ComparisonOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The option bits.
-    public var rawValue: UInt8
+    package var rawValue: UInt8
     /// Options from their bits.
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// `[c]`: compare after mapping each Unicode scalar to its lowercase mapping.
-    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    package static let caseInsensitive = ComparisonOptions(rawValue: 1)
     /// `[d]`: compare after canonical decomposition with nonspacing marks removed.
-    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    package static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
 
     /// `""`, `"[c]"`, `"[d]"` or `"[cd]"`.
-    public var description: String {
+    package var description: String {
         if isEmpty { return "" }
         return "[" + (contains(.caseInsensitive) ? "c" : "") + (contains(.diacriticInsensitive) ? "d" : "") + "]"
     }
@@ -74,7 +74,7 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable, CustomStringConv
 
 /// How a comparison combines the values of a to-many left side (Spec/QUERY.md §7.6). `SOME` is
 /// spelled `ANY` in the syntax tree. `Sendable`.
-public enum CollectionModifier: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum CollectionModifier: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// At least one value satisfies the comparison (the default for a key path through a list).
     case any = "ANY"
     /// Every value satisfies it (true for no values).
@@ -82,12 +82,12 @@ public enum CollectionModifier: String, Sendable, Hashable, CaseIterable, Custom
     /// No value satisfies it (true for no values).
     case none = "NONE"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// A collection operator of a key path: `@count` (also spelled `@size`), `@min`, `@max`, `@sum`,
 /// `@avg` (Spec/QUERY.md §7.7). `Sendable`.
-public enum AggregateFunction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum AggregateFunction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The number of elements (or, on a string or binary value, its length in bytes).
     case count = "@count"
     /// The smallest value; nil for none.
@@ -99,7 +99,7 @@ public enum AggregateFunction: String, Sendable, Hashable, CaseIterable, CustomS
     /// The mean; nil for none.
     case avg = "@avg"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The function a collection operator names (`"count"`, `"size"`, `"avg"`, …, case-insensitive).
     init?(operatorName name: String) {

@@ -9,9 +9,9 @@
 ///
 /// ``position`` is where the expression starts in the query text (0 for trees built in code); it
 /// is source information, not part of the value, so `==` ignores it. `Sendable`.
-public struct QueryExpression: Sendable, Equatable, CustomStringConvertible {
+package struct QueryExpression: Sendable, Equatable, CustomStringConvertible {
     /// What the expression is.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// The value(s) a key path reaches from the object (or from a subquery's variable).
         case keyPath(PropertyPath)
         /// A literal or an argument.
@@ -24,30 +24,30 @@ public struct QueryExpression: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What the expression is.
-    public var kind: Kind
+    package var kind: Kind
     /// Offset of the expression's first Unicode scalar in the query text.
-    public var position: Int
+    package var position: Int
 
     /// An expression of `kind` starting at `position`.
-    public init(_ kind: Kind, position: Int = 0) {
+    package init(_ kind: Kind, position: Int = 0) {
         self.kind = kind
         self.position = position
     }
 
     /// A key path from the object: `keyPath("owner", "name")` is `owner.name`.
-    public static func keyPath(_ components: String...) -> QueryExpression {
+    package static func keyPath(_ components: String...) -> QueryExpression {
         QueryExpression(.keyPath(PropertyPath(components)))
     }
 
     /// A constant.
-    public static func constant(_ value: QueryValue) -> QueryExpression {
+    package static func constant(_ value: QueryValue) -> QueryExpression {
         QueryExpression(.constant(value))
     }
 
-    public static func == (a: QueryExpression, b: QueryExpression) -> Bool { a.kind == b.kind }
+    package static func == (a: QueryExpression, b: QueryExpression) -> Bool { a.kind == b.kind }
 
     /// The canonical text of the expression.
-    public var description: String {
+    package var description: String {
         switch kind {
         case .keyPath(let path): path.description
         case .constant(let value): value.description
@@ -62,25 +62,25 @@ public struct QueryExpression: Sendable, Equatable, CustomStringConvertible {
 ///
 /// ``componentPositions`` and ``position`` locate the path in the query text for error messages;
 /// `==` ignores them. `Sendable`.
-public struct PropertyPath: Sendable, Equatable, CustomStringConvertible {
+package struct PropertyPath: Sendable, Equatable, CustomStringConvertible {
     /// The subquery variable the path starts at (`"d"` for `$d.age`), or `nil` for the object.
-    public var variable: String?
+    package var variable: String?
     /// The property names, in order. Empty for a bare `$variable`.
-    public var components: [String]
+    package var components: [String]
     /// The offset of each component in the query text (as many as ``components``).
-    public var componentPositions: [Int]
+    package var componentPositions: [Int]
     /// The offset of the path's first Unicode scalar.
-    public var position: Int
+    package var position: Int
 
     /// A path from the object (or from `$variable`) through `components`.
-    public init(_ components: [String], variable: String? = nil, componentPositions: [Int]? = nil, position: Int = 0) {
+    package init(_ components: [String], variable: String? = nil, componentPositions: [Int]? = nil, position: Int = 0) {
         self.variable = variable
         self.components = components
         self.componentPositions = componentPositions ?? Array(repeating: position, count: components.count)
         self.position = position
     }
 
-    public static func == (a: PropertyPath, b: PropertyPath) -> Bool {
+    package static func == (a: PropertyPath, b: PropertyPath) -> Bool {
         a.variable == b.variable && a.components == b.components
     }
 
@@ -91,7 +91,7 @@ public struct PropertyPath: Sendable, Equatable, CustomStringConvertible {
 
     /// The canonical text: `$d.age`, `owner.name`; a component that is a reserved word or not an
     /// identifier is written `#name`.
-    public var description: String {
+    package var description: String {
         var parts = variable.map { ["$" + $0] } ?? []
         parts += components.map { Keyword.needsEscape($0) ? "#" + $0 : $0 }
         return parts.joined(separator: ".")
@@ -101,21 +101,21 @@ public struct PropertyPath: Sendable, Equatable, CustomStringConvertible {
 /// `SUBQUERY(collection, $variable, predicate)`: the elements of `collection` for which
 /// `predicate` holds, with `$variable` naming the element. Only its `@count` is an expression.
 /// `Sendable`.
-public struct Subquery: Sendable, Equatable, CustomStringConvertible {
+package struct Subquery: Sendable, Equatable, CustomStringConvertible {
     /// The key path of the collection (through at least one list).
-    public var collection: PropertyPath
+    package var collection: PropertyPath
     /// The variable's name, without `$`.
-    public var variable: String
+    package var variable: String
     /// The condition on each element; every key path in it starts with `$variable`.
-    public var predicate: QueryPredicate
+    package var predicate: QueryPredicate
 
     /// `SUBQUERY(collection, $variable, predicate)`.
-    public init(collection: PropertyPath, variable: String, predicate: QueryPredicate) {
+    package init(collection: PropertyPath, variable: String, predicate: QueryPredicate) {
         self.collection = collection
         self.variable = variable
         self.predicate = predicate
     }
 
     /// `SUBQUERY(collection, $variable, predicate).@count`.
-    public var description: String { "SUBQUERY(\(collection), $\(variable), \(predicate)).@count" }
+    package var description: String { "SUBQUERY(\(collection), $\(variable), \(predicate)).@count" }
 }

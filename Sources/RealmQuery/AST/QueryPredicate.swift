@@ -14,7 +14,7 @@
 /// chains do not nest. ``description`` prints canonical text that parses back to an equal tree
 /// (constants of ``QueryValue/typed(_:)`` and ``QueryValue/object(table:key:)`` excepted: they have
 /// no literal form). `Sendable`.
-public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertible {
+package indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertible {
     /// `TRUEPREDICATE` (true) or `FALSEPREDICATE` (false).
     case constant(Bool)
     /// All of the predicates hold (the parser makes two or more; none is true).
@@ -27,24 +27,24 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
     case comparison(QueryComparison)
 
     /// `a AND b`, flattening nested `and`s.
-    public static func && (a: QueryPredicate, b: QueryPredicate) -> QueryPredicate {
+    package static func && (a: QueryPredicate, b: QueryPredicate) -> QueryPredicate {
         .and(a.conjuncts + b.conjuncts)
     }
 
     /// `a OR b`, flattening nested `or`s.
-    public static func || (a: QueryPredicate, b: QueryPredicate) -> QueryPredicate {
+    package static func || (a: QueryPredicate, b: QueryPredicate) -> QueryPredicate {
         .or(a.disjuncts + b.disjuncts)
     }
 
     /// `NOT a`.
-    public static prefix func ! (a: QueryPredicate) -> QueryPredicate { .not(a) }
+    package static prefix func ! (a: QueryPredicate) -> QueryPredicate { .not(a) }
 
     var conjuncts: [QueryPredicate] { if case .and(let ps) = self { ps } else { [self] } }
     var disjuncts: [QueryPredicate] { if case .or(let ps) = self { ps } else { [self] } }
 
     /// The canonical text: upper-case keywords, `==`/`!=` spellings, parentheses only where the
     /// precedence `NOT` > `AND` > `OR` needs them.
-    public var description: String {
+    package var description: String {
         switch self {
         case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .and([]): "TRUEPREDICATE"
@@ -66,24 +66,24 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
 ///
 /// ``position`` (where the comparison starts) and ``operatorPosition`` are source information for
 /// error messages; `==` ignores them. `Sendable`.
-public struct QueryComparison: Sendable, Equatable, CustomStringConvertible {
+package struct QueryComparison: Sendable, Equatable, CustomStringConvertible {
     /// `ANY`/`SOME`, `ALL` or `NONE` before the left side; `nil` when none was written.
-    public var modifier: CollectionModifier?
+    package var modifier: CollectionModifier?
     /// The left side (where a modifier applies).
-    public var left: QueryExpression
+    package var left: QueryExpression
     /// The operator.
-    public var op: ComparisonOperator
+    package var op: ComparisonOperator
     /// `[c]`, `[d]`, `[cd]`.
-    public var options: ComparisonOptions
+    package var options: ComparisonOptions
     /// The right side.
-    public var right: QueryExpression
+    package var right: QueryExpression
     /// Offset of the comparison's first Unicode scalar (its modifier or its left side).
-    public var position: Int
+    package var position: Int
     /// Offset of the operator.
-    public var operatorPosition: Int
+    package var operatorPosition: Int
 
     /// A comparison; positions default to 0 (trees built in code have no text).
-    public init(
+    package init(
         _ left: QueryExpression, _ op: ComparisonOperator, _ right: QueryExpression, options: ComparisonOptions = [],
         modifier: CollectionModifier? = nil, position: Int? = nil, operatorPosition: Int? = nil
     ) {
@@ -96,11 +96,11 @@ public struct QueryComparison: Sendable, Equatable, CustomStringConvertible {
         self.operatorPosition = operatorPosition ?? self.position
     }
 
-    public static func == (a: QueryComparison, b: QueryComparison) -> Bool {
+    package static func == (a: QueryComparison, b: QueryComparison) -> Bool {
         a.modifier == b.modifier && a.left == b.left && a.op == b.op && a.options == b.options && a.right == b.right
     }
 
-    public var description: String {
+    package var description: String {
         (modifier.map { "\($0) " } ?? "") + "\(left) \(op)\(options) \(right)"
     }
 }

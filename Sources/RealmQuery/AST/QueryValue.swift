@@ -8,7 +8,7 @@ import RealmStorage
 /// exactly to decimal128 and correctly rounded to double or float — and never to int. Values that
 /// text cannot spell (dates, binary data, object ids, …) arrive as arguments in ``typed(_:)``.
 /// `Sendable`.
-public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
+package enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     /// `nil`/`NULL`, or a null argument.
     case null
     /// `TRUE`/`YES`, `FALSE`/`NO`, or a bool argument.
@@ -29,7 +29,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
 
     /// The constant for an argument's value: ints, bools, strings and null become ``integer(_:)``,
     /// ``bool(_:)``, ``string(_:)`` and ``null``, lists become ``list(_:)``, the rest ``typed(_:)``.
-    public init(_ value: StorageValue) {
+    package init(_ value: StorageValue) {
         switch value {
         case .null: self = .null
         case .int(let v): self = .integer(v)
@@ -44,7 +44,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     /// `TRUE`/`FALSE`, lists in braces); typed arguments and objects, which have no literal form,
     /// in the engine's value notation (`@seconds.nanoseconds`, `ObjectId(…)`, `<3 bytes>`, …) and
     /// `Table#key`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .null: "nil"
         case .bool(let b): b ? "TRUE" : "FALSE"

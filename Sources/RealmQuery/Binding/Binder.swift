@@ -16,7 +16,7 @@ extension QueryPredicate {
     ///   `.invalidKeyPath`, `.unknownVariable`, `.invalidArgument` or `.invalidLiteral`, and the
     ///   offset of the problem (the error has no ``QueryError/text``; ``BoundPredicate/compile(_:arguments:table:catalog:linkingObjects:)``
     ///   adds it).
-    public func bind(to table: TableSchema, in catalog: Catalog, linkingObjects: [LinkingObjectsProperty] = []) throws(QueryError)
+    package func bind(to table: TableSchema, in catalog: Catalog, linkingObjects: [LinkingObjectsProperty] = []) throws(QueryError)
         -> BoundPredicate
     {
         try Binder(catalog: catalog, linkingObjects: linkingObjects).bind(self, in: .object(table))

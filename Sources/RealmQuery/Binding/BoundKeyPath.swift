@@ -8,22 +8,22 @@ import RealmStorage
 /// to every element, which makes the path **to-many**. A nil to-one link on the way makes a to-one path's value nil, and contributes no
 /// values to a to-many path. A path with no steps is the current element itself (a subquery's
 /// `$x`). `Sendable`.
-public struct BoundKeyPath: Sendable, Equatable, CustomStringConvertible {
+package struct BoundKeyPath: Sendable, Equatable, CustomStringConvertible {
     /// The columns read, in order.
-    public var steps: [PathStep]
+    package var steps: [PathStep]
     /// The type of the values the path reaches: the final column's type (for a list, its elements'
     /// type); `.link` when it reaches objects.
-    public var valueType: ColumnType
+    package var valueType: ColumnType
     /// For paths that reach objects: their table.
-    public var targetTable: String?
+    package var targetTable: String?
     /// Whether a value reached can be nil: the final column (or list element) is nullable, or the
     /// path ends on a to-one link, or (for a to-one path) a to-one link on the way can be nil.
-    public var isNullable: Bool
+    package var isNullable: Bool
     /// The subquery variable the path starts at, for ``description`` only (`nil`: the object).
-    public var variable: String?
+    package var variable: String?
 
     /// A resolved key path (the binder makes these; tests and planners may too).
-    public init(steps: [PathStep], valueType: ColumnType, targetTable: String? = nil, isNullable: Bool, variable: String? = nil) {
+    package init(steps: [PathStep], valueType: ColumnType, targetTable: String? = nil, isNullable: Bool, variable: String? = nil) {
         self.steps = steps
         self.valueType = valueType
         self.targetTable = targetTable
@@ -32,16 +32,16 @@ public struct BoundKeyPath: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether the path goes through a list, set, map or backlink, so it reaches any number of values.
-    public var isToMany: Bool { steps.contains(where: \.isToMany) }
+    package var isToMany: Bool { steps.contains(where: \.isToMany) }
 
     /// `owner.dogs.name`; backlinks print as `@links.Table.column`, a subquery element as `$x`.
-    public var description: String {
+    package var description: String {
         ((variable.map { ["$" + $0] } ?? []) + steps.map(\.description)).joined(separator: ".")
     }
 }
 
 /// One hop of a ``BoundKeyPath``. `Sendable`.
-public enum PathStep: Sendable, Equatable, CustomStringConvertible {
+package enum PathStep: Sendable, Equatable, CustomStringConvertible {
     /// Reads `column` of the current object, an object of `table`.
     case column(table: String, ColumnSchema)
     /// Follows links backwards: every object of `originTable` whose link (or link list) column
@@ -50,7 +50,7 @@ public enum PathStep: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the step fans out to many values: a list or set column (its elements), a map column
     /// (its values) or a backlink.
-    public var isToMany: Bool {
+    package var isToMany: Bool {
         switch self {
         case .column(_, let column): column.isList || column.isMap
         case .backlink: true
@@ -58,14 +58,14 @@ public enum PathStep: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The table of the objects the step reaches when it is a link, else `nil`.
-    public var linkTarget: String? {
+    package var linkTarget: String? {
         switch self {
         case .column(_, let column): column.type == .link ? column.linkTarget : nil
         case .backlink(let origin, _): origin
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .column(_, let column): column.name
         case .backlink(let origin, let column): "@links.\(origin).\(column.name)"
@@ -77,18 +77,18 @@ public enum PathStep: Sendable, Equatable, CustomStringConvertible {
 /// file's catalog does not store. `Dog.owners` defined as the origin `Person.dogs` is
 /// `LinkingObjectsProperty(table: "Dog", name: "owners", originTable: "Person", originColumn: "dogs")`.
 /// `Sendable`.
-public struct LinkingObjectsProperty: Sendable, Hashable {
+package struct LinkingObjectsProperty: Sendable, Hashable {
     /// The table that has the property.
-    public var table: String
+    package var table: String
     /// The property's name.
-    public var name: String
+    package var name: String
     /// The table whose link column points at `table`.
-    public var originTable: String
+    package var originTable: String
     /// The link (or link list) column of `originTable`.
-    public var originColumn: String
+    package var originColumn: String
 
     /// `table.name` follows `originTable.originColumn` backwards.
-    public init(table: String, name: String, originTable: String, originColumn: String) {
+    package init(table: String, name: String, originTable: String, originColumn: String) {
         self.table = table
         self.name = name
         self.originTable = originTable

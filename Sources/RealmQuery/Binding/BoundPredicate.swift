@@ -13,7 +13,7 @@ import RealmStorage
 /// Normal form of each ``BoundComparison``: the left side is never a constant and is the only side
 /// that may be to-many; `IN` and `BETWEEN` have a ``BoundOperand/list(_:)`` on the right; the
 /// modifier is set exactly when the left side is to-many. `Sendable`.
-public indirect enum BoundPredicate: Sendable, Equatable, CustomStringConvertible {
+package indirect enum BoundPredicate: Sendable, Equatable, CustomStringConvertible {
     /// Always true or always false.
     case constant(Bool)
     /// All hold (true for none).
@@ -29,7 +29,7 @@ public indirect enum BoundPredicate: Sendable, Equatable, CustomStringConvertibl
     /// ``QueryPredicate/bind(to:in:linkingObjects:)``); errors carry `text` for their caret.
     ///
     /// - Throws: ``QueryError``.
-    public static func compile(
+    package static func compile(
         _ text: String, arguments: [QueryArgument] = [], table: TableSchema, catalog: Catalog,
         linkingObjects: [LinkingObjectsProperty] = []
     ) throws(QueryError) -> BoundPredicate {
@@ -41,7 +41,7 @@ public indirect enum BoundPredicate: Sendable, Equatable, CustomStringConvertibl
     }
 
     /// Query-like text for tests and diagnostics: constants in the engine's value notation.
-    public var description: String {
+    package var description: String {
         switch self {
         case .constant(let value): value ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .and([]): "TRUEPREDICATE"
@@ -61,24 +61,24 @@ public indirect enum BoundPredicate: Sendable, Equatable, CustomStringConvertibl
 }
 
 /// `[modifier] left op[options] right`, in normal form (see ``BoundPredicate``). `Sendable`.
-public struct BoundComparison: Sendable, Equatable, CustomStringConvertible {
+package struct BoundComparison: Sendable, Equatable, CustomStringConvertible {
     /// How the values of a to-many ``left`` combine (written, or `.any` by default); `nil` exactly
     /// when ``left`` is one value per object.
-    public var modifier: CollectionModifier?
+    package var modifier: CollectionModifier?
     /// A key path, aggregate, length or subquery count — never a constant.
-    public var left: BoundOperand
+    package var left: BoundOperand
     /// The operator. `IN` means "left equals an element of the list on the right".
-    public var op: ComparisonOperator
+    package var op: ComparisonOperator
     /// `[c]`/`[d]`: only on string comparisons.
-    public var options: ComparisonOptions
+    package var options: ComparisonOptions
     /// One value per object: a constant, a list (for `IN`/`BETWEEN`), or a to-one operand.
-    public var right: BoundOperand
+    package var right: BoundOperand
     /// The type both sides are compared in (for `.link`, the left side's ``BoundKeyPath/targetTable``
     /// is the table).
-    public var valueType: ColumnType
+    package var valueType: ColumnType
 
     /// A comparison in normal form (the binder makes these).
-    public init(
+    package init(
         modifier: CollectionModifier?, left: BoundOperand, op: ComparisonOperator, options: ComparisonOptions, right: BoundOperand,
         valueType: ColumnType
     ) {
@@ -90,13 +90,13 @@ public struct BoundComparison: Sendable, Equatable, CustomStringConvertible {
         self.valueType = valueType
     }
 
-    public var description: String {
+    package var description: String {
         (modifier.map { "\($0) " } ?? "") + "\(left) \(op)\(options) \(right)"
     }
 }
 
 /// A side of a ``BoundComparison``. `Sendable`.
-public enum BoundOperand: Sendable, Equatable, CustomStringConvertible {
+package enum BoundOperand: Sendable, Equatable, CustomStringConvertible {
     /// The values the key path reaches (one, or many when the path is to-many).
     case keyPath(BoundKeyPath)
     /// A constant of the comparison's type (or `.null`).
@@ -111,7 +111,7 @@ public enum BoundOperand: Sendable, Equatable, CustomStringConvertible {
     /// How many elements of a collection satisfy a predicate.
     case subqueryCount(BoundSubquery)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .keyPath(let path): path.description
         case .constant(let value): value.description
@@ -124,20 +124,20 @@ public enum BoundOperand: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// `SUBQUERY(collection, $variable, predicate).@count`, bound. `Sendable`.
-public struct BoundSubquery: Sendable, Equatable, CustomStringConvertible {
+package struct BoundSubquery: Sendable, Equatable, CustomStringConvertible {
     /// A to-many key path: the elements iterated (objects, or values of a list of primitives).
-    public var collection: BoundKeyPath
+    package var collection: BoundKeyPath
     /// The variable's name, for ``description``.
-    public var variable: String
+    package var variable: String
     /// Evaluated with each element as the current object: its key paths start at the element.
-    public var predicate: BoundPredicate
+    package var predicate: BoundPredicate
 
     /// A bound subquery.
-    public init(collection: BoundKeyPath, variable: String, predicate: BoundPredicate) {
+    package init(collection: BoundKeyPath, variable: String, predicate: BoundPredicate) {
         self.collection = collection
         self.variable = variable
         self.predicate = predicate
     }
 
-    public var description: String { "SUBQUERY(\(collection), $\(variable), \(predicate)).@count" }
+    package var description: String { "SUBQUERY(\(collection), $\(variable), \(predicate)).@count" }
 }

@@ -16,7 +16,7 @@ extension BoundKeyPath {
     /// - Throws: ``QueryError`` with the path as its text: `.invalidKeyPath` for an empty
     ///   component, a property after a value that is not a link, or a to-many path where one
     ///   value is needed; `.unknownProperty` for a name the table lacks.
-    public static func bind(
+    package static func bind(
         _ path: String, table: TableSchema, catalog: Catalog, allowToMany: Bool = false,
         linkingObjects: [LinkingObjectsProperty] = []
     ) throws(QueryError) -> BoundKeyPath {

@@ -4,7 +4,7 @@ extension BoundPredicate {
     /// Whether evaluating the predicate on an object reads only that object's own columns (no
     /// hop through a link or backlink, no subquery): then only changed objects can change whether
     /// they match.
-    public var readsOnlyOwnColumns: Bool {
+    package var readsOnlyOwnColumns: Bool {
         switch self {
         case .constant: true
         case .and(let ps), .or(let ps): ps.allSatisfy(\.readsOnlyOwnColumns)
@@ -26,7 +26,7 @@ extension BoundOperand {
 
 extension BoundKeyPath {
     /// Whether the path is one column of the object itself (no link hop, no backlink).
-    public var readsOnlyOwnColumns: Bool {
+    package var readsOnlyOwnColumns: Bool {
         guard variable == nil, steps.count == 1, case .column = steps[0] else { return false }
         return true
     }
@@ -40,7 +40,7 @@ extension QueryEvaluator {
     ///
     /// - Throws: ``QueryError`` when the predicate names columns the source lacks; `StorageError`
     ///   for a damaged file.
-    public func matching(_ table: String, _ keys: [ObjectKey], _ predicate: BoundPredicate?) throws -> [ObjectKey] {
+    package func matching(_ table: String, _ keys: [ObjectKey], _ predicate: BoundPredicate?) throws -> [ObjectKey] {
         let evaluation = Evaluation(source)
         let slot = evaluation.slot(table)
         let compiled = try predicate.map { try evaluation.compile($0) }
@@ -66,7 +66,7 @@ extension QueryEvaluator {
     ///
     /// - Throws: ``QueryError`` for sort keys that are not one own column; `StorageError` for a
     ///   damaged file.
-    public func update(
+    package func update(
         _ table: String, previous: [ObjectKey], changed: [ObjectKey], isChanged: (ObjectKey) -> Bool, predicate: BoundPredicate?,
         sortKeys: [SortKey]
     ) throws -> [ObjectKey] {

@@ -11,7 +11,7 @@ extension QueryEvaluator {
     ///
     /// - Throws: ``QueryError`` (`.invalidKeyPath`) for a to-many path or one ending on a link
     ///   (before reading anything); `StorageError` (`.notFound`) for a key `table` lacks.
-    public func sort(_ table: String, _ keys: [ObjectKey], by sortKeys: [SortKey], limit: Int? = nil) throws -> [ObjectKey] {
+    package func sort(_ table: String, _ keys: [ObjectKey], by sortKeys: [SortKey], limit: Int? = nil) throws -> [ObjectKey] {
         for key in sortKeys {
             guard !key.path.isToMany else {
                 throw QueryError(.invalidKeyPath, "cannot sort by '\(key.path)': it reaches many values per object")
@@ -64,7 +64,7 @@ extension QueryEvaluator {
     /// or double column of a snapshot, one pass over its lanes (as order keys) finds the
     /// `limit`-th best value; only the objects up to it are then sorted by every key. nil when
     /// that does not apply (the caller sorts in full).
-    public func sortedPrefix(ofAll table: String, by sortKeys: [SortKey], limit: Int) throws -> [ObjectKey]? {
+    package func sortedPrefix(ofAll table: String, by sortKeys: [SortKey], limit: Int) throws -> [ObjectKey]? {
         guard let snapshot = source as? Snapshot, let first = sortKeys.first, limit > 0, first.path.readsOnlyOwnColumns,
             case .column(_, let c) = first.path.steps[0], !c.isNullable, !c.isList, !c.isMap, !c.isSet,
             [.int, .bool, .double, .float].contains(c.type)
@@ -127,7 +127,7 @@ extension QueryEvaluator {
     ///
     /// - Throws: ``QueryError`` (`.invalidKeyPath`) for a to-many path; `StorageError` for a key
     ///   `table` lacks.
-    public func distinct(_ table: String, _ keys: [ObjectKey], by paths: [BoundKeyPath]) throws -> [ObjectKey] {
+    package func distinct(_ table: String, _ keys: [ObjectKey], by paths: [BoundKeyPath]) throws -> [ObjectKey] {
         for path in paths where path.isToMany {
             throw QueryError(.invalidKeyPath, "cannot apply distinct to '\(path)': it reaches many values per object")
         }
@@ -168,7 +168,7 @@ extension QueryEvaluator {
     /// - Throws: ``QueryError`` `.typeMismatch` when the values cannot be aggregated so (`@sum` of
     ///   strings, `@avg` of dates, mixed values), `.overflow` when a sum of ints leaves `Int64`;
     ///   `StorageError` for a key `table` lacks.
-    public func aggregate(_ table: String, _ keys: [ObjectKey], _ function: AggregateFunction, _ path: BoundKeyPath) throws
+    package func aggregate(_ table: String, _ keys: [ObjectKey], _ function: AggregateFunction, _ path: BoundKeyPath) throws
         -> StorageValue?
     {
         let type = path.valueType
@@ -195,7 +195,7 @@ extension QueryEvaluator {
     /// no values boxed).
     ///
     /// - Throws: as ``aggregate(_:_:_:_:)``.
-    public func aggregate(_ table: String, _ function: AggregateFunction, _ path: BoundKeyPath) throws -> StorageValue? {
+    package func aggregate(_ table: String, _ function: AggregateFunction, _ path: BoundKeyPath) throws -> StorageValue? {
         let type = path.valueType
         guard let snapshot = source as? Snapshot, path.readsOnlyOwnColumns, [.int, .double, .float].contains(type),
             case .column(_, let column) = path.steps[0], !column.isList, !column.isMap, !column.isSet

@@ -19,18 +19,18 @@ import RealmStorage
 /// (through its primary-key index for `==`/`IN` on the key), so it sees the transaction's changes.
 ///
 /// A value type holding its source: thread-confined like the source it reads.
-public struct QueryEvaluator {
+package struct QueryEvaluator {
     /// What the evaluator reads.
-    public let source: any QuerySource
+    package let source: any QuerySource
 
     /// An evaluator reading `source`.
-    public init(_ source: any QuerySource) { self.source = source }
+    package init(_ source: any QuerySource) { self.source = source }
 
     /// The keys of the objects of `table` matching `predicate` (all when nil), ascending.
     ///
     /// - Throws: `StorageError` for an unknown table or a damaged file; ``QueryError`` when the
     ///   predicate names columns the source's schema lacks.
-    public func filter(_ table: String, _ predicate: BoundPredicate?) throws -> [ObjectKey] {
+    package func filter(_ table: String, _ predicate: BoundPredicate?) throws -> [ObjectKey] {
         guard let predicate else { return try source.objectKeys(table) }
         let evaluation = Evaluation(source)
         let compiled = try evaluation.compile(predicate)
@@ -51,7 +51,7 @@ public struct QueryEvaluator {
 
     /// How many objects of `table` match `predicate` (nil: all), without collecting their keys when
     /// the source is a snapshot.
-    public func count(_ table: String, _ predicate: BoundPredicate?) throws -> Int {
+    package func count(_ table: String, _ predicate: BoundPredicate?) throws -> Int {
         guard let predicate else { return try source.objectKeys(table).count }
         // One comparison of an int column with constants: counted in place by the engine's typed
         // loops over the segments (no lanes decoded into arrays, no masks).
@@ -71,7 +71,7 @@ public struct QueryEvaluator {
     ///
     /// - Throws: `StorageError` (`.notFound`) when the table has no such object; see
     ///   ``filter(_:_:)``.
-    public func matches(_ table: String, _ key: ObjectKey, _ predicate: BoundPredicate) throws -> Bool {
+    package func matches(_ table: String, _ key: ObjectKey, _ predicate: BoundPredicate) throws -> Bool {
         let evaluation = Evaluation(source)
         let compiled = try evaluation.compile(predicate)
         guard try source.contains(table, key), let object = try evaluation.object(evaluation.slot(table), key) else {

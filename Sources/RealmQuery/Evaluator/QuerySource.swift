@@ -12,7 +12,7 @@ import RealmStorage
 /// let source: any QuerySource = try store.snapshot()
 /// let adults = try QueryEvaluator(source).filter("Person", predicate)
 /// ```
-public protocol QuerySource: AnyObject {
+package protocol QuerySource: AnyObject {
     /// The schema the source reads with.
     var catalog: Catalog { get }
     /// The keys of every object of `table`, ascending.

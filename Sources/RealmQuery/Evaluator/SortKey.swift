@@ -7,14 +7,14 @@ import RealmStorage
 /// let byAge = SortKey(path: try .bind("age", table: person, catalog: catalog), ascending: false)
 /// let keys = try QueryEvaluator(snapshot).sort("Person", try snapshot.objectKeys("Person"), by: [byAge], limit: 10)
 /// ```
-public struct SortKey: Sendable, Equatable {
+package struct SortKey: Sendable, Equatable {
     /// The values sorted by: a to-one path (through to-one links) to a column that is not a link.
-    public var path: BoundKeyPath
+    package var path: BoundKeyPath
     /// Ascending puts nil first; descending is the exact reverse (nil last).
-    public var ascending: Bool
+    package var ascending: Bool
 
     /// Sorts by `path`, ascending or descending.
-    public init(path: BoundKeyPath, ascending: Bool) {
+    package init(path: BoundKeyPath, ascending: Bool) {
         self.path = path
         self.ascending = ascending
     }

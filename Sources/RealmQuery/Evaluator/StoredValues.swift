@@ -12,12 +12,12 @@ import RealmStorage
 /// ```
 ///
 /// Pure functions; `Sendable` by having no state.
-public enum StoredValues {
+package enum StoredValues {
     /// The positions of `values` in sorted order, stably (equal values keep their order in both
     /// directions): nil first ascending, then NaN, then numbers numerically; strings and binary
     /// data by bytes; `false` before `true`; dates chronologically. Descending reverses the order
     /// of unequal values only.
-    public static func sortedIndices(_ values: [StorageValue], ascending: Bool) -> [Int] {
+    package static func sortedIndices(_ values: [StorageValue], ascending: Bool) -> [Int] {
         values.indices.sorted { i, j in
             let order = ValueOrder.sortOrder(values[i], values[j])
             if order != 0 { return ascending ? order < 0 : order > 0 }
@@ -28,7 +28,7 @@ public enum StoredValues {
     /// The positions of the first value of each group of equal values, ascending. Values are equal
     /// when neither sorts before the other (nil equals nil, NaN equals NaN, `-0.0` equals `0.0`,
     /// strings are equal byte for byte), as for `distinct` over objects.
-    public static func distinctIndices(_ values: [StorageValue]) -> [Int] {
+    package static func distinctIndices(_ values: [StorageValue]) -> [Int] {
         guard values.count > 1 else { return Array(values.indices) }
         let sorted = sortedIndices(values, ascending: true)
         var keep = [Bool](repeating: false, count: values.count)
@@ -43,7 +43,7 @@ public enum StoredValues {
     ///
     /// - Throws: ``QueryError`` for a malformed query, a key path other than `self`, or a type
     ///   mismatch, with the position in the text.
-    public static func matchingIndices(
+    package static func matchingIndices(
         _ values: [StorageValue], type: ColumnType, isNullable: Bool, predicate: String, arguments: [QueryArgument] = []
     ) throws -> [Int] {
         let catalog = Catalog.standalone(table: ValueList.table, columns: [ColumnSchema(ValueList.column, type, nullable: isNullable)])
@@ -57,7 +57,7 @@ public enum StoredValues {
     ///
     /// - Throws: ``QueryError`` `.typeMismatch` when values of `type` cannot be aggregated so
     ///   (`@sum` of strings, `@avg` of dates), `.overflow` when a sum of ints leaves `Int64`.
-    public static func aggregate(_ values: [StorageValue], _ function: AggregateFunction, type: ColumnType) throws -> StorageValue? {
+    package static func aggregate(_ values: [StorageValue], _ function: AggregateFunction, type: ColumnType) throws -> StorageValue? {
         try check(function, type, "values")
         var aggregator = Aggregator(function)
         for v in values { aggregator.add(v) }

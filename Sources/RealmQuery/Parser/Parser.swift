@@ -14,7 +14,7 @@ extension QueryPredicate {
     /// - Throws: ``QueryError`` with code `.syntax`, `.invalidLiteral`, `.invalidKeyPath`,
     ///   `.unsupportedOperator` (`MATCHES`), `.argumentCount` or `.invalidArgument`, and the offset
     ///   of the problem in `text`.
-    public static func parse(_ text: String, arguments: [QueryArgument] = []) throws(QueryError) -> QueryPredicate {
+    package static func parse(_ text: String, arguments: [QueryArgument] = []) throws(QueryError) -> QueryPredicate {
         var parser = Parser(text: text, tokens: try Lexer.tokens(of: text), arguments: arguments)
         return try parser.parse()
     }

@@ -13,7 +13,7 @@ import RealmStorage
 /// ```
 ///
 /// `Sendable`.
-public enum QueryArgument: Sendable, Equatable {
+package enum QueryArgument: Sendable, Equatable {
     /// One value for `%@`. A string is also accepted by `%K`, as a key path.
     case value(StorageValue)
     /// Several values for `%@` after `IN` or `BETWEEN`.

@@ -41,14 +41,14 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     // MARK: - Constants
 
-    private static let precision = 34
-    private static let exponentBias = 6176
-    private static let minExponent = -6176
-    private static let maxExponent = 6111
-    private static let signMask: UInt64 = 1 << 63
-    private static let quietNaNHigh: UInt64 = 0x7C00_0000_0000_0000
-    private static let signalingNaNHigh: UInt64 = 0x7E00_0000_0000_0000
-    private static let infinityHigh: UInt64 = 0x7800_0000_0000_0000
+    static let precision = 34
+    static let exponentBias = 6176
+    static let minExponent = -6176
+    static let maxExponent = 6111
+    static let signMask: UInt64 = 1 << 63
+    static let quietNaNHigh: UInt64 = 0x7C00_0000_0000_0000
+    static let signalingNaNHigh: UInt64 = 0x7E00_0000_0000_0000
+    static let infinityHigh: UInt64 = 0x7800_0000_0000_0000
 
     /// A quiet NaN ("not a number").
     public static let nan = Decimal128(low: 0, high: quietNaNHigh)
@@ -58,13 +58,13 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     // MARK: - Decoding and encoding of the BID layout
 
-    private enum Decoded {
+    enum Decoded {
         case finite(negative: Bool, coefficient: UInt128, exponent: Int)
         case infinity(negative: Bool)
         case nan(signaling: Bool)
     }
 
-    private var decoded: Decoded {
+    var decoded: Decoded {
         let negative = high & Decimal128.signMask != 0
         let combination = (high >> 58) & 0x1F
         if combination == 0x1F {
@@ -88,13 +88,13 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
     }
 
     /// Encodes a finite value; the coefficient must be below 10^34 and the exponent in range.
-    private init(negative: Bool, coefficient: UInt128, exponent: Int) {
+    init(negative: Bool, coefficient: UInt128, exponent: Int) {
         let biased = UInt64(exponent + Decimal128.exponentBias)
         high = (negative ? Decimal128.signMask : 0) | biased << 49 | UInt64(truncatingIfNeeded: coefficient >> 64)
         low = UInt64(truncatingIfNeeded: coefficient)
     }
 
-    private static func infinity(negative: Bool) -> Decimal128 {
+    static func infinity(negative: Bool) -> Decimal128 {
         Decimal128(low: 0, high: infinityHigh | (negative ? signMask : 0))
     }
 
@@ -103,7 +103,7 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
     ///
     /// `sticky` says that the true value is slightly larger than `coefficient × 10^exponent` (nonzero
     /// digits were discarded below the last digit of `coefficient`).
-    private static func rounded(negative: Bool, coefficient: WideUInt, exponent: Int, sticky: Bool) -> Decimal128 {
+    static func rounded(negative: Bool, coefficient: WideUInt, exponent: Int, sticky: Bool) -> Decimal128 {
         var exponent = exponent
         var result: UInt128
         let digits = coefficient.digitCount
@@ -228,88 +228,6 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         }
     }
 
-    // MARK: - Parsing
-
-    private static func isDigit(_ char: UInt8) -> Bool {
-        char >= UInt8(ascii: "0") && char <= UInt8(ascii: "9")
-    }
-
-    private static func parse(_ string: String) -> Decimal128? {
-        let chars = Array(string.utf8)
-        var index = 0
-        var negative = false
-        if index < chars.count && (chars[index] == UInt8(ascii: "+") || chars[index] == UInt8(ascii: "-")) {
-            negative = chars[index] == UInt8(ascii: "-")
-            index += 1
-        }
-        let word = String(decoding: chars[index...], as: UTF8.self).lowercased()
-        switch word {
-        case "nan": return .nan
-        case "snan": return Decimal128(low: 0, high: signalingNaNHigh)
-        case "inf", "infinity": return infinity(negative: negative)
-        default: break
-        }
-
-        // Keep at most 76 significant digits (10^76 fits in 256 bits); later ones only matter for rounding.
-        let maxKept = 76
-        var coefficient = WideUInt(0)
-        var kept = 0
-        var dropped = 0
-        var sticky = false
-        var fractionDigits = 0
-        var sawDigit = false
-        var sawPoint = false
-        while index < chars.count {
-            let char = chars[index]
-            if isDigit(char) {
-                sawDigit = true
-                let digit = char - UInt8(ascii: "0")
-                if sawPoint {
-                    fractionDigits += 1
-                }
-                if kept < maxKept {
-                    if kept > 0 || digit != 0 {
-                        coefficient = coefficient.multiplied(by: 10).adding(WideUInt(UInt128(digit)))
-                        kept += 1
-                    }
-                } else {
-                    dropped += 1
-                    sticky = sticky || digit != 0
-                }
-            } else if char == UInt8(ascii: ".") && !sawPoint {
-                sawPoint = true
-            } else if char == UInt8(ascii: "e") || char == UInt8(ascii: "E") {
-                break
-            } else {
-                return nil
-            }
-            index += 1
-        }
-        guard sawDigit else { return nil }
-
-        var exponent = 0
-        if index < chars.count {
-            index += 1  // skip "e"
-            var exponentNegative = false
-            if index < chars.count && (chars[index] == UInt8(ascii: "+") || chars[index] == UInt8(ascii: "-")) {
-                exponentNegative = chars[index] == UInt8(ascii: "-")
-                index += 1
-            }
-            guard index < chars.count else { return nil }
-            while index < chars.count {
-                let char = chars[index]
-                guard isDigit(char) else { return nil }
-                // Saturate: anything this large over- or underflows anyway.
-                exponent = Swift.min(exponent * 10 + Int(char - UInt8(ascii: "0")), 1_000_000_000)
-                index += 1
-            }
-            if exponentNegative {
-                exponent = -exponent
-            }
-        }
-        return rounded(negative: negative, coefficient: coefficient, exponent: exponent - fractionDigits + dropped, sticky: sticky)
-    }
-
     // MARK: - Properties
 
     /// Whether the value is NaN (quiet or signaling).
@@ -428,273 +346,12 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         }
     }
 
-    // MARK: - Comparison
-
-    /// Compares two values numerically; `nil` if either is NaN.
-    private static func order(_ lhs: Decimal128, _ rhs: Decimal128) -> Int? {
-        switch (lhs.decoded, rhs.decoded) {
-        case (.nan, _), (_, .nan):
-            return nil
-        case (.infinity(let a), .infinity(let b)):
-            return a == b ? 0 : (a ? -1 : 1)
-        case (.infinity(let a), .finite):
-            return a ? -1 : 1
-        case (.finite, .infinity(let b)):
-            return b ? 1 : -1
-        case (.finite(let sa, let ca, let ea), .finite(let sb, let cb, let eb)):
-            if ca == 0 && cb == 0 { return 0 }
-            if ca == 0 { return sb ? 1 : -1 }
-            if cb == 0 { return sa ? -1 : 1 }
-            if sa != sb { return sa ? -1 : 1 }
-            let magnitudeOrder = compareMagnitudes(ca, ea, cb, eb)
-            return sa ? -magnitudeOrder : magnitudeOrder
-        }
-    }
-
-    /// Compares two nonzero finite magnitudes.
-    private static func compareMagnitudes(_ ca: UInt128, _ ea: Int, _ cb: UInt128, _ eb: Int) -> Int {
-        let da = decimalDigitCount(ca)
-        let db = decimalDigitCount(cb)
-        let msdA = ea + da - 1
-        let msdB = eb + db - 1
-        if msdA != msdB { return msdA < msdB ? -1 : 1 }
-        let scaledA = ca * powersOfTen[precision - da]
-        let scaledB = cb * powersOfTen[precision - db]
-        return scaledA == scaledB ? 0 : (scaledA < scaledB ? -1 : 1)
-    }
-
-    /// Numeric equality: `1.0 == 1.00` and `0 == -0`; NaN is not equal to anything, including itself.
-    public static func == (lhs: Decimal128, rhs: Decimal128) -> Bool {
-        order(lhs, rhs) == 0
-    }
-
-    /// Numeric ordering; `false` if either operand is NaN.
-    public static func < (lhs: Decimal128, rhs: Decimal128) -> Bool {
-        order(lhs, rhs) == -1
-    }
-
-    /// Numeric ordering; `false` if either operand is NaN.
-    public static func <= (lhs: Decimal128, rhs: Decimal128) -> Bool {
-        guard let result = order(lhs, rhs) else { return false }
-        return result <= 0
-    }
-
-    /// Numeric ordering; `false` if either operand is NaN.
-    public static func > (lhs: Decimal128, rhs: Decimal128) -> Bool {
-        order(lhs, rhs) == 1
-    }
-
-    /// Numeric ordering; `false` if either operand is NaN.
-    public static func >= (lhs: Decimal128, rhs: Decimal128) -> Bool {
-        guard let result = order(lhs, rhs) else { return false }
-        return result >= 0
-    }
-
-    /// Hashes the canonical numeric value, so numerically equal values hash equally.
-    public func hash(into hasher: inout Hasher) {
-        switch decoded {
-        case .nan:
-            hasher.combine(0 as UInt8)
-        case .infinity(let negative):
-            hasher.combine(1 as UInt8)
-            hasher.combine(negative)
-        case .finite(let negative, var coefficient, var exponent):
-            if coefficient == 0 {
-                hasher.combine(2 as UInt8)
-                return
-            }
-            while coefficient % 10 == 0 {
-                coefficient /= 10
-                exponent += 1
-            }
-            hasher.combine(3 as UInt8)
-            hasher.combine(negative)
-            hasher.combine(coefficient)
-            hasher.combine(exponent)
-        }
-    }
-
-    // MARK: - Arithmetic
-
-    private static func add(_ lhs: Decimal128, _ rhs: Decimal128, negatingRight: Bool) -> Decimal128 {
-        switch (lhs.decoded, rhs.decoded) {
-        case (.nan, _), (_, .nan):
-            return .nan
-        case (.infinity(let a), .infinity(let b)):
-            return a == (b != negatingRight) ? infinity(negative: a) : .nan
-        case (.infinity(let a), .finite):
-            return infinity(negative: a)
-        case (.finite, .infinity(let b)):
-            return infinity(negative: b != negatingRight)
-        case (.finite(let sa, let ca, let ea), .finite(let sbRaw, let cb, let eb)):
-            let sb = sbRaw != negatingRight
-            return addFinite(sa, ca, ea, sb, cb, eb)
-        }
-    }
-
-    private static func addFinite(_ sa: Bool, _ ca: UInt128, _ ea: Int, _ sb: Bool, _ cb: UInt128, _ eb: Int) -> Decimal128 {
-        let idealExponent = Swift.min(ea, eb)
-        if ca == 0 && cb == 0 {
-            return Decimal128(negative: sa && sb, coefficient: 0, exponent: idealExponent)
-        }
-        if ca == 0 || cb == 0 {
-            // x + 0: the value is x, expressed with an exponent as close to the ideal one as possible.
-            let (sign, coefficient, exponent) = ca == 0 ? (sb, cb, eb) : (sa, ca, ea)
-            let shift = Swift.max(0, Swift.min(exponent - idealExponent, precision - decimalDigitCount(coefficient)))
-            return Decimal128(negative: sign, coefficient: coefficient * powersOfTen[shift], exponent: exponent - shift)
-        }
-        var (c1, e1, c2, e2) = (ca, ea, cb, eb)
-        // When one operand is entirely below the rounding position of the result, only its sign
-        // matters; replace it by a nonzero value that is just as negligible, to bound the work.
-        let msd1 = e1 + decimalDigitCount(c1) - 1
-        let msd2 = e2 + decimalDigitCount(c2) - 1
-        let gap = precision + 2
-        if msd1 - msd2 >= gap {
-            (c2, e2) = (1, msd1 - gap)
-        } else if msd2 - msd1 >= gap {
-            (c1, e1) = (1, msd2 - gap)
-        }
-        let exponent = Swift.min(e1, e2)
-        let w1 = WideUInt(c1).multipliedByPowerOfTen(e1 - exponent)
-        let w2 = WideUInt(c2).multipliedByPowerOfTen(e2 - exponent)
-        let negative: Bool
-        let sum: WideUInt
-        if sa == sb {
-            (negative, sum) = (sa, w1.adding(w2))
-        } else if w2 < w1 {
-            (negative, sum) = (sa, w1.subtracting(w2))
-        } else if w1 < w2 {
-            (negative, sum) = (sb, w2.subtracting(w1))
-        } else {
-            return Decimal128(negative: false, coefficient: 0, exponent: exponent)
-        }
-        return rounded(negative: negative, coefficient: sum, exponent: exponent, sticky: false)
-    }
-
-    private static func multiply(_ lhs: Decimal128, _ rhs: Decimal128) -> Decimal128 {
-        switch (lhs.decoded, rhs.decoded) {
-        case (.nan, _), (_, .nan):
-            return .nan
-        case (.infinity(let a), .infinity(let b)):
-            return infinity(negative: a != b)
-        case (.infinity(let a), .finite(let b, let c, _)), (.finite(let b, let c, _), .infinity(let a)):
-            return c == 0 ? .nan : infinity(negative: a != b)
-        case (.finite(let sa, let ca, let ea), .finite(let sb, let cb, let eb)):
-            let product = ca.multipliedFullWidth(by: cb)
-            return rounded(negative: sa != sb, coefficient: WideUInt(hi: product.high, lo: product.low), exponent: ea + eb, sticky: false)
-        }
-    }
-
-    private static func divide(_ lhs: Decimal128, _ rhs: Decimal128) -> Decimal128 {
-        switch (lhs.decoded, rhs.decoded) {
-        case (.nan, _), (_, .nan), (.infinity, .infinity):
-            return .nan
-        case (.infinity(let a), .finite(let b, _, _)):
-            return infinity(negative: a != b)
-        case (.finite(let a, _, _), .infinity(let b)):
-            return Decimal128(negative: a != b, coefficient: 0, exponent: minExponent)
-        case (.finite(let sa, let ca, let ea), .finite(let sb, let cb, let eb)):
-            let negative = sa != sb
-            if cb == 0 {
-                return ca == 0 ? .nan : infinity(negative: negative)
-            }
-            let idealExponent = ea - eb
-            if ca == 0 {
-                return rounded(negative: negative, coefficient: WideUInt(0), exponent: idealExponent, sticky: false)
-            }
-            // Scale the dividend so that the integer quotient has 35 or 36 digits.
-            let scale = precision + 1 - decimalDigitCount(ca) + decimalDigitCount(cb)
-            let (quotient, remainder) = WideUInt(ca).multipliedByPowerOfTen(scale).quotientAndRemainder(dividingBy: cb)
-            var coefficient = quotient
-            var exponent = idealExponent - scale
-            if remainder == 0 {
-                // Exact: use the exponent closest to the ideal one.
-                while exponent < idealExponent {
-                    let (next, digit) = coefficient.quotientAndRemainder(dividingBy: 10)
-                    guard digit == 0 else { break }
-                    coefficient = next
-                    exponent += 1
-                }
-            }
-            return rounded(negative: negative, coefficient: coefficient, exponent: exponent, sticky: remainder != 0)
-        }
-    }
-
-    /// Adds two decimals, rounding half-to-even to 34 significant digits.
-    public static func + (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        add(lhs, rhs, negatingRight: false)
-    }
-
-    /// Subtracts one decimal from another, rounding half-to-even to 34 significant digits.
-    public static func - (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        add(lhs, rhs, negatingRight: true)
-    }
-
-    /// Multiplies two decimals, rounding half-to-even to 34 significant digits.
-    public static func * (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        multiply(lhs, rhs)
-    }
-
-    /// Divides one decimal by another, rounding half-to-even to 34 significant digits.
-    ///
-    /// Division of a nonzero number by zero gives an infinity; `0 / 0` gives NaN.
-    public static func / (lhs: Decimal128, rhs: Decimal128) -> Decimal128 {
-        divide(lhs, rhs)
-    }
-
-    /// Adds `rhs` to `lhs`.
-    public static func += (lhs: inout Decimal128, rhs: Decimal128) {
-        lhs = lhs + rhs
-    }
-
-    /// Subtracts `rhs` from `lhs`.
-    public static func -= (lhs: inout Decimal128, rhs: Decimal128) {
-        lhs = lhs - rhs
-    }
-
-    /// Multiplies `lhs` by `rhs`.
-    public static func *= (lhs: inout Decimal128, rhs: Decimal128) {
-        lhs = lhs * rhs
-    }
-
-    /// Divides `lhs` by `rhs`.
-    public static func /= (lhs: inout Decimal128, rhs: Decimal128) {
-        lhs = lhs / rhs
-    }
-
-    /// The value with its sign flipped.
-    public static prefix func - (operand: Decimal128) -> Decimal128 {
-        Decimal128(low: operand.low, high: operand.high ^ signMask)
-    }
-
-    // MARK: - Codable
-
-    /// Decodes a decimal from a string (preferred), an integer or a floating-point number.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let string = try? container.decode(String.self) {
-            guard let value = Decimal128.parse(string) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "Invalid Decimal128 string '\(string)'")
-            }
-            self = value
-        } else if let integer = try? container.decode(Int64.self) {
-            self.init(integer)
-        } else {
-            self.init(try container.decode(Double.self))
-        }
-    }
-
-    /// Encodes the decimal as its ``stringValue``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(stringValue)
-    }
 }
 
 // MARK: - Helpers
 
 /// 10^0 ... 10^38 (10^38 is the largest power of ten below 2^128).
-private let powersOfTen: [UInt128] = {
+let powersOfTen: [UInt128] = {
     var result: [UInt128] = [1]
     for _ in 1...38 {
         result.append(result[result.count - 1] * 10)
@@ -703,10 +360,10 @@ private let powersOfTen: [UInt128] = {
 }()
 
 /// The largest canonical coefficient, 10^34 - 1.
-private let maxCoefficient: UInt128 = powersOfTen[34] - 1
+let maxCoefficient: UInt128 = powersOfTen[34] - 1
 
 /// The number of decimal digits of `value` (0 for zero).
-private func decimalDigitCount(_ value: UInt128) -> Int {
+func decimalDigitCount(_ value: UInt128) -> Int {
     var low = 0
     var high = powersOfTen.count
     // Find the smallest n with value < 10^n (or 39 if value >= 10^38).
@@ -723,7 +380,7 @@ private func decimalDigitCount(_ value: UInt128) -> Int {
 
 /// A minimal 256-bit unsigned integer for exact intermediate results (products of two coefficients,
 /// aligned sums and scaled dividends all stay below 10^77).
-private struct WideUInt: Comparable {
+struct WideUInt: Comparable {
     var hi: UInt128
     var lo: UInt128
 

@@ -49,11 +49,6 @@ package struct ByteWriter: Sendable {
         for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
     }
 
-    /// Overwrites a little-endian u64 at `offset`.
-    package mutating func patchU64(_ v: UInt64, at offset: Int) {
-        for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt64(i))) }
-    }
-
     /// Appends Int64 values in bulk.
     package mutating func int64s(_ values: [Int64]) { bulk(values) { $0.appendLE($1) } }
 

@@ -286,7 +286,4 @@ package final class SystemFile: @unchecked Sendable {
     private static let forks = Atomic<UInt64>(0)
     private static let forkHandlerInstalled: Bool =
         pthread_atfork(nil, nil) { _ = SystemFile.forks.wrappingAdd(1, ordering: .relaxed) } == 0
-
-    /// Whether a process with this pid exists.
-    package static func processExists(_ pid: Int32) -> Bool { kill(pid, 0) == 0 || errno == EPERM }
 }

@@ -448,7 +448,7 @@ final class StoreHandle: Sendable {
     /// Computes and dispatches the change notifications of every Realm on this file.
     let coordinator: ChangeCoordinator
 
-    private static let open = Mutex<[String: (handle: Weak, count: Int)]>([:])
+    private static let open = Mutex<[String: Weak]>([:])
 
     struct Weak: @unchecked Sendable {
         // Only read and written under the registry's lock.
@@ -466,17 +466,17 @@ final class StoreHandle: Sendable {
         let p = path
         let inMemory = self.inMemory
         Self.open.withLock { r in
-            if r[p]?.handle.value == nil { r[p] = nil }
+            if r[p]?.value == nil { r[p] = nil }
         }
         if inMemory { for f in [p, p + ".lock"] { try? FileManager.default.removeItem(atPath: f) } }
     }
 
-    static func isOpen(_ path: String) -> Bool { open.withLock { $0[path]?.handle.value != nil } }
+    static func isOpen(_ path: String) -> Bool { open.withLock { $0[path]?.value != nil } }
 
     static func open(_ config: Realm.Configuration) throws -> StoreHandle {
         let path = config.path
         return try open.withLock { r in
-            if let h = r[path]?.handle.value { return h }
+            if let h = r[path]?.value { return h }
             let inMemory = config.inMemoryIdentifier != nil
             if inMemory { for f in [path, path + ".lock"] { try? FileManager.default.removeItem(atPath: f) } }
             if config.readOnly && !FileManager.default.fileExists(atPath: path) {
@@ -490,7 +490,7 @@ final class StoreHandle: Sendable {
             }
             let store = try realmErrors { try Store.open(at: path, options: options) }
             let h = StoreHandle(store: store, path: path, inMemory: inMemory)
-            r[path] = (Weak(value: h), 1)
+            r[path] = Weak(value: h)
             return h
         }
     }
