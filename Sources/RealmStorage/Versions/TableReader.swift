@@ -63,7 +63,12 @@ package final class TableReader {
     package func keyCursor(group g: Int) throws -> LaneCursor {
         if let c = keyCursors[g] { return c }
         let c = try keySegment(g).cursor.ints!
-        keyCursors[g] = c
+        // Copied out, changed and put back: every access to the caches is instantaneous, so the
+        // optimizer needs no dynamic exclusivity check for them (see ``ObjectBase``'s state).
+        var cursors = keyCursors
+        keyCursors = []
+        cursors[g] = c
+        keyCursors = cursors
         return c
     }
 
@@ -76,7 +81,10 @@ package final class TableReader {
                 "row group holds \(group.rowCount) rows; its list entry says \(entries[g].rowCount)", at: Int(entries[g].block.offset))
         }
         let s = try snapshot.keySegment(group)
-        keySegments[g] = s
+        var segments = keySegments
+        keySegments = []
+        segments[g] = s
+        keySegments = segments
         return s
     }
 
@@ -100,24 +108,31 @@ package final class TableReader {
     /// when the index names an object of an integer key that the table does not hold.
     /// - Throws: `.notFound` when the table has no primary key.
     package func object(primaryKey value: StorageValue) throws -> (key: ObjectKey, location: RowLocation?)? {
-        if primaryIndex == nil {
+        var index: PrimaryIndex
+        if let known = primaryIndex {
+            index = known
+        } else {
             guard let pk = schema.primaryKeyColumn else { throw StorageError(.notFound, "table '\(schema.name)' has no primary key") }
             guard let ref = state.indexes[pk.id] else { return nil }
-            primaryIndex = PrimaryIndex(
+            index = PrimaryIndex(
                 cursor: try IndexCursor(ref, in: snapshot), column: schema.columns.firstIndex { $0.id == pk.id } ?? -1,
                 exactType: IndexHash.isExact(pk.type))
         }
+        // The index is taken out while it is searched (its cursor caches the chunks it decodes)
+        // and put back after: no access to `primaryIndex` spans a call (see ``keyCursor(group:)``).
+        primaryIndex = nil
+        defer { primaryIndex = index }
         let h = IndexHash.hash(value)
         // Integer keys (but Int64.min, which shares null's hash) are decided by the hash alone:
         // the first entry with the hash is the object (no closure, no confirming read).
-        if primaryIndex!.exactType && h != IndexHash.nullHash {
-            guard let raw = try primaryIndex!.cursor.firstKey(hash: h, in: snapshot) else { return nil }
+        if index.exactType && h != IndexHash.nullHash {
+            guard let raw = try index.cursor.firstKey(hash: h, in: snapshot) else { return nil }
             let key = ObjectKey(raw)
             return (key, try locate(key))
         }
-        let column = primaryIndex!.column
+        let column = index.column
         var found: (key: ObjectKey, location: RowLocation?)?
-        _ = try primaryIndex!.cursor.forEachKey(hash: h, in: snapshot) { raw in
+        _ = try index.cursor.forEachKey(hash: h, in: snapshot) { raw in
             let key = ObjectKey(raw)
             guard let location = try locate(key), try self.value(location, column: column).bitwiseEquals(value) else { return false }
             found = (key, location)
@@ -137,7 +152,10 @@ package final class TableReader {
         guard column >= 0, column < columns.count else { throw StorageError(.notFound, "column \(column) out of \(columns.count)") }
         if let s = columns[column] { return s.segments[g] }
         let segments = ColumnSegments(try snapshot.columnSegments(schema, state, schema.columns[column]).map(\.segment))
-        columns[column] = segments
+        var all = columns
+        columns = []
+        all[column] = segments
+        columns = all
         return segments.segments[g]
     }
 
