@@ -290,7 +290,7 @@ import Testing
         let table = try #require(r.shortStrings)
         #expect(table.count == 4096)
         #expect(r.decodedSize >= table.size)
-        let c = table.cursor
+        let c = table
         for (i, v) in values.enumerated() {
             guard case .string(let s) = v, s.utf8.count <= 15, s.utf8.allSatisfy({ $0 < 0x80 }) else {
                 #expect(c.string(i) == nil || values[i] == .null)

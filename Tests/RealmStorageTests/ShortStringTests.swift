@@ -45,7 +45,7 @@ import Testing
             let cursor = try offsetView.itemsCursor(count: order.count, blob: blobView)
             // The one-load table has every short ASCII item, and only those.
             let owner = try #require(ShortStringTable(cursor))
-            let table = owner.cursor
+            let table = owner
             for (i, item) in order.enumerated() {
                 let expected = String(decoding: item, as: UTF8.self)
                 if item.count <= 15 && item.allSatisfy({ $0 < 0x80 }) {

@@ -17,7 +17,7 @@ package struct SegmentCursor: Sendable {
     /// For dictionary-encoded strings: the item of each row.
     let indices: LaneCursor?
     /// For strings decoded into memory: each row's short string, ready (see ``ShortStringTable``).
-    let shorts: ShortStringCursor?
+    let shorts: ShortStringTable?
     /// Present only when the segment has nulls.
     let validity: FixedCursor?
 
@@ -27,7 +27,7 @@ package struct SegmentCursor: Sendable {
 
     init(
         rows: Int, type: ColumnType, ints: LaneCursor?, fixed: FixedCursor?, items: ItemsCursor?, indices: LaneCursor?,
-        shorts: ShortStringCursor?, validity: FixedCursor?
+        shorts: ShortStringTable?, validity: FixedCursor?
     ) {
         self.rows = rows
         isDouble = type == .double

@@ -19,13 +19,13 @@ package final class SegmentReader: Sendable {
     let values: Values
     /// The single-value rows, read without retaining anything (for the object accessors).
     package let cursor: SegmentCursor
+    /// For a string segment decoded from LZ4 whose values are mostly short: each row's string
+    /// ready to read in one load (see ``ShortStringTable``; the cursor keeps it).
+    var shortStrings: ShortStringTable? { cursor.shorts }
     /// For lists and maps: element start index per row, rowCount + 1 entries.
     let listStarts: [Int]
     /// For maps: the key of each element (a bytes array, read and checked per row).
     let mapKeys: Values?
-    /// For a string segment decoded from LZ4 whose values are mostly short: each row's string
-    /// ready to read in one load (see ``ShortStringTable``).
-    let shortStrings: ShortStringTable?
 
     enum Values: Sendable {
         case integers(IntegerLane)
@@ -152,11 +152,10 @@ package final class SegmentReader: Sendable {
             default: break
             }
         }
-        shortStrings = shorts
         decodedSize = decoded
         self.cursor = SegmentCursor(
             rows: isList || isMap ? 0 : rowCount, type: t, ints: ints, fixed: fixed, items: items, indices: indices,
-            shorts: shorts?.cursor, validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
+            shorts: shorts, validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
     }
 
     /// One parsed array: encoding, params, body.

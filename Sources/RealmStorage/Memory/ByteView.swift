@@ -88,7 +88,7 @@ package struct ByteView: @unchecked Sendable {
     package func string(_ offset: Int, _ length: Int) throws -> String {
         try check(offset, length, "string")
         guard length > 0 else { return "" }
-        return decodeUTF8(base! + offset, count: length, readable: count - offset)
+        return decodeUTF8(base! + offset, count: length)
     }
 
     /// Decodes `length` bytes at `offset` as UTF-8; nil when they are not valid UTF-8.

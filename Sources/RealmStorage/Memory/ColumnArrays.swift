@@ -430,7 +430,7 @@ package struct ItemsCursor: @unchecked Sendable {
     package func string(_ i: Int) -> String? {
         guard let (a, b) = itemBounds(i) else { return nil }
         guard a < b, let blob else { return "" }
-        return decodeUTF8(blob + a, count: b &- a, readable: blobCount &- a)
+        return decodeUTF8(blob + a, count: b &- a)
     }
 
     /// Where item `i` lies in the blob (`a..<b`); nil when `i` is out of range or its offsets are

@@ -41,7 +41,7 @@ package final class CursorSlots {
     /// Whether slot `i` was filled (by ``fill(_:with:)`` or ``fillEmpty(_:)``).
     package func isFilled(_ i: Int) -> Bool {
         check(i)
-        if case .none = base[i] { return false }
+        if case Optional<SegmentCursor>.none = base[i] { return false }
         return true
     }
 

@@ -1,7 +1,7 @@
 /// UTF-8 bytes read in place as a `String` (invalid UTF-8 is repaired, as `String(decoding:as:)`
 /// does).
 @inlinable @inline(__always)
-func decodeUTF8(_ start: UnsafeRawPointer, count: Int, readable: Int) -> String {
+func decodeUTF8(_ start: UnsafeRawPointer, count: Int) -> String {
     String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
 }
 
@@ -37,24 +37,12 @@ package final class ShortStringTable: Sendable {
         self.strings = strings
     }
 
-    /// The table's cursor (it keeps the table).
-    package var cursor: ShortStringCursor { ShortStringCursor(table: self) }
-
-    /// Item `i` when it is a short ASCII string; nil otherwise.
+    /// Item `i` when it is a short ASCII string; nil otherwise (the caller reads the offsets).
     @inline(__always)
-    func string(_ i: Int) -> String? {
+    package func string(_ i: Int) -> String? {
         guard i >= 0, i < strings.count else { return nil }
         return strings[i]
     }
-}
-
-/// A ``ShortStringTable`` read by row (it keeps its table).
-package struct ShortStringCursor: Sendable {
-    let table: ShortStringTable
-
-    /// Item `i` when it is a short ASCII string; nil otherwise (the caller reads the offsets).
-    @inline(__always)
-    package func string(_ i: Int) -> String? { table.string(i) }
 }
 
 extension ItemsCursor {

@@ -335,7 +335,6 @@ final class ResultsBase {
 /// accessor, placed at its row (see ``Results/Iterator``). A value, so a copy of an iterator walks
 /// on its own, and its state is the iterator's (no shared, dynamically checked state).
 struct ObjectWalk {
-    private let base: ResultsBase
     private let realm: Realm
     private let info: ClassInfo
     /// The table reader walked.
@@ -352,7 +351,6 @@ struct ObjectWalk {
     private var view: GroupView?
 
     init(_ base: ResultsBase, _ reader: BoundReader) {
-        self.base = base
         self.realm = base.realm
         self.info = base.info
         self.reader = reader

@@ -111,9 +111,7 @@ extension Persisted where Value: _RealmValue {
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
     /// A primary-key property with an initial value.
-    @inlinable public init(
-        wrappedValue: Value, primaryKey: Bool
-    ) {
+    @inlinable public init(wrappedValue: Value, primaryKey: Bool) {
         self.init(wrappedValue: wrappedValue)
         flags = primaryKey ? Self.primaryKeyFlag : 0
     }
@@ -123,9 +121,7 @@ extension Persisted where Value: _RealmValue {
         flags = indexed ? Self.indexedFlag : 0
     }
     /// An indexed property with an initial value.
-    @inlinable public init(
-        wrappedValue: Value, indexed: Bool
-    ) {
+    @inlinable public init(wrappedValue: Value, indexed: Bool) {
         self.init(wrappedValue: wrappedValue)
         flags = indexed ? Self.indexedFlag : 0
     }
@@ -133,12 +129,9 @@ extension Persisted where Value: _RealmValue {
 
 extension Persisted {
     /// The objects of `Origin` whose `originProperty` links to this object.
-    public init<Origin: ObjectBase>(
-        originProperty: String
-    ) where Value == LinkingObjects<Origin> {
+    public init<Origin: ObjectBase>(originProperty: String) where Value == LinkingObjects<Origin> {
         // The initial value (what an unmanaged object reads) carries the property's name.
-        self.init(
-            wrappedValue: LinkingObjects(fromType: Origin.self, property: originProperty))
+        self.init(wrappedValue: LinkingObjects(fromType: Origin.self, property: originProperty))
     }
 }
 

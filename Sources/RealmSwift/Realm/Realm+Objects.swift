@@ -631,21 +631,17 @@ final class GroupView {
 
     // Row `row` of property `index`, read directly (nil: the property's segment cannot answer
     // here — a null, another lane, no segment — and the general path reads it).
-    @inline(__always) func int(_ index: Int, _ row: Int) -> Int64? {
-        if let v = slots.int(index, row) { return v }
-        return resolve(index) ? slots.int(index, row) : nil
-    }
-    @inline(__always) func double(_ index: Int, _ row: Int) -> Double? {
-        if let v = slots.double(index, row) { return v }
-        return resolve(index) ? slots.double(index, row) : nil
-    }
-    @inline(__always) func float(_ index: Int, _ row: Int) -> Float? {
-        if let v = slots.float(index, row) { return v }
-        return resolve(index) ? slots.float(index, row) : nil
-    }
-    @inline(__always) func string(_ index: Int, _ row: Int) -> String? {
-        if let v = slots.string(index, row) { return v }
-        return resolve(index) ? slots.string(index, row) : nil
+    func int(_ index: Int, _ row: Int) -> Int64? { read(index) { $0.int(index, row) } }
+    func double(_ index: Int, _ row: Int) -> Double? { read(index) { $0.double(index, row) } }
+    func float(_ index: Int, _ row: Int) -> Float? { read(index) { $0.float(index, row) } }
+    func string(_ index: Int, _ row: Int) -> String? { read(index) { $0.string(index, row) } }
+
+    /// `body`'s read of the slots, resolving property `index`'s segment first when it was never
+    /// read.
+    @inline(__always)
+    private func read<T>(_ index: Int, _ body: (CursorSlots) -> T?) -> T? {
+        if let v = body(slots) { return v }
+        return resolve(index) ? body(slots) : nil
     }
 
     /// The stored value of property `index` at `row` (the general path: nulls, lists, damage).

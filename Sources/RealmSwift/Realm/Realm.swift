@@ -30,9 +30,7 @@ public final class Realm {
     /// The open write transaction, if any.
     var transaction: WriteTransaction?
     /// Changes with every mutation and every version change; collections and accessors cache
-    /// against it. An atomic read with relaxed ordering is a plain load: the accessors' read path
-    /// compares it on every read without a dynamic exclusivity check (only this Realm's thread
-    /// changes it; frozen Realms never do).
+    /// against it (kept in ``ReadState``).
     package var stamp: Int {
         get { readState.stamp.load(ordering: .relaxed) }
         set { readState.stamp.store(newValue, ordering: .relaxed) }

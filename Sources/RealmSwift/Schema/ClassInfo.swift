@@ -222,7 +222,7 @@ final class ClassInfo: @unchecked Sendable {
 /// on the class of the object it is used on.
 enum PropertyKeyPaths {
     /// Indexes by the identity of the key path object: one probe, read without a lock.
-    private static let byIdentity = IdentityTable<Int>(capacity: 4096)
+    private static let byIdentity = IdentityTable<Int>(capacity: 1024)
     /// Indexes by key path, compared by value; also keeps every key path whose identity is in
     /// `byIdentity` alive, so that identity is never another key path's.
     private static let byValue = Mutex<[KeptKeyPath: Int]>([:])
@@ -262,11 +262,10 @@ enum PropertyKeyPaths {
             index = i
         }
         byValue.withLock { known in
-            if known[key] == nil { known[key] = index }
-            // Only a key path kept in `known` (the first of its value) enters the identity table.
-            if let kept = known.keys.first(where: { $0 == key }), kept.path === key.path {
-                byIdentity.insert(ObjectIdentifier(key.path), index)
-            }
+            // Only the key path kept in `known` (the first of its value) enters the identity table.
+            guard known[key] == nil else { return }
+            known[key] = index
+            byIdentity.insert(ObjectIdentifier(key.path), index)
         }
         return index
     }
