@@ -58,6 +58,9 @@ package final class CursorSlots {
         base[i] = SegmentCursor.none
     }
 
+    // Four typed reads, not one generic read taking a closure: optional chaining reads the cursor
+    // in place, where handing it to a closure copies it (and retains its short-string table).
+
     /// Row `row` of slot `i`'s integer lane (nil: empty slot, or the cursor cannot answer; see
     /// ``SegmentCursor``).
     package func int(_ i: Int, _ row: Int) -> Int64? {
