@@ -31,7 +31,7 @@ import Testing
 
         let stop = Atomic<Bool>(false)
         let reads = Atomic<Int>(0)
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let group = DispatchGroup()
         for r in 0..<4 {
             group.enter()

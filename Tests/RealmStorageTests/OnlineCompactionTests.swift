@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import RealmStorage
@@ -143,7 +142,7 @@ import Testing
         try Self.makeLog(path)
         let store = try Store.open(at: path, options: Self.manual)
         let (p, out) = try Self.launch([path, "follow", "400"])
-        let childText = Mutex("")
+        let childText = Locked("")
         let reader = Thread {
             let data = out.fileHandleForReading.readDataToEndOfFile()
             childText.withLock { $0 = String(decoding: data, as: UTF8.self) }

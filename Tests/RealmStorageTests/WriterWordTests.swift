@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import RealmStorage
@@ -88,7 +87,7 @@ import Testing
         #expect(word & LockFile.heldBit != 0 && word & 0xFFFF_FFFF_FFFF != lock.token, "held by the child")
         #expect(try lock.ownerIsAlive(word))
         // Our writer waits while the child is alive …
-        let committed = Mutex<UInt64>(0)
+        let committed = Locked<UInt64>(0)
         let finished = onThread {
             let tx = try store.beginWrite()
             try tx.insert("Person", row: person(10))
@@ -118,7 +117,7 @@ import Testing
         // B holds the word in a transaction: A waits and sets the wanted bit, then gets it after B
         // commits, and sees B's commit.
         let bTx = try b.beginWrite()
-        let seen = Mutex<UInt64>(0)
+        let seen = Locked<UInt64>(0)
         let finished = onThread {
             let tx = try a.beginWrite()
             seen.withLock { $0 = tx.baseVersion }

@@ -1,7 +1,6 @@
 import Foundation
 import RealmStorage
 import RealmTestSupport
-import Synchronization
 import Testing
 
 @testable import RealmSwift
@@ -198,7 +197,7 @@ import Testing
         let ref = ThreadSafeReference(to: k.ints.filter("self > 2").sorted(ascending: false))
         let mapRef = ThreadSafeReference(to: k.scores.sorted())
         let config = realm.configuration
-        let result = Mutex<String>("")
+        let result = Locked<String>("")
         let t = Thread {
             let other = try! Realm(configuration: config)
             let values = other.resolve(ref).map { Array($0) } ?? [-1]

@@ -1,7 +1,7 @@
 import Foundation
+import RealmStorage
 import RealmSwift
 import RealmTestSupport
-import Synchronization
 import Testing
 
 /// Replays a collection change on the previous contents.
@@ -435,7 +435,7 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
 
 /// Set once to stop a run-loop thread.
 final class StopFlag: Sendable {
-    private let flag = Mutex(false)
+    private let flag = Locked(false)
     var isSet: Bool { flag.withLock { $0 } }
     func set() { flag.withLock { $0 = true } }
 }

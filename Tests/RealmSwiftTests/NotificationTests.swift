@@ -1,7 +1,7 @@
 import Foundation
+import RealmStorage
 import RealmSwift
 import RealmTestSupport
-import Synchronization
 import Testing
 
 /// What a collection notification block saw, in a form tests compare.
@@ -21,7 +21,7 @@ enum Seen: Equatable, Sendable {
 
 /// Collects what a block is called with, from any thread, and waits for it.
 final class Recorder<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Locked<[T]>([])
 
     func append(_ t: T) { items.withLock { $0.append(t) } }
     var all: [T] { items.withLock { $0 } }

@@ -1,6 +1,6 @@
 import Foundation
+import RealmStorage
 import RealmTestSupport
-import Synchronization
 import Testing
 
 @testable import RealmSwift
@@ -114,7 +114,7 @@ import Testing
         let frozen = realm.freeze()
         nonisolated(unsafe) let derived = Array(frozen.objects(SiteDerived.self))
         nonisolated(unsafe) let initialized = Array(frozen.objects(SiteInitialized.self))
-        let failures = Mutex(0)
+        let failures = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { t in
             for round in 0..<20 {
                 for k in 0..<50 {

@@ -1,7 +1,7 @@
 import Foundation
+import RealmStorage
 import RealmSwift
 import RealmTestSupport
-import Synchronization
 import Testing
 
 @Suite struct RealmTests {
@@ -278,7 +278,7 @@ import Testing
         let filtered = ThreadSafeReference(to: realm.objects(Person.self).filter("name BEGINSWITH 'B'"))
         let sortedDogs = ThreadSafeReference(to: p.dogs.sorted(byKeyPath: "name", ascending: false))
         let url = dir.url()
-        let result = Mutex<String>("")
+        let result = Locked<String>("")
         let t = Thread {
             let other = try! Realm(configuration: .init(fileURL: url, objectTypes: [Person.self, Dog.self, Address.self, AllTypes.self]))
             let name = other.resolve(ref)?.name ?? "-"
@@ -324,7 +324,7 @@ import Testing
             for i in 0..<50 { try realm.write { realm.add(Person(value: ["id": i, "name": String(repeating: "x", count: 500)])) } }
         }
         let before = try FileManager.default.attributesOfItem(atPath: dir.file())[.size] as! Int
-        let asked = Mutex(false)
+        let asked = Locked(false)
         var config = Realm.Configuration(fileURL: dir.url(), objectTypes: types)
         config.shouldCompactOnLaunch = { total, used in
             asked.withLock { $0 = true }

@@ -1,6 +1,6 @@
 import Foundation
+import RealmStorage
 import RealmSwift
-import Synchronization
 
 final class Person: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -140,8 +140,8 @@ struct RealmBench {
     static func notificationWorkloads(_ realm: Realm, _ n: Int) throws {
         let queue = DispatchQueue(label: "bench-observer")
         let delivered = DispatchSemaphore(value: 0)
-        let deliveredAt = Mutex<Date>(Date())
-        let sizes = Mutex<[Int]>([])
+        let deliveredAt = Locked<Date>(Date())
+        let sizes = Locked<[Int]>([])
         func observe(_ results: Results<Person>) -> NotificationToken {
             results.observe(on: queue) { change in
                 deliveredAt.withLock { $0 = Date() }

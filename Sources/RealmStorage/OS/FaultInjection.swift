@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Named failure points in the system-call wrapper, so tests can fail the n-th `pwrite`, `fsync`,
 /// `ftruncate`, `mmap`, `rename` or `open` and then check that the file is still at its previous
 /// version. Compiled into debug builds, and into release builds given `-DREALM_FAULT_INJECTION` (the
@@ -15,7 +13,7 @@ package final class FaultPlan: Sendable {
         var armed: [FaultPoint: Int] = [:]
         var counts: [FaultPoint: Int] = [:]
     }
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Where the calls under this plan record their writes and syncs (``WriteLog``), if anywhere.
     let log: WriteLog?
 
@@ -81,7 +79,7 @@ package final class WriteLog: Sendable {
 
     /// The file recorded (the path its `SystemFile` was opened with).
     package let path: String
-    private let log = Mutex<[Event]>([])
+    private let log = Locked<[Event]>([])
 
     package init(path: String) { self.path = path }
 

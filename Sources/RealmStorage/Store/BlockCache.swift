@@ -2,7 +2,7 @@ import Synchronization
 
 /// Caches verified block checksums and decoded segments, bounded in bytes.
 ///
-/// Sendable: all state is inside a `Mutex`.
+/// Sendable: all state is inside a `Locked`.
 final class BlockCache: Sendable {
     /// A block by place, length and stored checksum (the checksum covers the block's own bytes).
     struct Key: Hashable {
@@ -62,7 +62,7 @@ final class BlockCache: Sendable {
         /// The entries of a small index chunk (see ``chunkEntries(_:)``).
         case chunk([(UInt64, Int64)])
     }
-    let inner = Mutex(Inner())
+    let inner = Locked(Inner())
     static let maxSegmentBytes = 64 << 20
     static let maxVerified = 1 << 20
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// How much of a file its newest version uses (Spec/FORMAT.md §8).
 public struct SpaceUsage: Sendable, Hashable, CustomStringConvertible {
@@ -104,7 +103,7 @@ final class Bridge: Sendable {
     let snapshot: Snapshot
     /// The old file's versions pinned at the switch.
     let from: Set<UInt64>
-    private let memo = Mutex<[UInt64: Changeset]>([:])
+    private let memo = Locked<[UInt64: Changeset]>([:])
 
     init(snapshot: Snapshot, from: Set<UInt64>) {
         self.snapshot = snapshot

@@ -17,7 +17,7 @@ import Synchronization
 /// print(try snapshot.value("Person", key, "name"))  // "Ada"
 /// ```
 ///
-/// `Store` is `Sendable`: its mutable state lives in a `Mutex`.
+/// `Store` is `Sendable`: its mutable state lives in a `Locked`.
 public final class Store: Sendable {
     /// How to open a store.
     public struct Options: Sendable {
@@ -138,12 +138,12 @@ public final class Store: Sendable {
     /// The failed commit this store remembers, else the one the lock file records.
     func failedCommit() -> FailedCommit? { state.withLock { $0.failedCommit } ?? lockFile?.failedCommit() }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     let lockFile: LockFile?
     let cache = BlockCache()
-    let writerGate = Mutex(false)
+    let writerGate = Locked(false)
     /// Serializes switches to a compacted file (``switchToReplacedFile()``).
-    let switchGate = Mutex(())
+    let switchGate = Locked(())
     /// Write transactions of this store waiting to begin: those waiting when a compaction releases
     /// the writer word waited for it (``CompactionReport/commitsWaited``).
     let writersWaiting = Atomic<Int>(0)
@@ -152,7 +152,7 @@ public final class Store: Sendable {
         self.path = path
         self.options = options
         self.damage = damage
-        self.state = Mutex(State(current: current))
+        self.state = Locked(State(current: current))
         self.lockFile = lockFile
     }
 

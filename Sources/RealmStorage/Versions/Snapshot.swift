@@ -1,10 +1,9 @@
 import Foundation
-import Synchronization
 
 /// An immutable read view of one committed version.
 ///
 /// A snapshot pins its version for as long as it lives (see ``Store/pinnedVersions()``) and can be
-/// used from any thread: it is `Sendable`, its caches are behind a `Mutex`, and the bytes it reads
+/// used from any thread: it is `Sendable`, its caches are behind a `Locked`, and the bytes it reads
 /// are never overwritten (the file is append-only).
 public final class Snapshot: Sendable {
     /// The store this snapshot was read from.
@@ -27,10 +26,10 @@ public final class Snapshot: Sendable {
     var cache: BlockCache? {
         store.cache.generation.load(ordering: .relaxed) == cacheGeneration ? store.cache : nil
     }
-    private let lists = Mutex<[UInt32: RowGroupList]>([:])
-    private let groups = Mutex<[BlockRef: RowGroupBlock]>([:])
-    private let indexDirs = Mutex<[BlockRef: BlockCache.IndexMemo]>([:])
-    private let columnSegmentCache = Mutex<[ColumnKey: [(rows: Int, segment: SegmentReader?)]]>([:])
+    private let lists = Locked<[UInt32: RowGroupList]>([:])
+    private let groups = Locked<[BlockRef: RowGroupBlock]>([:])
+    private let indexDirs = Locked<[BlockRef: BlockCache.IndexMemo]>([:])
+    private let columnSegmentCache = Locked<[ColumnKey: [(rows: Int, segment: SegmentReader?)]]>([:])
 
     struct ColumnKey: Hashable {
         let table: UInt32

@@ -190,7 +190,7 @@ final class ResultsBase {
     let query: ResultsQuery
     /// The Realm's invalidate() generation these results belong to.
     let generation: Int
-    private let lock: NSLock?
+    private let lock: Lock?
     private var cachedKeys: [ObjectKey] = []
     private var cachedLocations: (version: UInt64, [RowLocation])?
     /// The table reader the locations refer to.
@@ -207,14 +207,12 @@ final class ResultsBase {
         self.query = query
         // Generations only grow, so one below the Realm's never matches it again.
         self.generation = invalidated ? realm.generation &- 1 : realm.generation
-        self.lock = realm.isFrozen ? NSLock() : nil
+        self.lock = realm.isFrozen ? Lock() : nil
     }
 
     private func synchronized<T>(_ body: () -> T) -> T {
         guard let lock else { return body() }
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+        return lock.withLock(body)
     }
 
     /// How many times these results were evaluated (a `package` hook for laziness tests).

@@ -139,7 +139,7 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
     let sectionKey: (Element) -> Key
     /// When set, elements are sorted by their section key in this order (stably) before grouping.
     let keyOrder: ((Key, Key) -> Bool)?
-    private let lock: NSLock?
+    private let lock: Lock?
     private var cachedLayout = Layout()
     private var cachedStamp = -1
 
@@ -147,14 +147,12 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
         self.results = results
         self.sectionKey = sectionKey
         self.keyOrder = keyOrder
-        self.lock = results.isFrozen ? NSLock() : nil
+        self.lock = results.isFrozen ? Lock() : nil
     }
 
     private func synchronized<T>(_ body: () -> T) -> T {
         guard let lock else { return body() }
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+        return lock.withLock(body)
     }
 
     /// How many times the sections were computed (a `package` hook for laziness tests).

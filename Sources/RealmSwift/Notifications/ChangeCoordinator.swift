@@ -11,7 +11,7 @@ import RealmStorage
 final class ChangeCoordinator: @unchecked Sendable {
     let store: Store
     let queue = DispatchQueue(label: "RealmSwift.notifications", qos: .userInitiated)
-    private let lock = NSLock()
+    private let lock = Lock()
     private var notifiers: [ObjectIdentifier: any AnyNotifier] = [:]
     private var timer: DispatchSourceTimer?
     /// How often the header is read for other processes' commits while anything is observed.
@@ -117,7 +117,7 @@ final class Notifier<State, Change>: AnyNotifier, @unchecked Sendable {
     typealias Event = NotifierEvent<State, Change>
     let logic: NotifierLogic<State, Change>
     let coordinator: ChangeCoordinator
-    private let lock = NSLock()
+    private let lock = Lock()
     private var base: (snapshot: Snapshot, state: State)?
     private var pending: (event: Event, base: (snapshot: Snapshot, state: State))?
     private var stopped = false
@@ -209,56 +209,52 @@ final class Notifier<State, Change>: AnyNotifier, @unchecked Sendable {
 
     func deliver(at snapshot: Snapshot) {
         guard threadBound else { return }
-        lock.lock()
-        guard !stopped else {
-            lock.unlock()
-            return
-        }
-        var event: Event?
-        var isFinal = false
-        if let p = pending, p.base.snapshot.version == snapshot.version {
-            event = p.event
-            base = p.base
-            if case .error = p.event { isFinal = true }
-        } else if let b = base {
-            // The initial state was delivered; a pending event for another version is stale.
-            if b.snapshot.version < snapshot.version {
-                let (e, newBase, final) = compute(from: b, to: snapshot)
-                event = e
-                base = newBase
-                isFinal = final
+        let (event, isFinal): (Event?, Bool) = lock.withLock {
+            guard !stopped else { return (nil, false) }
+            var event: Event?
+            var isFinal = false
+            if let p = pending, p.base.snapshot.version == snapshot.version {
+                event = p.event
+                base = p.base
+                if case .error = p.event { isFinal = true }
+            } else if let b = base {
+                // The initial state was delivered; a pending event for another version is stale.
+                if b.snapshot.version < snapshot.version {
+                    let (e, newBase, final) = compute(from: b, to: snapshot)
+                    event = e
+                    base = newBase
+                    isFinal = final
+                }
+            } else {
+                // The initial state is not computed yet, or was computed at another version.
+                do {
+                    let s = try logic.initial(snapshot)
+                    base = (snapshot, s)
+                    event = .initial(snapshot, s)
+                } catch {
+                    event = .error(error)
+                    isFinal = true
+                }
             }
-        } else {
-            // The initial state is not computed yet, or was computed at another version.
-            do {
-                let s = try logic.initial(snapshot)
-                base = (snapshot, s)
-                event = .initial(snapshot, s)
-            } catch {
-                event = .error(error)
-                isFinal = true
-            }
+            pending = nil
+            if isFinal { stopped = true }
+            return (event, isFinal)
         }
-        pending = nil
-        if isFinal { stopped = true }
-        lock.unlock()
         if let event { send(event) }
         if isFinal { coordinator.remove(self) }
     }
 
     func skip(parent: Snapshot, committed: Snapshot) {
-        lock.lock()
-        guard !stopped, let b = base else {
-            lock.unlock()
-            return
+        let before: Event? = lock.withLock {
+            guard !stopped, let b = base else { return nil }
+            var before: Event?
+            if !threadBound, b.snapshot.version < parent.version {
+                before = compute(from: b, to: parent).0
+            }
+            pending = nil
+            if let s = try? logic.initial(committed) { base = (committed, s) }
+            return before
         }
-        var before: Event?
-        if !threadBound, b.snapshot.version < parent.version {
-            before = compute(from: b, to: parent).0
-        }
-        pending = nil
-        if let s = try? logic.initial(committed) { base = (committed, s) }
-        lock.unlock()
         if let before { send(before) }
     }
 

@@ -7,7 +7,7 @@ import RealmStorage
 /// `@unchecked Sendable`: every field is guarded by `lock` (tokens invalidate from any thread);
 /// the blocks themselves are only called on the Realm's thread.
 final class RealmNotifications: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var notifiers: [ObjectIdentifier: any AnyNotifier] = [:]
     private var blocks: [Int: Realm.NotificationBlock] = [:]
     private var nextBlock = 0
@@ -161,7 +161,7 @@ extension Realm {
 ///
 /// `@unchecked Sendable`: `version` is guarded by `lock`.
 final class VersionWatcher: AnyNotifier, @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var version: UInt64
     private let wake: @Sendable () -> Void
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import RealmStorage
 
 /// What changed in a collection between two deliveries of its notification block.
 ///
@@ -86,13 +86,13 @@ extension Realm {
 ///
 /// `Sendable`: invalidation may come from any thread; it is idempotent and guarded by a lock.
 public final class NotificationToken: Sendable {
-    private let onInvalidate: Mutex<(@Sendable () -> Void)?>
+    private let onInvalidate: Locked<(@Sendable () -> Void)?>
     /// The notifier this token keeps registered (for ``Realm/write(withoutNotifying:_:)``).
     let notifier: (any AnyNotifier)?
 
     init(notifier: (any AnyNotifier)?, _ onInvalidate: @escaping @Sendable () -> Void) {
         self.notifier = notifier
-        self.onInvalidate = Mutex(onInvalidate)
+        self.onInvalidate = Locked(onInvalidate)
     }
 
     /// Stops the notifications; blocks already dispatched may still run.

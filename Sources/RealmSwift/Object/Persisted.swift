@@ -1,5 +1,4 @@
 import RealmStorage
-import Synchronization
 
 /// Declares a persisted property of an ``Object`` or ``EmbeddedObject``.
 ///

@@ -1,6 +1,5 @@
 import Foundation
 import RealmStorage
-import Synchronization
 
 /// The block run when a Realm is opened with a higher `schemaVersion` than its file.
 public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void
@@ -11,7 +10,7 @@ extension Realm {
     /// `@unchecked Sendable`: a value type whose closures are `@Sendable` and whose class list holds
     /// immutable metatypes.
     public struct Configuration: @unchecked Sendable {
-        private static let defaultStorage = Mutex<Configuration>(Configuration(fileURL: nil))
+        private static let defaultStorage = Locked<Configuration>(Configuration(fileURL: nil))
 
         /// The configuration `Realm()` uses; set it to change the default for the process.
         public static var defaultConfiguration: Configuration {

@@ -438,7 +438,7 @@ public enum UpdatePolicy: Int, Sendable {
 
 /// One open store per file per process, shared by every Realm instance on that file.
 ///
-/// `Sendable`: immutable; the registry lives in a `Mutex`.
+/// `Sendable`: immutable; the registry lives in a `Locked`.
 final class StoreHandle: Sendable {
     let store: Store
     let path: String
@@ -446,7 +446,7 @@ final class StoreHandle: Sendable {
     /// Computes and dispatches the change notifications of every Realm on this file.
     let coordinator: ChangeCoordinator
 
-    private static let open = Mutex<[String: Weak]>([:])
+    private static let open = Locked<[String: Weak]>([:])
 
     struct Weak: @unchecked Sendable {
         // Only read and written under the registry's lock.

@@ -23,7 +23,7 @@ struct PropertyInfo {
 /// for the life of the process.
 ///
 /// `@unchecked Sendable`: every stored property is immutable after `init` except the spare slots,
-/// which live in a `Mutex`.
+/// which live in a `Locked`.
 final class ClassInfo: @unchecked Sendable {
     let type: ObjectBase.Type
     let className: String
@@ -43,7 +43,7 @@ final class ClassInfo: @unchecked Sendable {
     /// Empty stored-value slots of objects that were added, for new unmanaged objects: making and
     /// freeing an array of optional enums costs more than the values it holds (a generic metadata
     /// lookup, then a witness call per element), about a seventh of a bulk insert's time.
-    private let spareSlots = Mutex<[[StorageValue?]]>([])
+    private let spareSlots = Locked<[[StorageValue?]]>([])
     private static let spareSlotsKept = 32
 
     /// Slots for every property of an unmanaged object, all empty.
@@ -57,7 +57,7 @@ final class ClassInfo: @unchecked Sendable {
         spareSlots.withLock { if $0.count < Self.spareSlotsKept { $0.append(slots) } }
     }
 
-    private static let registry = Mutex<[ObjectIdentifier: ClassInfo]>([:])
+    private static let registry = Locked<[ObjectIdentifier: ClassInfo]>([:])
     /// The registry's entries, read without a lock: every new object asks for its class's once,
     /// and the registry's lock and hash cost more than the rest of its first property set.
     /// Entries are added under the registry's lock; classes are never unloaded.
@@ -225,7 +225,7 @@ enum PropertyKeyPaths {
     private static let byIdentity = IdentityTable<Int>(capacity: 1024)
     /// Indexes by key path, compared by value; also keeps every key path whose identity is in
     /// `byIdentity` alive, so that identity is never another key path's.
-    private static let byValue = Mutex<[KeptKeyPath: Int]>([:])
+    private static let byValue = Locked<[KeptKeyPath: Int]>([:])
 
     /// A key path kept here (key paths are immutable once made).
     struct KeptKeyPath: Hashable, @unchecked Sendable {

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A value guarded by a POSIX mutex: the project's one lock type.
+///
+/// ```swift
+/// let seen = Locked<Set<Int>>([])
+/// seen.withLock { _ = $0.insert(7) }
+/// let lock = Lock()  // guards fields declared beside it
+/// lock.withLock { counter += 1 }
+/// ```
+///
+/// Why not `Synchronization.Mutex`: on Linux it waits on futexes that ThreadSanitizer does not see,
+/// so a correct program that touches state under it is reported full of races (TOOLCHAIN.md,
+/// "Sanitizers"), and real races would drown among them. `pthread_mutex_lock` is what ThreadSanitizer
+/// intercepts, so every access under this lock is ordered in its eyes. Why not `NSLock`: it is the
+/// same pthread mutex behind a class of Foundation, without a guarded value.
+///
+/// The mutex and the value live in memory of their own (a pthread mutex must not move), freed
+/// with the lock. Not recursive: calling `withLock` again from inside `body` on the same lock
+/// deadlocks.
+///
+/// `@unchecked Sendable`: the value is reached only inside `withLock`, under the mutex, and goes
+/// in and out as `sending`, as with `Mutex`.
+package final class Locked<Value>: @unchecked Sendable {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
+
+    package init(_ initial: sending Value) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        value = .allocate(capacity: 1)
+        value.initialize(to: initial)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
+    }
+
+    /// Runs `body` with the value while holding the lock.
+    @inlinable
+    package func withLock<Result, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
+    }
+}
+
+/// A lock for state declared beside it (`lock.withLock { count += 1 }`).
+package typealias Lock = Locked<Void>
+
+extension Locked where Value == Void {
+    package convenience init() { self.init(()) }
+
+    /// Runs `body` while holding the lock.
+    @inlinable
+    package func withLock<Result, E: Error>(_ body: () throws(E) -> Result) throws(E) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
