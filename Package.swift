@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RealmSwiftTests",
-            dependencies: ["RealmSwift", "RealmTestSupport"]
+            dependencies: ["RealmSwift", "RealmQuery", "RealmTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

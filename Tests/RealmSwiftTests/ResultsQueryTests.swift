@@ -1,4 +1,5 @@
 import Foundation
+import RealmQuery
 import RealmTestSupport
 import Testing
 
@@ -89,9 +90,50 @@ import Testing
         }
         do {
             _ = try people.filter(checking: "age >> 3")
+            Issue.record("no error")
         } catch let e as Realm.Error {
             #expect(e.code == .invalidQuery)
+            // The query engine's error is kept typed: its code, and where in the text it is.
+            #expect(e.query?.code == .syntax)
+            #expect(e.queryOffset == 5)
+            #expect(e.reason.contains("^"))
         }
+        do {
+            _ = try people.filter(checking: "nope == 1")
+            Issue.record("no error")
+        } catch let e as Realm.Error {
+            #expect(e.query?.code == .unknownProperty)
+            #expect(e.queryOffset == 0)
+        }
+        // Errors that are not about text have no query details.
+        #expect(Realm.Error(.fail, "x").queryOffset == nil)
+    }
+
+    @Test func whereBuildsTheSyntaxTreeDirectly() throws {
+        // The tree `where { }` builds is the one the parser makes of the equivalent text.
+        func tree(_ isIncluded: (Query<Person>) -> Query<Bool>) -> QueryPredicate { Query<Person>.root().predicate(of: isIncluded) }
+        func parsed(_ text: String, _ args: [Any?] = []) throws -> QueryPredicate {
+            try QueryPredicate.parse(text, arguments: try QueryArguments.convert(args))
+        }
+        #expect(
+            tree { $0.age > 18 && $0.name.starts(with: "A", options: .caseInsensitive) }
+                == (try parsed("age > 18 AND name BEGINSWITH[c] 'A'")))
+        #expect(tree { $0.dog.name == "Rex" || !($0.age.in([1, 2])) } == (try parsed("dog.name == 'Rex' OR NOT age IN {1, 2}")))
+        #expect(
+            tree { $0.dogs.where { $0.age > 5 && $0.friend.name.contains("a") }.count > 0 }
+                == (try parsed("SUBQUERY(dogs, $x1, $x1.age > 5 AND $x1.friend.name CONTAINS 'a').@count > 0")))
+        #expect(tree { $0.dogs.count >= 2 && $0.age.contains(3...9) } == (try parsed("dogs.@count >= 2 AND age BETWEEN {3, 9}")))
+        #expect(tree { $0.age.contains(3..<9) } == (try parsed("age >= 3 AND age < 9")))
+        #expect(tree { $0.dog == nil } == (try parsed("dog == nil")))
+        // Text that needs quoting or escaping in the dialect goes in as a value, untouched.
+        let odd = "it's \"%@\" AND TRUEPREDICATE"
+        #expect(tree { $0.name == odd } == (try parsed("name == %@", [odd])))
+        // And it answers as the text does.
+        let (realm, _) = try seeded()
+        let people = realm.objects(Person.self)
+        #expect(
+            people.where { $0.age > 10 && $0.name.ends(with: "3") }.map(\.id) == people.filter("age > 10 AND name ENDSWITH '3'").map(\.id))
+        #expect(people.where { $0.name == odd }.isEmpty)
     }
 
     @Test func resultsAreLazyLiveAndSeeTheOpenTransaction() throws {

@@ -46,8 +46,13 @@ package enum StoredValues {
     package static func matchingIndices(
         _ values: [StorageValue], type: ColumnType, isNullable: Bool, predicate: String, arguments: [QueryArgument] = []
     ) throws -> [Int] {
+        try matchingIndices(values, type: type, isNullable: isNullable, query: .text(predicate, arguments: arguments))
+    }
+
+    /// The positions of `values` matching `query` (text or a tree built in code), as above.
+    package static func matchingIndices(_ values: [StorageValue], type: ColumnType, isNullable: Bool, query: QueryInput) throws -> [Int] {
         let catalog = Catalog.standalone(table: ValueList.table, columns: [ColumnSchema(ValueList.column, type, nullable: isNullable)])
-        let bound = try BoundPredicate.compile(predicate, arguments: arguments, table: catalog.tables[0], catalog: catalog)
+        let bound = try query.compile(table: catalog.tables[0], catalog: catalog)
         return try QueryEvaluator(ValueList(catalog, values)).filter(ValueList.table, bound).map { Int($0.rawValue) }
     }
 

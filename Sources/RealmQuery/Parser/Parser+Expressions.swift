@@ -47,12 +47,10 @@ extension Parser {
 
     /// The constant for a `%@` argument.
     func value(of argument: QueryArgument, at offset: Int) throws(QueryError) -> QueryValue {
-        switch argument {
-        case .value(let v): return QueryValue(v)
-        case .values(let vs): return .list(vs.map(QueryValue.init))
-        case .object(let table, let key): return .object(table: table, key: key)
-        case .keyPath(let path): throw error(.invalidArgument, "the key path argument '\(path)' goes with %K, not %@", at: offset)
+        if case .keyPath(let path) = argument {
+            throw error(.invalidArgument, "the key path argument '\(path)' goes with %K, not %@", at: offset)
         }
+        return QueryValue(argument: argument)!
     }
 
     /// `{a, b, …}`: constants and `%@` values, not nested.

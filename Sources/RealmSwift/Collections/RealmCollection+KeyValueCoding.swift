@@ -68,7 +68,7 @@ extension _RLMCollection {
                 return try StoredValues.aggregate(values, function, type: type).flatMap(KeyValueCoding.scalar)
                     ?? (function == .sum ? 0 : nil)
             } catch {
-                throw Realm.Error(.invalidQuery, "\(error)")
+                throw Realm.Error.query(error)
             }
         }
         return try elements().map { try KeyValueCoding.value($0, parts[...]) }

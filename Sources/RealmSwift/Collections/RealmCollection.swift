@@ -161,11 +161,10 @@ extension LinkingObjects: RealmCollection where Element: RealmCollectionValue {
             fatalError("Class '\(origin.className)' has no property '\(propertyName)' (named by LinkingObjects).")
         }
         let toMany = origin.properties[i].property.isCollection
+        let parentValue = QueryExpression.constant(.object(table: parent._rlmClass.className, key: parent._rlmKey))
+        let link = QueryExpression(.keyPath(PropertyPath([propertyName])))
         let step = ResultsQuery.Step.filter(
-            text: toMany ? "%@ IN %K" : "%K == %@",
-            arguments: toMany
-                ? [.object(table: parent._rlmClass.className, key: parent._rlmKey), .keyPath(propertyName)]
-                : [.keyPath(propertyName), .object(table: parent._rlmClass.className, key: parent._rlmKey)])
+            .tree(.comparison(toMany ? QueryComparison(parentValue, .in, link) : QueryComparison(link, .equal, parentValue))))
         return Results(realm: realm, info: origin, query: ResultsQuery(steps: [step]))
     }
 }

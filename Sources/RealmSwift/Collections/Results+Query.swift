@@ -8,7 +8,7 @@ extension Results {
     func adding(_ step: ResultsQuery.Step) throws -> Results {
         if values != nil {
             switch step {
-            case .filter(let text, let arguments): return try valueResults(.filter(text, arguments))
+            case .filter(let query): return try valueResults(.filter(query))
             case .sort(let descriptors):
                 guard descriptors.count == 1 else {
                     fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
@@ -38,13 +38,13 @@ extension Results {
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results {
         let arguments = try QueryArguments.convert(args)
-        return try adding(.filter(text: predicateFormat, arguments: arguments))
+        return try adding(.filter(.text(predicateFormat, arguments: arguments)))
     }
 
     /// The objects matching a type-safe query: `where { $0.age > 18 && $0.name.starts(with: "A") }`.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results {
-        let parts = isIncluded(values != nil ? Query<Element>(expression: "self") : Query<Element>.root()).predicateParts
-        return filter(parts.text, arguments: parts.arguments)
+        let predicate = (values != nil ? Query<Element>.valueRoot() : Query<Element>.root()).predicate(of: isIncluded)
+        do { return try adding(.filter(.tree(predicate))) } catch { fatalError("\(error)") }
     }
 
     func filter(_ text: String, arguments: [Any?]) -> Results {
@@ -106,11 +106,9 @@ extension Results {
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
         if let values {
             // Results of values: the query is over `self`, each value (as `where` builds it).
-            let parts = isIncluded(Query<Element>(expression: "self")).predicateParts
-            return ValueResults<Element>.firstIndex(values.storedValues, matching: parts.text, parts.arguments)
+            return ValueResults<Element>.firstIndex(values.storedValues, matching: Query<Element>.valueRoot().predicate(of: isIncluded))
         }
-        let parts = isIncluded(Query<Element>.root()).predicateParts
-        let matching = Set(filter(parts.text, arguments: parts.arguments).base.keys)
+        let matching = Set(self.where(isIncluded).base.keys)
         return base.keys.firstIndex { matching.contains($0) }
     }
 
@@ -125,7 +123,7 @@ extension Results {
             do {
                 return try StoredValues.aggregate(values.storedValues, function, type: Element._rlmInfo.type.columnType)
             } catch {
-                throw Realm.Error(.invalidQuery, "\(error)")
+                throw Realm.Error.query(error)
             }
         }
         let realm = base.realm
@@ -140,7 +138,7 @@ extension Results {
             }
             return try QueryEvaluator(source).aggregate(base.info.className, base.keys, function, path)
         } catch {
-            throw Realm.Error(.invalidQuery, "\(error)")
+            throw Realm.Error.query(error)
         }
     }
 

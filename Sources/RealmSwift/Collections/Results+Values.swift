@@ -11,7 +11,8 @@ import RealmStorage
 /// read from any thread.
 final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     enum Step: Sendable {
-        case filter(String, [QueryArgument])
+        /// Query text with its arguments, or a tree built by `where { }`.
+        case filter(QueryInput)
         case sort(ascending: Bool)
         case distinct
     }
@@ -37,7 +38,7 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     private let thawed: () -> ValueResults?
     /// Whether the source can no longer be read (its object deleted, its Realm invalidated).
     private let sourceInvalidated: () -> Bool
-    private let lock = NSLock()
+    private let lock = Lock()
     private var cache: (stamp: Int, elements: [Element], stored: [StorageValue])?
 
     /// Results over the values `c` reads after `steps`; `frozen` and `thawed` make the same results
@@ -104,19 +105,25 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         return { realm in rebuild(realm.makeObject(info.type, key, info), steps) }
     }
 
-    /// The positions of `values` that match the query `text` on `self`, bound to the elements'
-    /// type (nullable when they are optional or mixed).
-    static func matching(_ values: [StorageValue], _ text: String, _ arguments: [QueryArgument]) throws -> [Int] {
+    /// The positions of `values` that match `query` on `self`, bound to the elements' type
+    /// (nullable when they are optional or mixed).
+    static func matching(_ values: [StorageValue], _ query: QueryInput) throws -> [Int] {
         let info = Element._rlmInfo
         let type = info.type.columnType
-        return try StoredValues.matchingIndices(
-            values, type: type, isNullable: info.isOptional || type == .mixed, predicate: text, arguments: arguments)
+        return try StoredValues.matchingIndices(values, type: type, isNullable: info.isOptional || type == .mixed, query: query)
     }
 
     /// The position of the first of `values` matching a query on `self`, or nil; stops with the
     /// error on a malformed query (`index(matching:)`).
     static func firstIndex(_ values: [StorageValue], matching text: String, _ args: [Any?]) -> Int? {
-        do { return try matching(values, text, try QueryArguments.convert(args)).first } catch { fatalError("\(error)") }
+        do { return try matching(values, .text(text, arguments: try QueryArguments.convert(args))).first } catch {
+            fatalError("\(error)")
+        }
+    }
+
+    /// The position of the first of `values` matching a query built by `where { }`, or nil.
+    static func firstIndex(_ values: [StorageValue], matching predicate: QueryPredicate) -> Int? {
+        do { return try matching(values, .tree(predicate)).first } catch { fatalError("\(Realm.Error.query(error))") }
     }
 
     /// The positions of `values` that `steps` keep, in their order.
@@ -125,7 +132,7 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
         for step in steps {
             let current = positions.map { values[$0] }
             switch step {
-            case .filter(let text, let arguments): positions = try matching(current, text, arguments).map { positions[$0] }
+            case .filter(let query): positions = try matching(current, query).map { positions[$0] }
             case .sort(let ascending): positions = StoredValues.sortedIndices(current, ascending: ascending).map { positions[$0] }
             case .distinct: positions = StoredValues.distinctIndices(current).map { positions[$0] }
             }
@@ -137,8 +144,8 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     /// of objects check theirs.
     /// - Throws: ``Realm/Error`` `.invalidQuery` with the position in the text.
     static func results(_ step: Step, over make: ([Step]) -> ValueResults) throws -> Results<Element> {
-        if case .filter(let text, let arguments) = step {
-            do { _ = try matching([], text, arguments) } catch { throw Realm.Error(.invalidQuery, "\(error)") }
+        if case .filter(let query) = step {
+            do { _ = try matching([], query) } catch { throw Realm.Error.query(error) }
         }
         return Results(values: make([step]))
     }
@@ -160,16 +167,16 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
             realm.checkThread()
             if realm.generation != generation || sourceInvalidated() { return ([], []) }
         }
-        lock.lock()
-        defer { lock.unlock() }
-        if let c = cache, let realm, c.stamp == realm.stamp, realm.snapshot != nil { return (c.elements, c.stored) }
-        let values = stored()
-        let all = source()
-        let positions: [Int]
-        do { positions = try Self.evaluate(values, steps) } catch { fatalError("\(error)") }
-        let out = (elements: positions.map { all[$0] }, stored: positions.map { values[$0] })
-        if let realm { cache = (realm.stamp, out.elements, out.stored) }
-        return out
+        return lock.withLock {
+            if let c = cache, let realm, c.stamp == realm.stamp, realm.snapshot != nil { return (c.elements, c.stored) }
+            let values = stored()
+            let all = source()
+            let positions: [Int]
+            do { positions = try Self.evaluate(values, steps) } catch { fatalError("\(error)") }
+            let out = (elements: positions.map { all[$0] }, stored: positions.map { values[$0] })
+            if let realm { cache = (realm.stamp, out.elements, out.stored) }
+            return out
+        }
     }
 }
 
@@ -198,13 +205,14 @@ extension RealmCollection where Element: _HasPersistedType {
     /// The throwing form of ``filter(_:_:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
-        try valueResults(.filter(predicateFormat, try QueryArguments.convert(args)))
+        try valueResults(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))))
     }
 
     /// The values matching a type-safe query, in collection order: `scores.where { $0 > 3 }`.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let parts = isIncluded(Query<Element>(expression: "self")).predicateParts
-        do { return try filter(checking: parts.text, parts.arguments) } catch { fatalError("\(error)") }
+        do { return try valueResults(.filter(.tree(Query<Element>.valueRoot().predicate(of: isIncluded)))) } catch {
+            fatalError("\(error)")
+        }
     }
 
     /// The index of the first value matching a query on `self`, or nil.
@@ -223,12 +231,19 @@ extension Map where Value: _HasPersistedType {
     /// The throwing form of ``filter(_:_:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Value> {
-        try ValueResults<Value>.results(.filter(predicateFormat, try QueryArguments.convert(args))) { .over(self, steps: $0) }
+        try ValueResults<Value>.results(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args)))) {
+            .over(self, steps: $0)
+        }
     }
 
     /// The values matching a type-safe query, in key order: `scores.where { $0 > 3 }`.
     public func `where`(_ isIncluded: (Query<Value>) -> Query<Bool>) -> Results<Value> {
-        let parts = isIncluded(Query<Value>(expression: "self")).predicateParts
-        do { return try filter(checking: parts.text, parts.arguments) } catch { fatalError("\(error)") }
+        do {
+            return try ValueResults<Value>.results(.filter(.tree(Query<Value>.valueRoot().predicate(of: isIncluded)))) {
+                .over(self, steps: $0)
+            }
+        } catch {
+            fatalError("\(error)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RealmQuery
 
 /// Types with an order queries can use (`<`, `BETWEEN`): numbers and dates, and their optionals.
 public protocol _QueryNumeric {}
@@ -27,13 +28,12 @@ public struct StringOptions: OptionSet, Sendable {
     /// `[d]`: compare ignoring diacritics.
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
 
-    var text: String {
-        switch (contains(.caseInsensitive), contains(.diacriticInsensitive)) {
-        case (true, true): "[cd]"
-        case (true, false): "[c]"
-        case (false, true): "[d]"
-        case (false, false): ""
-        }
+    /// The engine's comparison options.
+    var comparisonOptions: ComparisonOptions {
+        var o: ComparisonOptions = []
+        if contains(.caseInsensitive) { o.insert(.caseInsensitive) }
+        if contains(.diacriticInsensitive) { o.insert(.diacriticInsensitive) }
+        return o
     }
 }
 
@@ -41,62 +41,58 @@ public struct StringOptions: OptionSet, Sendable {
 
 extension Query {
     /// Equal to a value.
-    public static func == (lhs: Query, rhs: T) -> Query<Bool> { lhs.compareCarrying("==", rhs) }
+    public static func == (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.equal, rhs) }
     /// Not equal to a value.
-    public static func != (lhs: Query, rhs: T) -> Query<Bool> { lhs.compareCarrying("!=", rhs) }
+    public static func != (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.notEqual, rhs) }
     /// Equal to another property.
-    public static func == (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare("==", rhs) }
+    public static func == (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.equal, rhs) }
     /// Not equal to another property.
-    public static func != (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare("!=", rhs) }
+    public static func != (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.notEqual, rhs) }
 
     /// Equal to one of `values`.
-    public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == T {
-        Query<Bool>(expression: "", predicate: ("\(expression) IN %@", carriedArguments + [Array(values)]), variable: variable)
-    }
+    public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == T { compare(.in, Array(values)) }
 }
 
 extension Query where T: _QueryNumeric {
-    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compareCarrying("<", rhs) }
-    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compareCarrying("<=", rhs) }
-    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compareCarrying(">", rhs) }
-    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compareCarrying(">=", rhs) }
-    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare("<", rhs) }
-    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare("<=", rhs) }
-    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(">", rhs) }
-    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(">=", rhs) }
+    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, rhs) }
+    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs) }
+    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, rhs) }
+    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs) }
+    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs) }
+    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs) }
+    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs) }
+    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs) }
 
     /// Within a closed range (inclusive).
     public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
-        Query<Bool>(expression: "", predicate: ("\(expression) BETWEEN %@", [[range.lowerBound, range.upperBound]]), variable: variable)
+        compare(.between, [range.lowerBound, range.upperBound])
     }
     /// Within a half-open range.
     public func contains(_ range: Range<T>) -> Query<Bool> where T: Comparable {
-        Query<Bool>(
-            expression: "", predicate: ("(\(expression) >= %@ AND \(expression) < %@)", [range.lowerBound, range.upperBound]),
-            variable: variable)
+        self >= range.lowerBound && self < range.upperBound
     }
 }
 
 // MARK: - Strings
 
 extension Query where T: _QueryString {
-    private func text(_ op: String, _ value: String, _ options: StringOptions) -> Query<Bool> {
-        Query<Bool>(expression: "", predicate: ("\(expression) \(op)\(options.text) %@", [value]), variable: variable)
+    private func text(_ op: ComparisonOperator, _ value: String, _ options: StringOptions) -> Query<Bool> {
+        compare(op, value, options: options.comparisonOptions)
     }
     /// Contains `value`.
-    public func contains(_ value: String, options: StringOptions = []) -> Query<Bool> { text("CONTAINS", value, options) }
+    public func contains(_ value: String, options: StringOptions = []) -> Query<Bool> { text(.contains, value, options) }
     /// Starts with `value`.
-    public func starts(with value: String, options: StringOptions = []) -> Query<Bool> { text("BEGINSWITH", value, options) }
+    public func starts(with value: String, options: StringOptions = []) -> Query<Bool> { text(.beginsWith, value, options) }
     /// Ends with `value`.
-    public func ends(with value: String, options: StringOptions = []) -> Query<Bool> { text("ENDSWITH", value, options) }
+    public func ends(with value: String, options: StringOptions = []) -> Query<Bool> { text(.endsWith, value, options) }
     /// Matches a pattern with `?` (one character) and `*` (any run).
     public func like(_ value: String, caseInsensitive: Bool = false) -> Query<Bool> {
-        text("LIKE", value, caseInsensitive ? .caseInsensitive : [])
+        text(.like, value, caseInsensitive ? .caseInsensitive : [])
     }
     /// Equal to `value` with options.
-    public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> { text("==", value, options) }
+    public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> { text(.equal, value, options) }
     /// Not equal to `value` with options.
-    public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> { text("!=", value, options) }
+    public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> { text(.notEqual, value, options) }
 }
 
 // MARK: - Logic
@@ -104,19 +100,12 @@ extension Query where T: _QueryString {
 extension Query where T == Bool {
     /// Both hold.
     public static func && (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
-        let a = lhs.predicateParts
-        let b = rhs.predicateParts
-        return Query<Bool>(expression: "", predicate: ("(\(a.text)) AND (\(b.text))", a.arguments + b.arguments), variable: lhs.variable)
+        lhs.derived(nil, predicate: lhs.asPredicate && rhs.asPredicate, failure: rhs.failure)
     }
     /// Either holds.
     public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
-        let a = lhs.predicateParts
-        let b = rhs.predicateParts
-        return Query<Bool>(expression: "", predicate: ("(\(a.text)) OR (\(b.text))", a.arguments + b.arguments), variable: lhs.variable)
+        lhs.derived(nil, predicate: lhs.asPredicate || rhs.asPredicate, failure: rhs.failure)
     }
     /// Does not hold.
-    public static prefix func ! (q: Query<Bool>) -> Query<Bool> {
-        let a = q.predicateParts
-        return Query<Bool>(expression: "", predicate: ("NOT (\(a.text))", a.arguments), variable: q.variable)
-    }
+    public static prefix func ! (q: Query<Bool>) -> Query<Bool> { q.derived(nil, predicate: !q.asPredicate) }
 }

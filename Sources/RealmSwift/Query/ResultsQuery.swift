@@ -11,7 +11,8 @@ extension Realm {
 /// evaluated together on first access and again only when the Realm changes.
 struct ResultsQuery: Sendable {
     enum Step: Sendable {
-        case filter(text: String, arguments: [QueryArgument])
+        /// Query text with its arguments, or a tree built by `where { }`.
+        case filter(QueryInput)
         case sort([SortDescriptor])
         case distinct([String])
     }
@@ -34,19 +35,18 @@ struct ResultsQuery: Sendable {
         guard let schema = catalog.table(table) else { return }
         for step in steps {
             switch step {
-            case .filter(let text, let arguments): _ = try Self.compile(text, arguments, schema, catalog)
+            case .filter(let query): _ = try Self.compile(query, schema, catalog)
             case .sort(let keys): for k in keys { _ = try Self.bindPath(k.keyPath, schema, catalog) }
             case .distinct(let paths): for p in paths { _ = try Self.bindPath(p, schema, catalog) }
             }
         }
     }
 
-    static func compile(_ text: String, _ arguments: [QueryArgument], _ schema: TableSchema, _ catalog: Catalog) throws -> BoundPredicate {
+    static func compile(_ query: QueryInput, _ schema: TableSchema, _ catalog: Catalog) throws -> BoundPredicate {
         do {
-            return try BoundPredicate.compile(
-                text, arguments: arguments, table: schema, catalog: catalog, linkingObjects: ClassInfo.linkingObjectsProperties)
+            return try query.compile(table: schema, catalog: catalog, linkingObjects: ClassInfo.linkingObjectsProperties)
         } catch {
-            throw Realm.Error(.invalidQuery, "\(error)")
+            throw Realm.Error.query(error)
         }
     }
 
@@ -55,7 +55,7 @@ struct ResultsQuery: Sendable {
             return try BoundKeyPath.bind(
                 path, table: schema, catalog: catalog, allowToMany: toMany, linkingObjects: ClassInfo.linkingObjectsProperties)
         } catch {
-            throw Realm.Error(.invalidQuery, "\(error)")
+            throw Realm.Error.query(error)
         }
     }
 
@@ -67,7 +67,7 @@ struct ResultsQuery: Sendable {
         if collection != nil || steps.contains(where: { if case .distinct = $0 { true } else { false } }) { return nil }
         let predicate = try Self.conjunction(steps, schema, source.catalog)
         do { return try QueryEvaluator(source).count(table, predicate) } catch let e as QueryError {
-            throw Realm.Error(.invalidQuery, "\(e)")
+            throw Realm.Error.query(e)
         }
     }
 
@@ -75,7 +75,7 @@ struct ResultsQuery: Sendable {
     static func conjunction<S: Sequence>(_ steps: S, _ schema: TableSchema, _ catalog: Catalog) throws -> BoundPredicate?
     where S.Element == Step {
         var filters: [BoundPredicate] = []
-        for case .filter(let text, let arguments) in steps { filters.append(try compile(text, arguments, schema, catalog)) }
+        for case .filter(let query) in steps { filters.append(try compile(query, schema, catalog)) }
         return filters.isEmpty ? nil : filters.count == 1 ? filters[0] : .and(filters)
     }
 
@@ -107,7 +107,7 @@ struct ResultsQuery: Sendable {
         var sortKeys: [SortKey] = []
         for step in steps {
             switch step {
-            case .filter(let text, let arguments): filters.append(try Self.compile(text, arguments, schema, catalog))
+            case .filter(let query): filters.append(try Self.compile(query, schema, catalog))
             case .sort(let descriptors):
                 // A later sort decides first; earlier ones break its ties (sorts are stable).
                 sortKeys.insert(
@@ -161,8 +161,8 @@ struct ResultsQuery: Sendable {
                 return try evaluator.sort(table, keys, by: sortKeys, limit: limit)
             }
             switch step {
-            case .filter(let text, let arguments):
-                let p = try Self.compile(text, arguments, schema, catalog)
+            case .filter(let query):
+                let p = try Self.compile(query, schema, catalog)
                 keys = try keys.filter { try evaluator.matches(table, $0, p) }
             case .sort(let descriptors):
                 let sortKeys = try descriptors.map {

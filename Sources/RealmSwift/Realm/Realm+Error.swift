@@ -1,3 +1,4 @@
+import RealmQuery
 import RealmStorage
 
 extension Realm {
@@ -57,12 +58,38 @@ extension Realm {
         public let path: String?
         /// The underlying storage error, when there is one.
         public let underlying: StorageError?
+        /// For ``Code/invalidQuery``: the query engine's error, typed (its code, message, and the
+        /// offset of the problem in the query text), as thrown.
+        package let query: QueryError?
+
+        /// For ``Code/invalidQuery`` from query text: where in the text the problem is, in Unicode
+        /// scalars from its start (nil when it has no single place, or the query was built with
+        /// `where { }`). ``reason`` shows the text with a caret under it.
+        public var queryOffset: Int? { query?.offset }
 
         init(_ code: Code, _ reason: String, path: String? = nil, underlying: StorageError? = nil) {
             self.code = code
             self.reason = reason
             self.path = path
             self.underlying = underlying
+            self.query = nil
+        }
+
+        /// `.invalidQuery` for an error of the query engine (kept typed when it is a
+        /// ``QueryError``; a `Realm.Error` passes through as it is).
+        static func query(_ error: any Swift.Error) -> Realm.Error {
+            if let e = error as? Realm.Error { return e }
+            if let e = error as? QueryError { return Realm.Error(query: e) }
+            return Realm.Error(.invalidQuery, "\(error)")
+        }
+
+        /// `.invalidQuery` for the query engine's error `error`, kept typed.
+        init(query error: QueryError) {
+            self.code = .invalidQuery
+            self.reason = "\(error)"
+            self.path = nil
+            self.underlying = nil
+            self.query = error
         }
 
         public var description: String { "Realm.Error.\(code): \(reason)" + (path.map { " (\($0))" } ?? "") }
