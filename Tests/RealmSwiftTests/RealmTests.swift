@@ -316,6 +316,19 @@ import Testing
         #expect(done && realm.objects(Person.self).count == 2)
     }
 
+    @Test func anActorThatKeepsItsRealmIsReleased() async throws {
+        // The Realm holds its actor weakly: `var realm: Realm?` in the actor makes no cycle.
+        let dir = TempDir()
+        weak var released: Worker?
+        do {
+            let worker = Worker()
+            released = worker
+            #expect(try await worker.run(dir.url()) == 1)
+        }
+        for _ in 0..<200 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+
     @Test func shouldCompactOnLaunchRewritesTheFile() throws {
         let dir = TempDir()
         let types: [ObjectBase.Type] = [Person.self, Dog.self, Address.self]

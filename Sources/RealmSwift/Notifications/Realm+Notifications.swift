@@ -11,7 +11,9 @@ final class RealmNotifications: @unchecked Sendable {
     private var notifiers: [ObjectIdentifier: any AnyNotifier] = [:]
     private var blocks: [Int: Realm.NotificationBlock] = [:]
     private var nextBlock = 0
-    private var runLoop: RunLoop?
+    /// Weak: a block queued on a run loop that never runs again (its thread ended, or never
+    /// runs it) must not keep this box, and through it the Realm's notifiers, alive.
+    private weak var runLoop: RunLoop?
     private var wakeScheduled = false
 
     var hasObservers: Bool { lock.withLock { !notifiers.isEmpty || !blocks.isEmpty } }
@@ -47,7 +49,8 @@ final class RealmNotifications: @unchecked Sendable {
             return runLoop
         }
         guard let loop else { return }
-        loop.perform { [self] in
+        loop.perform { [weak self] in
+            guard let self else { return }
             lock.withLock { wakeScheduled = false }
             body()
         }

@@ -53,8 +53,11 @@ public final class Realm {
         init(confinedThread: UInt) { self.confinedThread = confinedThread }
     }
 
-    /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any.
-    let isolation: (any Actor)?
+    /// The actor this Realm is isolated to (``init(configuration:actor:)``), if any. Held weakly:
+    /// an actor that keeps its Realm in a property (the usual pattern) is not kept alive by it.
+    weak let isolation: (any Actor)?
+    /// Whether this Realm was opened isolated to an actor (which may since have been released).
+    let isActorIsolated: Bool
     /// The serial queue this Realm is confined to (``init(configuration:queue:)``), if any.
     let queue: DispatchQueue?
     /// Thread-bound notifiers, Realm observers and the run loop to wake for them.
@@ -120,6 +123,7 @@ public final class Realm {
     init(configuration: Configuration, isolation: (any Actor)?, queue: DispatchQueue? = nil) throws {
         self.configuration = configuration
         self.isolation = isolation
+        self.isActorIsolated = isolation != nil
         self.queue = queue
         self.threadID = currentThreadIdentity()
         self.readState = ReadState(confinedThread: isolation == nil && queue == nil ? threadID : 0)
@@ -139,6 +143,7 @@ public final class Realm {
     init(frozen snapshot: Snapshot, template: Template) {
         self.configuration = template.configuration
         self.isolation = nil
+        self.isActorIsolated = false
         self.queue = nil
         self.threadID = currentThreadIdentity()
         self.readState = ReadState(confinedThread: 0)
@@ -214,7 +219,8 @@ public final class Realm {
             dispatchPrecondition(condition: .onQueue(queue))
             return
         }
-        if let isolation {
+        if isActorIsolated {
+            guard let isolation else { fatalError("Realm accessed after the actor it is isolated to was released.") }
             isolation.preconditionIsolated(
                 "Realm accessed from outside the actor it is isolated to; use freeze() or ThreadSafeReference to pass objects on.")
             return
