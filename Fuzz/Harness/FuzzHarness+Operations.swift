@@ -13,12 +13,12 @@ extension FuzzHarness {
     /// snapshot; after a failure (an injected fault or an expected error) the last committed state
     /// must still read back equal to the model, also from a store opened anew.
     public static func operations(_ data: [UInt8]) {
-        precondition(
+        require(
             FaultInjection.isAvailable, "Operations needs the engine's fault points: build with Fuzz/run.sh (-DREALM_FAULT_INJECTION)")
         var input = FuzzInput(data)
         let run: OperationsRun
         do { run = try OperationsRun(rowGroupCapacity: 1 + input.below(5)) } catch {
-            preconditionFailure("Operations: could not create the store: \(error)")
+            fatalError("Operations: could not create the store: \(error)")
         }
         defer { run.close() }
         var steps = 0
@@ -100,7 +100,7 @@ final class OperationsRun {
         case 11:
             if frozen.count == 4 { frozen.removeFirst() }
             if let s = try? store.snapshot(kind: "frozen") {
-                precondition(s.version == store.currentVersion, "Operations: a snapshot is not at the current version")
+                require(s.version == store.currentVersion, "Operations: a snapshot is not at the current version")
                 frozen.append((s, committed))
             }
         case 12: if !frozen.isEmpty { frozen.remove(at: input.below(frozen.count)) }
@@ -127,7 +127,7 @@ final class OperationsRun {
         } catch let e as StorageError where e.code == .io {
             return nil
         } catch {
-            preconditionFailure("Operations: beginWrite failed: \(error)")
+            fatalError("Operations: beginWrite failed: \(error)")
         }
         return transaction
     }
@@ -146,11 +146,11 @@ final class OperationsRun {
             checkCommitted("after an I/O error in \(what)")
             return
         }
-        preconditionFailure("Operations: \(what) threw \(error), expected \(expected.map { "\($0)" } ?? "no error")")
+        fatalError("Operations: \(what) threw \(error), expected \(expected.map { "\($0)" } ?? "no error")")
     }
 
     func succeeded(_ what: String, expected: StorageError.Code?) {
-        precondition(expected == nil, "Operations: \(what) succeeded; the model expected \(expected!)")
+        require(expected == nil, "Operations: \(what) succeeded; the model expected \(expected!)")
     }
 
     func itemValues(_ input: inout FuzzInput) -> [String: StorageValue] {
@@ -187,7 +187,7 @@ final class OperationsRun {
             do {
                 let key = try faulty { try tx.insert(ReferenceModel.item, values) }
                 succeeded("insert", expected: expected)
-                precondition(pending.objects[ReferenceModel.item]![key] == nil, "Operations: insert reused key \(key)")
+                require(pending.objects[ReferenceModel.item]![key] == nil, "Operations: insert reused key \(key)")
                 pending.objects[ReferenceModel.item]![key] = values
                 pending.check("after an insert", ReferenceModel.item, key, value: tx.value)
             } catch {
@@ -207,7 +207,7 @@ final class OperationsRun {
             succeeded("insert of Keyed \(id)", expected: expected)
             pending.objects[ReferenceModel.keyed]![key] = values
             pending.check("after an insert", ReferenceModel.keyed, key, value: tx.value)
-            precondition(
+            require(
                 (try? tx.objectKey(ReferenceModel.keyed, primaryKey: id)) == key, "Operations: primary key \(id) does not find \(key)")
         } catch {
             failed(error, expected: expected, "insert of Keyed \(id)")
@@ -276,8 +276,8 @@ final class OperationsRun {
             try faulty { try tx.delete(table, key) }
             succeeded("delete \(table) \(key)", expected: expected)
             pending.objects[table]![key] = nil
-            precondition((try? tx.contains(table, key)) == false, "Operations: \(table) \(key) is still there after its delete")
-            precondition((try? tx.objectCount(table)) == pending.objects[table]!.count, "Operations: \(table) count after a delete")
+            require((try? tx.contains(table, key)) == false, "Operations: \(table) \(key) is still there after its delete")
+            require((try? tx.objectCount(table)) == pending.objects[table]!.count, "Operations: \(table) count after a delete")
         } catch {
             failed(error, expected: expected, "delete \(table) \(key)")
         }
@@ -309,7 +309,7 @@ final class OperationsRun {
             checkReopened("after a failed commit")
             return
         } catch {
-            preconditionFailure("Operations: commit threw \(error)")
+            fatalError("Operations: commit threw \(error)")
         }
         checkCommitted("after a commit", verify: true)
     }
@@ -324,7 +324,7 @@ final class OperationsRun {
             trace("compaction failed: \(e)")
             checkReopened("after a failed compaction")
         } catch {
-            preconditionFailure("Operations: compact threw \(error)")
+            fatalError("Operations: compact threw \(error)")
         }
         checkCommitted("after a compaction", verify: true)
     }
@@ -339,10 +339,10 @@ final class OperationsRun {
             store = faults ? try faulty { try Store.open(at: path, options: options) } : try Store.open(at: path, options: options)
         } catch let e as StorageError where e.code == .io {
             do { store = try Store.open(at: path, options: options) } catch {
-                preconditionFailure("Operations: the file does not open after a failed open: \(error)")
+                fatalError("Operations: the file does not open after a failed open: \(error)")
             }
         } catch {
-            preconditionFailure("Operations: reopening threw \(error)")
+            fatalError("Operations: reopening threw \(error)")
         }
         checkCommitted("after reopening", verify: true)
     }
@@ -352,7 +352,7 @@ final class OperationsRun {
     func checkPending(_ what: String) {
         guard let tx = transaction else { return }
         for t in ReferenceModel.schema {
-            precondition((try? tx.objectCount(t.table)) == pending.objects[t.table]!.count, "Operations: \(what): \(t.table) count")
+            require((try? tx.objectCount(t.table)) == pending.objects[t.table]!.count, "Operations: \(what): \(t.table) count")
         }
         if pending.objects.values.reduce(0, { $0 + $1.count }) <= 64 { pending.check(what, keys: tx.objectKeys, value: tx.value) }
     }
@@ -360,11 +360,11 @@ final class OperationsRun {
     /// The current version (and every held snapshot) equals its model.
     func checkCommitted(_ what: String, verify: Bool = false) {
         let s: Snapshot
-        do { s = try store.snapshot() } catch { preconditionFailure("Operations: \(what): no snapshot: \(error)") }
+        do { s = try store.snapshot() } catch { fatalError("Operations: \(what): no snapshot: \(error)") }
         committed.check(what, keys: s.objectKeys, value: s.value)
         if verify {
             let report = Verifier().verify(s)
-            precondition(report.isClean, "Operations: \(what): \(report.problems.prefix(3))")
+            require(report.isClean, "Operations: \(what): \(report.problems.prefix(3))")
         }
         for (snapshot, model) in frozen { model.check("\(what), a held snapshot", keys: snapshot.objectKeys, value: snapshot.value) }
     }
@@ -375,7 +375,7 @@ final class OperationsRun {
             let s = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
             committed.check("\(what), read by a new store", keys: s.objectKeys, value: s.value)
         } catch {
-            preconditionFailure("Operations: \(what): the file does not open: \(error)")
+            fatalError("Operations: \(what): the file does not open: \(error)")
         }
     }
 }

@@ -31,26 +31,26 @@ extension FuzzHarness {
                 let checked = try? reader.value(row)
                 // The accessors' typed reads and owner-free cursor: an answer must be the checked one.
                 if let v = cursor.int(row) {
-                    precondition(
+                    require(
                         checked == .int(v) || checked == .bool(v != 0) || checked == .link(ObjectKey(v)),
                         "SegmentDecode: cursor int \(v) != \(String(describing: checked))")
                 }
-                if let v = cursor.double(row) { precondition(checked?.bitwiseEquals(.double(v)) == true, "SegmentDecode: cursor double") }
-                if let v = cursor.float(row) { precondition(checked?.bitwiseEquals(.float(v)) == true, "SegmentDecode: cursor float") }
-                if let v = cursor.string(row) { precondition(checked == .string(v), "SegmentDecode: cursor string") }
+                if let v = cursor.double(row) { require(checked?.bitwiseEquals(.double(v)) == true, "SegmentDecode: cursor double") }
+                if let v = cursor.float(row) { require(checked?.bitwiseEquals(.float(v)) == true, "SegmentDecode: cursor float") }
+                if let v = cursor.string(row) { require(checked == .string(v), "SegmentDecode: cursor string") }
                 _ = try? reader.int(row)
                 _ = try? reader.double(row)
                 _ = try? reader.float(row)
                 _ = try? reader.string(row)
             }
             for row in [-1, reader.rowCount, Int.max] {
-                precondition(cursor.int(row) == nil && cursor.string(row) == nil, "SegmentDecode: cursor read outside the rows")
+                require(cursor.int(row) == nil && cursor.string(row) == nil, "SegmentDecode: cursor read outside the rows")
             }
             if let lane = reader.integers { _ = lane.prefix(4096).reduce(0, &+) }
             if reader.rowCount <= 1 << 16 { _ = try reader.decodeAll(isSet: reader.isList && block.count % 2 == 0) }
         } catch is StorageError {
         } catch {
-            preconditionFailure("SegmentDecode: the decoder threw \(type(of: error)), not a StorageError: \(error)")
+            fatalError("SegmentDecode: the decoder threw \(type(of: error)), not a StorageError: \(error)")
         }
     }
 
@@ -241,19 +241,19 @@ extension FuzzHarness {
         let block = SegmentEncoder.encode(column)
         do {
             let reader = try SegmentReader(block: ByteView(copying: block))
-            precondition(reader.rowCount == originals.count, "SegmentDecode: \(reader.rowCount) rows decoded, \(originals.count) encoded")
+            require(reader.rowCount == originals.count, "SegmentDecode: \(reader.rowCount) rows decoded, \(originals.count) encoded")
             for (row, expected) in originals.enumerated() {
                 let got = try reader.value(row)
-                precondition(
+                require(
                     got.bitwiseEquals(expected), "SegmentDecode: row \(row) of a \(type) column decoded as \(got), encoded \(expected)")
             }
             let all = try reader.decodeAll(isSet: shape == 2)
             for (row, expected) in originals.enumerated() {
-                precondition(
+                require(
                     all.value(row).bitwiseEquals(expected), "SegmentDecode: decodeAll row \(row) is \(all.value(row)), encoded \(expected)")
             }
         } catch {
-            preconditionFailure("SegmentDecode: a segment the encoder wrote does not decode: \(error)")
+            fatalError("SegmentDecode: a segment the encoder wrote does not decode: \(error)")
         }
     }
 }

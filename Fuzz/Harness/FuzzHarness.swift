@@ -85,3 +85,9 @@ public enum FuzzHarness {
         }
     }()
 }
+
+/// Stops with `message` when `condition` is false — in optimized builds too, where a failed
+/// `precondition` traps without its message and a fuzzer's finding would not say what failed.
+func require(_ condition: Bool, _ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+    if !condition { fatalError(message(), file: file, line: line) }
+}

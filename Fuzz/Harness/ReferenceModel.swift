@@ -44,8 +44,8 @@ struct ReferenceModel {
         for (table, objects) in objects {
             let expected = objects.keys.sorted()
             let got: [ObjectKey]
-            do { got = try readKeys(table).sorted() } catch { preconditionFailure("Operations: \(what()): keys of \(table): \(error)") }
-            precondition(got == expected, "Operations: \(what()): \(table) has keys \(got), the model \(expected)")
+            do { got = try readKeys(table).sorted() } catch { fatalError("Operations: \(what()): keys of \(table): \(error)") }
+            require(got == expected, "Operations: \(what()): \(table) has keys \(got), the model \(expected)")
             for key in expected { check(what(), table, key, value: readValue) }
         }
     }
@@ -59,10 +59,10 @@ struct ReferenceModel {
         for column in Self.columns(table) {
             let got: StorageValue
             do { got = try readValue(table, key, column.name) } catch {
-                preconditionFailure("Operations: \(what()): \(table) \(key).\(column.name): \(error)")
+                fatalError("Operations: \(what()): \(table) \(key).\(column.name): \(error)")
             }
             let expected = fields[column.name]!
-            precondition(
+            require(
                 got.bitwiseEquals(expected), "Operations: \(what()): \(table) \(key).\(column.name) is \(got), the model \(expected)")
         }
     }
