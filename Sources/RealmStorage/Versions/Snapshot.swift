@@ -26,10 +26,16 @@ public final class Snapshot: Sendable {
     var cache: BlockCache? {
         store.cache.generation.load(ordering: .relaxed) == cacheGeneration ? store.cache : nil
     }
-    private let lists = Locked<[UInt32: RowGroupList]>([:])
-    private let groups = Locked<[BlockRef: RowGroupBlock]>([:])
-    private let indexDirs = Locked<[BlockRef: BlockCache.IndexMemo]>([:])
-    private let columnSegmentCache = Locked<[ColumnKey: [(rows: Int, segment: SegmentReader?)]]>([:])
+    /// What this snapshot resolved once, so that reading its version again costs no decoding: one
+    /// lock for all four (a snapshot is made per commit and per read transaction, and each lock is
+    /// three allocations and a pthread mutex to set up and tear down).
+    private struct Memo {
+        var lists: [UInt32: RowGroupList] = [:]
+        var groups: [BlockRef: RowGroupBlock] = [:]
+        var indexDirs: [BlockRef: BlockCache.IndexMemo] = [:]
+        var columnSegments: [ColumnKey: [(rows: Int, segment: SegmentReader?)]] = [:]
+    }
+    private let memo = Locked(Memo())
 
     struct ColumnKey: Hashable {
         let table: UInt32
@@ -40,12 +46,12 @@ public final class Snapshot: Sendable {
     /// snapshot so repeated scans of an unchanged version touch no locks or caches.
     package func columnSegments(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema) throws -> [(rows: Int, segment: SegmentReader?)] {
         let key = ColumnKey(table: t.id, column: c.id)
-        if let cached = columnSegmentCache.withLock({ $0[key] }) { return cached }
+        if let cached = memo.withLock({ $0.columnSegments[key] }) { return cached }
         var out: [(rows: Int, segment: SegmentReader?)] = []
         for e in try rowGroups(st) {
             out.append((e.rowCount, try columnSegment(try rowGroup(e.block), c)))
         }
-        columnSegmentCache.withLock { $0[key] = out }
+        memo.withLock { $0.columnSegments[key] = out }
         return out
     }
 
@@ -116,9 +122,9 @@ public final class Snapshot: Sendable {
     /// A table's row-group list with its pages (none when it is one block).
     package func rowGroupList(_ st: TableState) throws -> RowGroupList {
         if st.rowGroups.isNone { return RowGroupList(entries: [], pages: []) }
-        if let l = lists.withLock({ $0[st.tableId] }) { return l }
+        if let l = memo.withLock({ $0.lists[st.tableId] }) { return l }
         let l = try listBlock(st.rowGroups, paged: true)
-        lists.withLock { $0[st.tableId] = l }
+        memo.withLock { $0.lists[st.tableId] = l }
         return l
     }
 
@@ -173,10 +179,10 @@ public final class Snapshot: Sendable {
     }
 
     package func rowGroup(_ ref: BlockRef) throws -> RowGroupBlock {
-        if let g = groups.withLock({ $0[ref] }) { return g }
+        if let g = memo.withLock({ $0.groups[ref] }) { return g }
         if let key = cacheKey(ref), let cached = cache?.group(key) { return cached.block }
         let g = try RowGroupBlock.decode(try block(ref, BlockMagic.rowGroup))
-        groups.withLock { $0[ref] = g }
+        memo.withLock { $0.groups[ref] = g }
         return g
     }
 
@@ -376,9 +382,9 @@ public final class Snapshot: Sendable {
 
     /// The index directory at `ref`, with its last entry when a commit of this store wrote it.
     func indexMemo(_ ref: BlockRef) throws -> BlockCache.IndexMemo {
-        if let d = indexDirs.withLock({ $0[ref] }) { return d }
+        if let d = memo.withLock({ $0.indexDirs[ref] }) { return d }
         let d = try directoryBlock(ref, paged: true)
-        indexDirs.withLock { $0[ref] = d }
+        memo.withLock { $0.indexDirs[ref] = d }
         return d
     }
 
