@@ -19,6 +19,11 @@
 /// intercepts, so every access under this lock is ordered in its eyes. Why not `NSLock`: it is the
 /// same pthread mutex behind a class of Foundation, without a guarded value.
 ///
+/// What it costs (callgrind, 2026-11-27): 68 instructions per uncontended `withLock` against 18 for
+/// `Mutex`; about 3,500 more instructions per durable one-object commit (W7, ~1 % of the commit's
+/// instructions, ~1 µs of a ~170 µs commit); nothing on W6's lookups or W10's iteration, which take
+/// no lock.
+///
 /// The mutex and the value live in memory of their own (a pthread mutex must not move), freed
 /// with the lock. Not recursive: calling `withLock` again from inside `body` on the same lock
 /// deadlocks.
