@@ -106,7 +106,8 @@ extension Results {
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
         if let values {
             // Results of values: the query is over `self`, each value (as `where` builds it).
-            return ValueResults<Element>.firstIndex(values.storedValues, matching: Query<Element>.valueRoot().predicate(of: isIncluded))
+            return ValueResults<Element>.firstIndex(
+                values.storedValues, matching: .tree(Query<Element>.valueRoot().predicate(of: isIncluded)))
         }
         let matching = Set(self.where(isIncluded).base.keys)
         return base.keys.firstIndex { matching.contains($0) }

@@ -116,14 +116,14 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     /// The position of the first of `values` matching a query on `self`, or nil; stops with the
     /// error on a malformed query (`index(matching:)`).
     static func firstIndex(_ values: [StorageValue], matching text: String, _ args: [Any?]) -> Int? {
-        do { return try matching(values, .text(text, arguments: try QueryArguments.convert(args))).first } catch {
+        do { return firstIndex(values, matching: .text(text, arguments: try QueryArguments.convert(args))) } catch {
             fatalError("\(error)")
         }
     }
 
-    /// The position of the first of `values` matching a query built by `where { }`, or nil.
-    static func firstIndex(_ values: [StorageValue], matching predicate: QueryPredicate) -> Int? {
-        do { return try matching(values, .tree(predicate)).first } catch { fatalError("\(Realm.Error.query(error))") }
+    /// The position of the first of `values` matching `query` (text, or a tree built by `where { }`), or nil.
+    static func firstIndex(_ values: [StorageValue], matching query: QueryInput) -> Int? {
+        do { return try matching(values, query).first } catch { fatalError("\(error)") }
     }
 
     /// The positions of `values` that `steps` keep, in their order.

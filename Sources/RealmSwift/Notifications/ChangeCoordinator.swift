@@ -143,15 +143,7 @@ final class Notifier<State, Change>: AnyNotifier, @unchecked Sendable {
     func start(at snapshot: Snapshot) {
         coordinator.add(self)
         coordinator.async { [self] in
-            let event: Event
-            var newBase: (Snapshot, State)?
-            do {
-                let s = try logic.initial(snapshot)
-                newBase = (snapshot, s)
-                event = .initial(snapshot, s)
-            } catch {
-                event = .error(error)
-            }
+            let (event, newBase) = initial(at: snapshot)
             let deliverNow: Bool = lock.withLock {
                 guard !stopped, base == nil else { return false }
                 if threadBound {
@@ -168,6 +160,16 @@ final class Notifier<State, Change>: AnyNotifier, @unchecked Sendable {
 
     func isBehind(_ version: UInt64) -> Bool {
         lock.withLock { !stopped && (base.map { $0.snapshot.version < version } ?? false) }
+    }
+
+    /// The `.initial` event at `snapshot` and the base it makes, or the `.error` event and no base.
+    private func initial(at snapshot: Snapshot) -> (Event, (Snapshot, State)?) {
+        do {
+            let s = try logic.initial(snapshot)
+            return (.initial(snapshot, s), (snapshot, s))
+        } catch {
+            return (.error(error), nil)
+        }
     }
 
     /// The event from `from` to `snapshot`, and the new base (nil event: nothing to report).
@@ -227,14 +229,10 @@ final class Notifier<State, Change>: AnyNotifier, @unchecked Sendable {
                 }
             } else {
                 // The initial state is not computed yet, or was computed at another version.
-                do {
-                    let s = try logic.initial(snapshot)
-                    base = (snapshot, s)
-                    event = .initial(snapshot, s)
-                } catch {
-                    event = .error(error)
-                    isFinal = true
-                }
+                let (e, newBase) = initial(at: snapshot)
+                event = e
+                base = newBase
+                isFinal = newBase == nil
             }
             pending = nil
             if isFinal { stopped = true }
