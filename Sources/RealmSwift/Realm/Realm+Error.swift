@@ -84,7 +84,7 @@ extension Realm {
         }
 
         /// `.invalidQuery` for the query engine's error `error`, kept typed.
-        init(query error: QueryError) {
+        private init(query error: QueryError) {
             self.code = .invalidQuery
             self.reason = "\(error)"
             self.path = nil
