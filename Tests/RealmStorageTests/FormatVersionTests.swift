@@ -19,13 +19,13 @@ import Testing
         return (8..<12).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1 - 8)) }
     }
 
-    @Test func newFilesAreVersion4() throws {
+    @Test func newFilesAreVersion5() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))
-        #expect(FileHeader.formatVersion == 4)
-        #expect(try store.snapshot().formatVersion == 4)
-        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 4))
-        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 4)
+        #expect(FileHeader.formatVersion == 5)
+        #expect(try store.snapshot().formatVersion == 5)
+        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 5))
+        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 5)
     }
 
     @Test func aVersion2FileKeepsItsVersionAndNamesEveryCommitByASlot() throws {

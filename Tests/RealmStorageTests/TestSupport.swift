@@ -67,3 +67,22 @@ func startHoldingWriter(_ binary: String, _ file: String, _ mode: String) throws
     }
     return (p, line)
 }
+
+/// Checks a file whose newest version holds patches (format 5, Spec/FORMAT.md §4.8, §5.7): its live
+/// bytes equal the header's and the live blocks' (a patch counted with its base), it verifies clean,
+/// and a compacted copy reads the same by `check`, holds no block of `patchKind` and verifies clean.
+func expectPatchedFileHolds(_ store: Store, _ dir: TempDir, patchKind: String, _ check: (Snapshot) throws -> Void) throws {
+    let fresh = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
+    try check(fresh)
+    #expect(Verifier().verify(fresh).isClean)
+    let live = try Inspector().inspect(path: dir.file(), blocks: true).blocks.filter(\.isLive)
+    #expect(live.contains { $0.kind == patchKind })
+    let blocks = live.filter { $0.kind != "header" }.reduce(0) { $0 + Int($1.length) }
+    #expect(Int(fresh.liveBytes) == FileHeader.size + blocks)
+    let copy = dir.file("copy.realm")
+    _ = try store.compact(to: copy)
+    let compacted = try Store.open(at: copy, options: .init(readOnly: true)).snapshot()
+    try check(compacted)
+    #expect(try !Inspector().inspect(path: copy, blocks: true).blocks.contains { $0.isLive && $0.kind == patchKind })
+    #expect(Verifier().verify(compacted).isClean)
+}

@@ -78,7 +78,10 @@ struct StorageBench {
         print("storage-bench: N = \(n), file \(path)")
 
         // 1. Insert N objects in one durable transaction, with the primary-key index.
-        let store = try Store.open(at: path, options: .init(create: true))
+        // Compaction off: the commit loops measure what commits append.
+        var options = Store.Options(create: true)
+        options.compaction = .off
+        let store = try Store.open(at: path, options: options)
         var insert = 0.0
         var commitTime = 0.0
         insert = try time {
@@ -184,13 +187,52 @@ struct StorageBench {
                         "  the disk's floor right after: a bare %d-byte write + fdatasync, 5,000 times: %.0f/s (commits reached %.0f%% of it)",
                     bytes, floor, Double(commits) / t / floor * 100))
         }
+        // 6. What one-object commits append in the middle of the 1M-object table (issue 27): updates
+        // of one column at random keys, then deletes at random keys.
+        func appendedPerCommit(_ label: String, _ body: (WriteTransaction, Int64) throws -> Void) throws {
+            // STORAGE_BENCH_PATCH_COMMITS changes the number (the first changes of each segment
+            // and index chunk write more: longer runs show the steady state).
+            let commits = ProcessInfo.processInfo.environment["STORAGE_BENCH_PATCH_COMMITS"].flatMap { Int($0) } ?? 2_000
+            let lengthBefore = try store.snapshot().fileLength
+            var rng = UInt64(7)
+            for _ in 0..<commits {
+                rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let tx = try store.beginWrite()
+                let id = Int64(rng >> 33) % Int64(n)
+                if let key = try tx.objectKey("Person", primaryKey: .int(id)) { try body(tx, key.rawValue) }
+                try tx.commit()
+            }
+            let appended = try store.snapshot().fileLength - lengthBefore
+            print(
+                String(
+                    format: "%d one-object commits, %@: %.0f bytes appended per commit", commits, label as NSString,
+                    Double(appended) / Double(commits)))
+        }
+        if ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMITS"] != "empty" {
+            try appendedPerCommit("set age at a random key") { tx, k in try tx.set("Person", ObjectKey(k), "age", .int(k % 77)) }
+            try appendedPerCommit("set name at a random key") { tx, k in try tx.set("Person", ObjectKey(k), "name", .string("renamed-\(k)"))
+            }
+            try appendedPerCommit("set score at a random key") { tx, k in
+                try tx.set("Person", ObjectKey(k), "score", .double(Double(k) / 3))
+            }
+            try appendedPerCommit("delete at a random key") { tx, k in try tx.delete("Person", ObjectKey(k)) }
+            // Scans with those patches pending (Spec/FORMAT.md §4.8): the first reads patched
+            // segments and applies them, the next ones read the cached result.
+            let patched = try store.snapshot()
+            var scans: [Double] = []
+            for _ in 0..<50 { scans.append(try time { c = try patched.count("Person", whereInt: "age", .greater(50)) }) }
+            print(
+                String(
+                    format: "count age > 50 with the commits' patches pending: first %.3f ms, median %.3f ms (before them: median %.3f ms)",
+                    scans[0] * 1000, median(scans) * 1000, median(counts) * 1000))
+        }
         // STORAGE_BENCH_COMMITS=large (or empty) runs only that loop (for profiling one of them).
         let which = ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMITS"]
         if which != "empty" { try commitLoop(store, from: n, "into the \(n)-object table") }
         let path2 = dir + "/storage-bench-commits.realm"
         if which != "large" {
             reset(path2)
-            let s3 = try Store.open(at: path2, options: .init(create: true))
+            let s3 = try Store.open(at: path2, options: options)
             do {
                 let tx = try s3.beginWrite()
                 try createPerson(tx)
@@ -199,7 +241,10 @@ struct StorageBench {
             try commitLoop(s3, from: 0, "into an empty table")
         }
         print(String(format: "peak RSS %.0f MiB", peakRSSMiB()))
-        reset(path)
-        reset(path2)
+        // STORAGE_BENCH_KEEP=1 leaves the files for realm-dump.
+        if ProcessInfo.processInfo.environment["STORAGE_BENCH_KEEP"] == nil {
+            reset(path)
+            reset(path2)
+        }
     }
 }

@@ -152,6 +152,33 @@ public struct Compactor: Sendable {
             if w.file != nil { map.blocks[ref.offset] = new }
             return new
         }
+        // A segment, or a patch folded into the segment it reads as (Spec/FORMAT.md §4.8).
+        func copySegment(_ ref: BlockRef, _ w: inout StreamingWriter) throws -> BlockRef {
+            guard try s.segmentPatch(ref) != nil else { return try copy(ref, BlockMagic.segment, &w) }
+            if let done = map.blocks[ref.offset], done.length == ref.length {
+                reachable += Int(done.length)
+                return done
+            }
+            let bytes = SegmentEncoder.encode(try s.uncachedSegment(ref).decodeAll())
+            let new = try w.append(bytes)
+            reachable += bytes.count
+            if w.file != nil { map.blocks[ref.offset] = new }
+            return new
+        }
+        // A chunk, or a chunk patch folded into the chunk it reads as (Spec/FORMAT.md §5.7).
+        func copyChunk(_ chunk: IndexDirectory.Chunk, _ w: inout StreamingWriter) throws -> BlockRef {
+            let ref = chunk.block
+            guard try s.chunkPatch(ref) != nil else { return try copy(ref, BlockMagic.indexChunk, &w) }
+            if let done = map.blocks[ref.offset], done.length == ref.length {
+                reachable += Int(done.length)
+                return done
+            }
+            let bytes = IndexDirectory.encodeChunk(try s.uncachedIndexChunk(chunk).entries)
+            let new = try w.append(bytes)
+            reachable += bytes.count
+            if w.file != nil { map.blocks[ref.offset] = new }
+            return new
+        }
         for t in s.catalog.tables {
             var st = try s.tableState(t.name)
             counts[t.name] = Int(st.objectCount)
@@ -171,9 +198,9 @@ public struct Compactor: Sendable {
                     }
                     let groupStart = reachable
                     let g = try s.rowGroup(e.block)
-                    var ng = RowGroupBlock(rowCount: g.rowCount, keys: try copy(g.keys, BlockMagic.segment, &w), columns: [:])
+                    var ng = RowGroupBlock(rowCount: g.rowCount, keys: try copySegment(g.keys, &w), columns: [:])
                     for c in t.columns {
-                        if let ref = g.columns[c.id] { ng.columns[c.id] = try copy(ref, BlockMagic.segment, &w) }
+                        if let ref = g.columns[c.id] { ng.columns[c.id] = try copySegment(ref, &w) }
                     }
                     let bytes = ng.encode()
                     let ref = try w.append(bytes)
@@ -210,7 +237,7 @@ public struct Compactor: Sendable {
                 }
                 let before = reachable
                 var dir = try s.indexDirectory(ref)
-                for i in dir.chunks.indices { dir.chunks[i].block = try copy(dir.chunks[i].block, BlockMagic.indexChunk, &w) }
+                for i in dir.chunks.indices { dir.chunks[i].block = try copyChunk(dir.chunks[i], &w) }
                 let (top, bytes) = try Self.appendDirectory(dir, into: &w)
                 reachable += bytes
                 st.indexes[col] = top
@@ -363,8 +390,13 @@ public struct Compactor: Sendable {
                 guard g.rowCount == e.rowCount else {
                     throw StorageError.corrupted("row group holds \(g.rowCount) rows; its list says \(e.rowCount)", at: Int(e.block.offset))
                 }
-                _ = try copy.block(g.keys, BlockMagic.segment)
-                for ref in g.columns.values { _ = try copy.block(ref, BlockMagic.segment) }
+                for ref in [g.keys] + Array(g.columns.values) {
+                    if let patch = try copy.segmentPatch(ref) {
+                        for part in [patch.base, patch.values] where !part.isNone { _ = try copy.block(part, BlockMagic.segment) }
+                    } else {
+                        _ = try copy.block(ref, BlockMagic.segment)
+                    }
+                }
                 rows += e.rowCount
             }
             guard rows == Int(st.objectCount) else {
@@ -372,7 +404,13 @@ public struct Compactor: Sendable {
                     .corrupted, "the compacted copy's table '\(t.name)' counts \(st.objectCount) objects but holds \(rows)", path: path)
             }
             for ref in st.indexes.values {
-                for c in try copy.indexDirectory(ref).chunks { _ = try copy.block(c.block, BlockMagic.indexChunk) }
+                for c in try copy.indexDirectory(ref).chunks {
+                    if let patch = try copy.chunkPatch(c.block) {
+                        _ = try copy.block(patch.base, BlockMagic.indexChunk)
+                    } else {
+                        _ = try copy.block(c.block, BlockMagic.indexChunk)
+                    }
+                }
             }
         }
     }

@@ -211,8 +211,12 @@ public struct Inspector: Sendable {
                             [("(keys)", g.keys)]
                             + g.columns.sorted { $0.key < $1.key }.map { (named[$0.key] ?? "(removed \($0.key))", $0.value) }
                         for (name, ref) in cols {
-                            info.bytes.addSaturating(ref.length)
-                            live.append(Block(kind: "segment", ref: ref))
+                            // A patch (format 5) keeps its base and values segments live too.
+                            let parts = try s.segmentBlocks(ref)
+                            for part in parts {
+                                info.bytes.addSaturating(part.length)
+                                live.append(Block(kind: part == ref && parts.count > 1 ? "segment patch" : "segment", ref: part))
+                            }
                             guard segments, segmentTable == nil || segmentTable == t.name else { continue }
                             segs.append(segmentInfo(s, t.name, name, gi, ref))
                             // Memory stays bounded on large files: pages already read may leave.
@@ -230,8 +234,13 @@ public struct Inspector: Sendable {
                             live.append(Block(kind: "index directory page", ref: p.block))
                         }
                         for chunk in memo.directory.chunks {
-                            info.bytes.addSaturating(chunk.block.length)
-                            live.append(Block(kind: "index chunk", ref: chunk.block))
+                            // A patch (format 5) keeps its base chunk live too.
+                            let parts = try s.chunkBlocks(chunk.block)
+                            for part in parts {
+                                info.bytes.addSaturating(part.length)
+                                live.append(
+                                    Block(kind: part == chunk.block && parts.count > 1 ? "index chunk patch" : "index chunk", ref: part))
+                            }
                         }
                     } catch { problem(error) }
                 }
@@ -306,6 +315,12 @@ public struct Inspector: Sendable {
             info.decodedBytes = reader.decodedSize
             info.encodings = reader.encodings.map(\.description)
             info.rows = reader.rowCount
+            // A patch (format 5): its blocks' bytes together, and the stored base's encodings.
+            if let patch = try s.segmentPatch(ref) {
+                info.storedBytes = try s.segmentBytes(ref)
+                let base = try SegmentReader(block: try s.block(patch.base, BlockMagic.segment))
+                info.encodings = ["patch"] + base.encodings.map(\.description)
+            }
             info.checksumOK = true
         } catch let e as StorageError {
             info.problem = e.offset.map { "at byte \($0): \(e.reason)" } ?? e.reason

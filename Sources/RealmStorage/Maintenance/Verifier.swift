@@ -178,7 +178,7 @@ public struct Verifier: Sendable {
                         for (ci, chunk) in dir.chunks.enumerated() {
                             // Entries reach objects in hash order, all over the file: let pages go now and then.
                             if ci % 8 == 7 { s.releaseResidentPages() }
-                            let e = try IndexDirectory.chunkEntries(try s.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
+                            let e = try s.uncachedIndexChunk(chunk)
                             report.blocksChecked += 1
                             guard e.hash(0) == chunk.firstHash else {
                                 throw StorageError.corrupted(

@@ -186,14 +186,52 @@ public final class Snapshot: Sendable {
         return g
     }
 
-    /// The decoded segment at `ref` (cached per process).
+    /// The decoded segment at `ref` (cached per process): a segment block, or a segment patch
+    /// (format 5) applied to its base, read like a plain segment.
     package func segment(_ ref: BlockRef) throws -> SegmentReader {
         // A decoded segment cached under (offset, stored checksum) was verified when it was cached.
         if let key = cacheKey(ref), let r = cache?.segment(key) { return r }
-        let b = try block(ref, BlockMagic.segment)
-        let r = try SegmentReader(block: b)
-        cache?.store(BlockCache.Key(ref, checksum: b.lastWord), r)
+        let (r, checksum) = try readSegment(ref)
+        cache?.store(BlockCache.Key(ref, checksum: checksum), r)
         return r
+    }
+
+    /// Reads the segment or segment patch at `ref`; returns it with the block's stored checksum.
+    private func readSegment(_ ref: BlockRef) throws -> (SegmentReader, UInt64) {
+        if let patch = try segmentPatch(ref) {
+            let b = try block(ref, SegmentPatch.magic)
+            let base = try SegmentReader(block: try block(patch.base, BlockMagic.segment))
+            let values = patch.values.isNone ? nil : try SegmentReader(block: try block(patch.values, BlockMagic.segment))
+            let patched = try patch.apply(base: base, values: values, origin: Int(ref.offset))
+            return (try SegmentReader(block: ByteView(copying: SegmentEncoder.encode(patched))), b.lastWord)
+        }
+        let b = try block(ref, BlockMagic.segment)
+        return (try SegmentReader(block: b), b.lastWord)
+    }
+
+    /// The segment patch at `ref`, or nil when `ref` names a segment block (or anything else, which
+    /// the segment read then rejects). Patches exist from format 5 on (Spec/FORMAT.md §4.8).
+    package func segmentPatch(_ ref: BlockRef) throws -> SegmentPatch? {
+        guard try isPatch(ref, SegmentPatch.magic) else { return nil }
+        return try SegmentPatch.decode(try block(ref, SegmentPatch.magic))
+    }
+
+    /// Whether `ref` names a block with the patch magic `magic` in a file that may hold patches.
+    private func isPatch(_ ref: BlockRef, _ magic: UInt32) throws -> Bool {
+        guard formatVersion >= FileHeader.segmentPatchesVersion, isCommitted(ref) else { return false }
+        return try view.u32(Int(ref.offset)) == magic
+    }
+
+    /// Every block a row group's segment reference reaches: the segment, or a patch with its base
+    /// and its values segment.
+    package func segmentBlocks(_ ref: BlockRef) throws -> [BlockRef] {
+        guard let patch = try segmentPatch(ref) else { return [ref] }
+        return patch.values.isNone ? [ref, patch.base] : [ref, patch.base, patch.values]
+    }
+
+    /// The bytes a row group's segment reference keeps live (``segmentBlocks(_:)``).
+    package func segmentBytes(_ ref: BlockRef) throws -> UInt64 {
+        try segmentBlocks(ref).reduce(0) { $0 + $1.length }
     }
 
     /// The cache key of a block: its offset and the checksum stored in its last 8 bytes, or nil
@@ -209,13 +247,52 @@ public final class Snapshot: Sendable {
         return BlockCache.Key(ref, checksum: sum)
     }
 
-    /// The parsed entries of an index chunk (cached per process like segments).
+    /// The parsed entries of an index chunk (cached per process like segments): a chunk block, or
+    /// a chunk patch (format 5) applied to its base.
     func indexChunk(_ chunk: IndexDirectory.Chunk) throws -> IndexChunk {
         if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return c }
-        let b = try block(chunk.block, BlockMagic.indexChunk)
-        let c = try IndexDirectory.chunkEntries(b, expected: chunk.count)
-        cache?.store(BlockCache.Key(chunk.block, checksum: b.lastWord), c)
+        let (c, checksum) = try readChunk(chunk)
+        cache?.store(BlockCache.Key(chunk.block, checksum: checksum), c)
         return c
+    }
+
+    /// Reads the chunk or chunk patch `chunk` names; returns it with the block's stored checksum.
+    private func readChunk(_ chunk: IndexDirectory.Chunk) throws -> (IndexChunk, UInt64) {
+        if let patch = try chunkPatch(chunk.block) {
+            let b = try block(chunk.block, IndexChunkPatch.magic)
+            let entries = try patch.apply(base: try plainIndexChunk(patch.base), origin: Int(chunk.block.offset))
+            let c = try IndexDirectory.chunkEntries(ByteView(copying: IndexDirectory.encodeChunk(entries)), expected: chunk.count)
+            return (c, b.lastWord)
+        }
+        let b = try block(chunk.block, BlockMagic.indexChunk)
+        return (try IndexDirectory.chunkEntries(b, expected: chunk.count), b.lastWord)
+    }
+
+    /// The chunk `chunk` names, read for this call only (a pass over a whole index, or a writer
+    /// that rebuilds the chunk, need not keep them).
+    func uncachedIndexChunk(_ chunk: IndexDirectory.Chunk) throws -> IndexChunk {
+        if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return c }
+        return try readChunk(chunk).0
+    }
+
+    /// The chunk block at `ref` with the entry count it states (a patch's base, which no directory
+    /// entry counts), read for this call only.
+    func plainIndexChunk(_ ref: BlockRef) throws -> IndexChunk {
+        let b = try block(ref, BlockMagic.indexChunk)
+        return try IndexDirectory.chunkEntries(b, expected: Int(try b.u32(4)))
+    }
+
+    /// The index chunk patch at `ref`, or nil when `ref` names a chunk block (or anything else,
+    /// which the chunk read then rejects). Patches exist from format 5 on (Spec/FORMAT.md §5.7).
+    package func chunkPatch(_ ref: BlockRef) throws -> IndexChunkPatch? {
+        guard try isPatch(ref, IndexChunkPatch.magic) else { return nil }
+        return try IndexChunkPatch.decode(try block(ref, IndexChunkPatch.magic))
+    }
+
+    /// Every block a directory's chunk reference reaches: the chunk, or a patch and its base.
+    package func chunkBlocks(_ ref: BlockRef) throws -> [BlockRef] {
+        guard let patch = try chunkPatch(ref) else { return [ref] }
+        return [ref, patch.base]
     }
 
     /// The last (largest) entry of an index chunk.
@@ -236,7 +313,7 @@ public final class Snapshot: Sendable {
     /// inspection) reads each segment once and should not fill the process's cache with them.
     package func uncachedSegment(_ ref: BlockRef) throws -> SegmentReader {
         if let key = cacheKey(ref), let r = cache?.segment(key) { return r }
-        return try SegmentReader(block: try block(ref, BlockMagic.segment))
+        return try readSegment(ref).0
     }
 
     /// The reader of `column` in a row group, or nil when the group predates the column (its values

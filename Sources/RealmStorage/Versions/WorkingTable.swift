@@ -168,16 +168,46 @@ final class LoadedGroup {
     @exclusivity(unchecked) var columns: ColumnSet
     var dirty: Set<UInt32> = []
     var rowsChanged: Bool
+    /// The keys the group held when it was loaded (empty for a new group): what its stored
+    /// segments' rows are, so a commit can write patches of them (Spec/FORMAT.md §4.8).
+    let originalKeys: [Int64]
+    /// Keys of objects whose value in a column this transaction set, by column id (a key may
+    /// repeat; objects deleted later are skipped at commit).
+    var setKeys: [UInt32: [Int64]] = [:]
 
     init(original: RowGroupEntry?, originalBlock: RowGroupBlock?, keys: [Int64], columns: ColumnSet, rowsChanged: Bool) {
         self.original = original
         self.originalBlock = originalBlock
         self.keys = keys
+        self.originalKeys = originalBlock == nil ? [] : keys
         self.columns = columns
         self.rowsChanged = rowsChanged
     }
 
     func row(of key: Int64) -> Int? { keys.sortedIndex(of: key) }
+
+    /// The rows of the stored segments this group no longer holds, ascending, or nil when rows were
+    /// added too (then the group is rewritten whole).
+    func deletedOriginalRows() -> [Int]? {
+        guard originalBlock != nil, keys.count <= originalKeys.count else { return nil }
+        var deleted: [Int] = []
+        var j = 0
+        for (i, k) in originalKeys.enumerated() {
+            if j < keys.count && keys[j] == k {
+                j += 1
+            } else {
+                deleted.append(i)
+            }
+        }
+        return j == keys.count ? deleted : nil
+    }
+
+    /// The rows (of the group as it is now) whose value in column `id` this transaction set,
+    /// ascending and distinct.
+    func setRows(_ id: UInt32) -> [Int] {
+        guard let ks = setKeys[id] else { return [] }
+        return Set(ks.compactMap { row(of: $0) }).sorted()
+    }
 }
 
 /// Pending changes to one persisted index.

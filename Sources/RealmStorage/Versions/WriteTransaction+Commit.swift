@@ -211,6 +211,10 @@ extension WriteTransaction {
     /// The most entries in an index chunk that a commit rebuilds for changes inside the index (see
     /// ``writeIndex(_:_:)``); chunks appended at the end hold up to the row-group capacity.
     static let interiorChunkCapacity = 256
+    /// The same in a file whose chunks may be patched (format 5): few changes land in a chunk as a
+    /// patch, so its pieces may be larger, and the directory (a page of which every commit that
+    /// changes the index rewrites) shorter.
+    static let patchedInteriorChunkCapacity = 1024
     /// A rebuilt chunk that received at most this many inserts and deletes is cut into pieces of
     /// ``interiorChunkCapacity`` entries; one that received more, into pieces of the row-group
     /// capacity.
@@ -263,9 +267,12 @@ extension WriteTransaction {
                 }
                 changed = true
                 var block = RowGroupBlock(rowCount: l.keys.count, keys: .none, columns: .init(minimumCapacity: t.columns.count))
+                // Rows of the stored segments this transaction deleted (nil: rows were added, or the
+                // group is new, and every segment is written whole).
+                let deleted = patchesSegments && l.original != nil ? l.deletedOriginalRows() : nil
                 if l.rowsChanged || l.original == nil {
-                    block.keys = em.emit { SegmentEncoder.encode(ColumnBuffer(ints: l.keys), into: &$0) }
-                    if let ob = l.originalBlock { freed += ob.keys.length }
+                    block.keys = try writeSegment(
+                        ColumnBuffer(ints: l.keys), replacing: l.originalBlock?.keys, deleted: deleted, set: [], &em)
                 } else {
                     block.keys = l.originalBlock!.keys
                 }
@@ -274,8 +281,12 @@ extension WriteTransaction {
                     if rewrite {
                         let buf = l.columns[c.id] ?? Self.defaults(c, l.keys.count)
                         precondition(buf.count == l.keys.count, "column buffer out of step with keys")
-                        block.columns[c.id] = em.emit { SegmentEncoder.encode(buf, into: &$0) }
-                        if let old = l.originalBlock?.columns[c.id] { freed += old.length }
+                        // A column set without a record of which rows (a column added meanwhile) is
+                        // written whole.
+                        let old = l.originalBlock?.columns[c.id]
+                        let patchable = deleted != nil && (!l.dirty.contains(c.id) || l.setKeys[c.id] != nil)
+                        block.columns[c.id] = try writeSegment(
+                            buf, replacing: old, deleted: patchable ? deleted : nil, set: l.setRows(c.id), &em)
                     } else if let old = l.originalBlock?.columns[c.id] {
                         block.columns[c.id] = old
                     }
@@ -311,6 +322,85 @@ extension WriteTransaction {
         states[w.tableId] = st
     }
 
+    /// Whether this file's row groups may name segment patches (format 5).
+    var patchesSegments: Bool { formatVersion >= FileHeader.segmentPatchesVersion }
+
+    /// Writes a row group's segment holding `buffer`, which replaces the stored segment or patch
+    /// `old`: as a patch over `old`'s base when the group lost the rows `deleted` (rows of `old`)
+    /// and had the rows `set` (rows of `buffer`) set, and a patch pays (Spec/FORMAT.md §4.8);
+    /// otherwise whole. `deleted` nil: write it whole. Counts what it frees.
+    func writeSegment(_ buffer: ColumnBuffer, replacing old: BlockRef?, deleted: [Int]?, set: [Int], _ em: inout Emitter) throws
+        -> BlockRef
+    {
+        guard let old else { return em.emit { SegmentEncoder.encode(buffer, into: &$0) } }
+        if let deleted, !(deleted.isEmpty && set.isEmpty),
+            let plan = try patchPlan(buffer, replacing: old, deleted: deleted, set: set)
+        {
+            let values = plan.values.map { v in em.emit { $0.append(v) } } ?? .none
+            if let stored = plan.replacing { freed += old.length + stored.values.length }
+            var patch = plan.patch
+            patch.values = values
+            return em.emit { patch.encode(into: &$0) }
+        }
+        freed += try base.segmentBytes(old)
+        return em.emit { SegmentEncoder.encode(buffer, into: &$0) }
+    }
+
+    /// A patch over the base of `old` (itself, or the base of the patch it is) that gives `buffer`,
+    /// with its values segment encoded; nil when a whole segment is the better write: the patch
+    /// would not be small beside its base. A patch's entries are rewritten by every later commit
+    /// that patches the same segment, so a patch of `e` entries of `s` bytes each costs about
+    /// `s·e` per commit; folding it costs the base's `B` bytes once. Folding when `s·e² > 2B` keeps
+    /// the bytes per commit near their least, about `2·sqrt(2·B·s)`.
+    func patchPlan(_ buffer: ColumnBuffer, replacing old: BlockRef, deleted: [Int], set: [Int]) throws -> (
+        patch: SegmentPatch, values: [UInt8]?, replacing: SegmentPatch?
+    )? {
+        let stored = try base.segmentPatch(old)
+        let baseRef = stored?.base ?? old
+        // Deleted rows of `old` as rows of its base (old row i is the i-th base row its patch kept).
+        let oldDeleted = stored?.deleted ?? []
+        var allDeleted = oldDeleted
+        if !deleted.isEmpty {
+            let baseRows = buffer.count + deleted.count + oldDeleted.count
+            var oldToBase: [Int] = []
+            oldToBase.reserveCapacity(baseRows - oldDeleted.count)
+            var j = 0
+            for b in 0..<baseRows {
+                if j < oldDeleted.count && oldDeleted[j] == b {
+                    j += 1
+                } else {
+                    oldToBase.append(b)
+                }
+            }
+            allDeleted = (oldDeleted + deleted.map { oldToBase[$0] }).sorted()
+        }
+        // Rows the stored patch replaced that remain, renumbered past this transaction's deletes,
+        // joined with the rows set now.
+        var replaced = Set(set)
+        if let stored {
+            var k = 0
+            for r in stored.replaced {
+                while k < deleted.count && deleted[k] < r { k += 1 }
+                if k < deleted.count && deleted[k] == r { continue }
+                replaced.insert(r - k)
+            }
+        }
+        let rows = replaced.sorted()
+        let entries = allDeleted.count + rows.count
+        var values: [UInt8]?
+        if !rows.isEmpty {
+            var v = ColumnBuffer(
+                type: buffer.type, nullable: buffer.nullable, isList: buffer.isList, isMap: buffer.isMap, capacity: rows.count)
+            for r in rows { v.append(buffer.value(r)) }
+            values = SegmentEncoder.encode(v)
+        }
+        let patchBytes = 64 + 4 * entries + (values?.count ?? 0)
+        let baseBytes = Int(baseRef.length)
+        guard patchBytes * entries <= 2 * baseBytes, 2 * patchBytes <= baseBytes else { return nil }
+        let patch = SegmentPatch(base: baseRef, values: .none, rowCount: buffer.count, deleted: allDeleted, replaced: rows)
+        return (patch, values, stored)
+    }
+
     /// Merges trailing row groups like a binary counter (a group absorbs the one after it when that
     /// one is at least as large and both fit), so one-object commits copy O(log capacity) rows each.
     func mergeTail(_ w: WorkingTable) throws {
@@ -344,10 +434,13 @@ extension WriteTransaction {
     enum ChunkState {
         case stored(IndexDirectory.Chunk)
         case fresh([(UInt64, Int64)])
+        /// A stored chunk changed by a patch over its base (format 5), with the entries it reads as.
+        case patched(IndexDirectory.Chunk, IndexChunkPatch, [(UInt64, Int64)])
         var count: Int {
             switch self {
             case .stored(let c): c.count
             case .fresh(let e): e.count
+            case .patched(_, _, let e): e.count
             }
         }
     }
@@ -355,11 +448,14 @@ extension WriteTransaction {
     func chunkEntries(_ c: ChunkState) throws -> [(UInt64, Int64)] {
         switch c {
         case .fresh(let e): return e
+        case .patched(let chunk, _, let e):
+            // Folded into a new chunk after all: the stored chunk (patch and base) goes.
+            freed += try base.chunkBlocks(chunk.block).reduce(0) { $0 + $1.length }
+            return e
         case .stored(let chunk):
-            freed += chunk.block.length
+            freed += try base.chunkBlocks(chunk.block).reduce(0) { $0 + $1.length }
             if let key = base.cacheKey(chunk.block), let e = base.cache?.chunkEntries(key), e.count == chunk.count { return e }
-            let e = try IndexDirectory.chunkEntries(try base.block(chunk.block, BlockMagic.indexChunk), expected: chunk.count)
-            return e.entries
+            return try base.uncachedIndexChunk(chunk).entries
         }
     }
 
@@ -412,7 +508,7 @@ extension WriteTransaction {
         // grows in random key order) is cut into even pieces of at most `interiorCap` entries: the
         // next commit that lands in it rewrites a few hundred entries, not thousands (a piece of
         // `cap` entries left full would be rewritten whole by every later insert into it).
-        let interiorCap = min(cap, Self.interiorChunkCapacity)
+        let interiorCap = min(cap, patchesSegments ? Self.patchedInteriorChunkCapacity : Self.interiorChunkCapacity)
         func appendInteriorPieces(_ entries: [(UInt64, Int64)]) {
             let pieces = (entries.count + interiorCap - 1) / interiorCap
             guard pieces > 1 else {
@@ -432,6 +528,15 @@ extension WriteTransaction {
                 chunks.append(.stored(dir.chunks[ci]))
                 continue
             }
+            let changes = (touchedInserts[ci]?.count ?? 0) + (touchedDeletes[ci]?.count ?? 0)
+            // A few changes inside a stored chunk: a patch over its base when one pays (format 5).
+            if patchesSegments, ci < dir.chunks.count, changes <= Self.fewIndexChanges,
+                let (patch, entries) = try chunkPatchPlan(
+                    dir.chunks[ci], deletes: touchedDeletes[ci] ?? [], inserts: touchedInserts[ci] ?? [])
+            {
+                chunks.append(.patched(dir.chunks[ci], patch, entries))
+                continue
+            }
             var entries: [(UInt64, Int64)] = []
             if ci < dir.chunks.count {
                 let dels = touchedDeletes[ci] ?? []
@@ -444,7 +549,6 @@ extension WriteTransaction {
             // Small pieces pay off for chunks that few changes at a time land in; a chunk a bulk
             // change rewrites anyway stays large (small pieces there would only lengthen the
             // directory every later commit rewrites a page of).
-            let changes = (touchedInserts[ci]?.count ?? 0) + (touchedDeletes[ci]?.count ?? 0)
             if changes <= Self.fewIndexChanges { appendInteriorPieces(entries) } else { appendPieces(entries) }
         }
         appendPieces(appended)
@@ -471,6 +575,14 @@ extension WriteTransaction {
             case .stored(let chunk):
                 out.chunks.append(chunk)
                 lastEntry = chunk == dir.chunks.last ? baseLast : nil
+            case .patched(let old, let patch, let e):
+                // The new patch replaces the stored one (its base stays); a stored chunk becomes the base.
+                if try base.chunkPatch(old.block) != nil { freed += old.block.length }
+                let ref =
+                    e.count <= BlockCache.maxCachedChunkCount
+                    ? em.emit(decoded: .chunk(e)) { patch.encode(into: &$0) } : em.emit { patch.encode(into: &$0) }
+                out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
+                lastEntry = e.last
             case .fresh(let e):
                 guard let last = e.last else { continue }
                 // Small chunks are merged into by the next commits: they read them from the cache.
@@ -483,6 +595,45 @@ extension WriteTransaction {
             }
         }
         return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: kept, &em)
+    }
+
+    /// A patch over the base of the stored chunk `chunk` (itself, or the base of the patch it is)
+    /// that applies `deletes` and `inserts` to it, with the entries it reads as; nil when
+    /// rebuilding the chunk is the better write (the rule of ``patchPlan(_:replacing:deleted:set:)``)
+    /// or the chunk would be left empty.
+    func chunkPatchPlan(_ chunk: IndexDirectory.Chunk, deletes: Set<IndexWork.HashKey>, inserts: [(UInt64, Int64)]) throws -> (
+        IndexChunkPatch, [(UInt64, Int64)]
+    )? {
+        let stored = try base.chunkPatch(chunk.block)
+        let baseRef = stored?.base ?? chunk.block
+        let baseChunk = try stored == nil ? base.uncachedIndexChunk(chunk) : base.plainIndexChunk(baseRef)
+        var deleted = Set(stored?.deleted ?? [])
+        var inserted = stored?.inserted ?? []
+        for d in deletes {
+            let e = (d.hash, d.key)
+            if let i = inserted.firstIndex(where: { $0 == e }) {
+                inserted.remove(at: i)
+                continue
+            }
+            // Binary search of the base chunk for the entry (deletes of entries another chunk holds
+            // find nothing here).
+            var lo = 0
+            var hi = baseChunk.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if (baseChunk.hash(mid), baseChunk.key(mid)) < e { lo = mid + 1 } else { hi = mid }
+            }
+            if lo < baseChunk.count && baseChunk.hash(lo) == e.0 && baseChunk.key(lo) == e.1 { deleted.insert(lo) }
+        }
+        inserted += inserts
+        inserted.sort { $0 < $1 }
+        let patch = IndexChunkPatch(
+            base: baseRef, count: baseChunk.count - deleted.count + inserted.count, deleted: deleted.sorted(), inserted: inserted)
+        guard patch.count > 0 else { return nil }
+        let entries = patch.deleted.count + patch.inserted.count
+        let patchBytes = 48 + 4 * patch.deleted.count + 16 * patch.inserted.count
+        guard patchBytes * entries <= 2 * Int(baseRef.length), 2 * patchBytes <= Int(baseRef.length) else { return nil }
+        return (patch, try patch.apply(base: baseChunk, origin: Int(chunk.block.offset)))
     }
 
     /// Whether this file's lists and directories may be paged (format 4).

@@ -191,6 +191,7 @@ public final class WriteTransaction {
         for g in w.groups.loadedGroups {
             g.columns[c.id] = nil
             g.dirty.remove(c.id)
+            g.setKeys[c.id] = nil
         }
         w.indexes[c.id] = nil
         w.listChanged = true
@@ -530,6 +531,7 @@ public final class WriteTransaction {
         }
         g.columns[c.id]!.set(row, value)
         g.dirty.insert(c.id)
+        if g.originalBlock != nil { g.setKeys[c.id, default: []].append(key.rawValue) }
         if key.rawValue < w.firstNewKey {
             // Mutated in place: a copy out and back would copy the sets on every call.
             changes[w.tableId, default: .init()].modified.insert(key)
@@ -600,12 +602,13 @@ public final class WriteTransaction {
 
     func groupBytes(_ e: RowGroupEntry) throws -> UInt64 {
         let g = try base.rowGroup(e.block)
-        return e.block.length + g.keys.length + g.columns.values.reduce(0) { $0 + $1.length }
+        return try e.block.length + base.segmentBytes(g.keys) + g.columns.values.reduce(0) { $0 + (try base.segmentBytes($1)) }
     }
 
     func indexBytes(_ ref: BlockRef) throws -> UInt64 {
         let d = try base.indexMemo(ref)
-        return ref.length + d.directory.chunks.reduce(0) { $0 + $1.block.length } + d.pages.reduce(0) { $0 + $1.block.length }
+        return try ref.length + d.directory.chunks.reduce(0) { $0 + (try base.chunkBlocks($1.block).reduce(0) { $0 + $1.length }) }
+            + d.pages.reduce(0) { $0 + $1.block.length }
     }
 
     func bytesReachable(_ st: TableState) throws -> UInt64 {
