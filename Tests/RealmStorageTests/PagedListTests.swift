@@ -97,7 +97,7 @@ import Testing
         let dir = TempDir()
         let store = try Self.idTable(dir, objects: 8_000, rowGroupCapacity: 4)
         let before = try store.snapshot()
-        #expect(try before.rowGroupList(try before.tableState("T")).pages.count == 2_000 / Pages.size + 1)
+        #expect(try before.rowGroupList(try before.tableState("T")).pages.count == Self.layout(2_000).count)
         let flatList = UInt64(16 + 40 * 2_000)
         for i in 8_000..<8_010 {
             let tx = try store.beginWrite()
@@ -127,17 +127,18 @@ import Testing
         return sizes
     }
 
-    /// Full pages of 32, then the rest in pages of its binary digits, largest first.
+    /// Full pages of 16, then the rest in pages of its binary digits, largest first.
     @Test func theRestIsPagedByItsBinaryDigits() {
+        #expect(Pages.size == 16)
         #expect(Self.layout(1) == [1])
-        #expect(Self.layout(31) == [16, 8, 4, 2, 1])
-        #expect(Self.layout(32) == [32])
-        #expect(Self.layout(33) == [32, 1])
-        #expect(Self.layout(100) == [32, 32, 32, 4])
-        #expect(Self.layout(127) == [32, 32, 32, 16, 8, 4, 2, 1])
+        #expect(Self.layout(15) == [8, 4, 2, 1])
+        #expect(Self.layout(16) == [16])
+        #expect(Self.layout(17) == [16, 1])
+        #expect(Self.layout(100) == [16, 16, 16, 16, 16, 16, 4])
+        #expect(Self.layout(127) == [16, 16, 16, 16, 16, 16, 16, 8, 4, 2, 1])
         for n in 1...300 {
             let sizes = Self.layout(n)
-            #expect(sizes.reduce(0, +) == n && sizes.count == n / 32 + (n % 32).nonzeroBitCount, "\(n)")
+            #expect(sizes.reduce(0, +) == n && sizes.count == n / 16 + (n % 16).nonzeroBitCount, "\(n)")
         }
     }
 
@@ -170,7 +171,7 @@ import Testing
             directoryEntries += written(oldIndex.pages, newIndex.pages, of: newIndex.directory.chunks.count)
             before = after
         }
-        // Whole last pages would be 64 × 16 … 32 entries each.
+        // Whole last pages would be 64 × 8 … 16 entries each.
         #expect(listEntries <= 64 * 4 && directoryEntries <= 64 * 4, "\(listEntries) list, \(directoryEntries) directory entries")
         #expect(try before.objectCount("T") == 6_464)
         #expect(Verifier().verify(before).isClean)

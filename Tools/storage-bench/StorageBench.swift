@@ -226,11 +226,12 @@ struct StorageBench {
                     format: "count age > 50 with the commits' patches pending: first %.3f ms, median %.3f ms (before them: median %.3f ms)",
                     scans[0] * 1000, median(scans) * 1000, median(counts) * 1000))
         }
-        // STORAGE_BENCH_COMMITS=large (or empty) runs only that loop (for profiling one of them).
+        // STORAGE_BENCH_COMMITS=large (or empty) runs only that loop (for profiling one of them);
+        // none runs neither.
         let which = ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMITS"]
-        if which != "empty" { try commitLoop(store, from: n, "into the \(n)-object table") }
+        if which != "empty" && which != "none" { try commitLoop(store, from: n, "into the \(n)-object table") }
         let path2 = dir + "/storage-bench-commits.realm"
-        if which != "large" {
+        if which != "large" && which != "none" {
             reset(path2)
             let s3 = try Store.open(at: path2, options: options)
             do {

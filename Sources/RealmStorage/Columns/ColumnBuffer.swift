@@ -238,8 +238,21 @@ package struct ColumnBuffer: Sendable {
     /// Removes the rows at the given sorted, distinct indices.
     package mutating func remove(sortedIndices: [Int]) {
         guard !sortedIndices.isEmpty else { return }
-        let drop = Set(sortedIndices)
-        func keep<T>(_ a: [T]) -> [T] { a.enumerated().filter { !drop.contains($0.offset) }.map(\.element) }
+        // One walk beside the sorted indices (no hashing: a patch applied by a reader removes
+        // rows from whole segments).
+        func keep<T>(_ a: [T]) -> [T] {
+            var out: [T] = []
+            out.reserveCapacity(a.count)
+            var next = 0
+            for (i, x) in a.enumerated() {
+                if next < sortedIndices.count && sortedIndices[next] == i {
+                    next += 1
+                } else {
+                    out.append(x)
+                }
+            }
+            return out
+        }
         switch storage {
         case .ints(let a): storage = .ints(keep(a))
         case .floats(let a): storage = .floats(keep(a))
@@ -247,7 +260,12 @@ package struct ColumnBuffer: Sendable {
         case .fixed(let w, let a):
             var out: [UInt8] = []
             out.reserveCapacity(a.count)
-            for i in 0..<count where !drop.contains(i) { out.append(contentsOf: a[i * w..<(i + 1) * w]) }
+            var start = 0
+            for i in sortedIndices {
+                out.append(contentsOf: a[start * w..<i * w])
+                start = i + 1
+            }
+            out.append(contentsOf: a[start * w..<count * w])
             storage = .fixed(width: w, out)
         case .strings(let a): storage = .strings(keep(a))
         case .blobs(let a): storage = .blobs(keep(a))
@@ -256,7 +274,7 @@ package struct ColumnBuffer: Sendable {
         case .maps(let a): storage = .maps(keep(a))
         }
         if let v = valid { valid = keep(v) }
-        count -= drop.count
+        count -= sortedIndices.count
     }
 
     /// Appends all rows of `other` (same column).

@@ -10,7 +10,7 @@ package struct Page: Sendable, Equatable {
 enum Pages {
     /// Entries per page as the reference writer pages them; a list or directory of at most this
     /// many entries is written unpaged.
-    static let size = 32
+    static let size = 16
     /// The most entries a reader accepts in one page.
     static let maximumCount = 1 << 20
 

@@ -549,7 +549,15 @@ extension WriteTransaction {
             // Small pieces pay off for chunks that few changes at a time land in; a chunk a bulk
             // change rewrites anyway stays large (small pieces there would only lengthen the
             // directory every later commit rewrites a page of).
-            if changes <= Self.fewIndexChanges { appendInteriorPieces(entries) } else { appendPieces(entries) }
+            // With patches (format 5) a chunk that only lost entries stays whole: its next changes
+            // are patched, and pieces would only lengthen the directory.
+            if patchesSegments && touchedInserts[ci] == nil {
+                if !entries.isEmpty { chunks.append(.fresh(entries)) }
+            } else if changes <= Self.fewIndexChanges {
+                appendInteriorPieces(entries)
+            } else {
+                appendPieces(entries)
+            }
         }
         appendPieces(appended)
         // Merge trailing chunks like a binary counter (a kept chunk joins the rest when the merge
