@@ -225,6 +225,38 @@ struct StorageBench {
                 String(
                     format: "count age > 50 with the commits' patches pending: first %.3f ms, median %.3f ms (before them: median %.3f ms)",
                     scans[0] * 1000, median(scans) * 1000, median(counts) * 1000))
+
+            // A table with a string primary key whose index grows in random key order, and a
+            // second string column: N objects, then one-object inserts, updates and deletes.
+            func tagName(_ i: Int) -> String { "tag-\(UInt64(truncatingIfNeeded: i) &* 0x9E37_79B9_7F4A_7C15)" }
+            let tx = try store.beginWrite()
+            try tx.createTable("Tag", primaryKey: ColumnSchema("name", .string))
+            try tx.addColumn("Tag", ColumnSchema("note", .string))
+            try tx.addColumn("Tag", ColumnSchema("uses", .int))
+            for i in 0..<n { _ = try tx.insert("Tag", row: [.string(tagName(i)), .string("note \(i % 977)"), .int(Int64(i % 13))]) }
+            try tx.commit()
+            let commits = ProcessInfo.processInfo.environment["STORAGE_BENCH_PATCH_COMMITS"].flatMap { Int($0) } ?? 2_000
+            for (label, op) in ["insert with a random string key", "set a string at a random key", "delete at a random key"].enumerated()
+                .map({ ($1, $0) })
+            {
+                let lengthBefore = try store.snapshot().fileLength
+                for c in 0..<commits {
+                    let t = try store.beginWrite()
+                    // Existing objects in a scattered order: every 7th of the first N.
+                    let existing = tagName((c * 7 + op * 3) % n)
+                    switch op {
+                    case 0: _ = try t.insert("Tag", row: [.string(tagName(n + c)), .string("new"), .int(1)])
+                    case 1: try t.set("Tag", try t.objectKey("Tag", primaryKey: .string(existing))!, "note", .string("changed \(c)"))
+                    default: try t.delete("Tag", try t.objectKey("Tag", primaryKey: .string(existing))!)
+                    }
+                    try t.commit()
+                }
+                let appended = try store.snapshot().fileLength - lengthBefore
+                print(
+                    String(
+                        format: "%d one-object commits to a %d-object table with a string primary key, %@: %.0f bytes appended per commit",
+                        commits, n, label as NSString, Double(appended) / Double(commits)))
+            }
         }
         // STORAGE_BENCH_COMMITS=large (or empty) runs only that loop (for profiling one of them);
         // none runs neither.

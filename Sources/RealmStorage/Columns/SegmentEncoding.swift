@@ -33,15 +33,17 @@ package enum SegmentEncoder {
     static let lz4MinimumSaving = 0.25
 
     /// The encoded block, checksum trailer included.
-    package static func encode(_ column: ColumnBuffer) -> [UInt8] {
+    /// With `compressing` false no array is LZ4-wrapped: a segment built in memory to be read
+    /// at once (a patch applied by a reader) need not pay to compress and decompress it.
+    package static func encode(_ column: ColumnBuffer, compressing: Bool = true) -> [UInt8] {
         var w = ByteWriter(capacity: 128 + column.count * 16)
-        encode(column, into: &w)
+        encode(column, into: &w, compressing: compressing)
         return w.bytes
     }
 
     /// Appends the encoded block to `w`, which has begun it (``ByteWriter/beginBlock()``): a commit
     /// encodes its segments in place in its own buffer.
-    static func encode(_ column: ColumnBuffer, into w: inout ByteWriter) {
+    static func encode(_ column: ColumnBuffer, into w: inout ByteWriter, compressing: Bool = true) {
         w.u32(magic)
         w.u8(column.type.rawValue)
         w.u8((column.nullable ? 1 : 0) | (column.isList ? 2 : 0) | (column.isMap ? 4 : 0))
@@ -55,7 +57,7 @@ package enum SegmentEncoder {
             var elements = ColumnBuffer(type: column.type, nullable: column.nullable, isList: false)
             for l in lists { for e in l { elements.append(e) } }
             if column.nullable { appendBitmap(&w, elements.valid ?? []) }
-            appendValues(&w, elements)
+            appendValues(&w, elements, compressing: compressing)
         } else if column.isMap {
             guard case .maps(let maps) = column.storage else { preconditionFailure() }
             // Each map's entries ascend by key bytes (Spec/FORMAT.md §4.2).
@@ -63,28 +65,29 @@ package enum SegmentEncoder {
                 m.map { (key: Array($0.key.utf8), value: $0.value) }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
             }
             appendIntArray(&w, sorted.map { Int64($0.count) })
-            appendBytesArray(&w, sorted.flatMap { $0.map(\.key) })
+            appendBytesArray(&w, sorted.flatMap { $0.map(\.key) }, compressing: compressing)
             var elements = ColumnBuffer(type: column.type, nullable: column.nullable, isList: false)
             for m in sorted { for e in m { elements.append(e.value) } }
             if column.nullable { appendBitmap(&w, elements.valid ?? []) }
-            appendValues(&w, elements)
+            appendValues(&w, elements, compressing: compressing)
         } else {
             if let valid = column.valid { appendBitmap(&w, valid) }
-            appendValues(&w, column)
+            appendValues(&w, column, compressing: compressing)
         }
         w.pad()
         w.u64(w.checksum())
     }
 
-    static func appendValues(_ w: inout ByteWriter, _ c: ColumnBuffer) {
+    static func appendValues(_ w: inout ByteWriter, _ c: ColumnBuffer, compressing: Bool = true) {
         switch c.storage {
         case .ints(let a): appendIntArray(&w, a)
-        case .floats(let a): appendFixedArray(&w, width: 4, count: a.count) { for f in a { $0.u32(f.bitPattern) } }
-        case .doubles(let a): appendFixedArray(&w, width: 8, count: a.count) { $0.doubles(a) }
-        case .fixed(let width, let bytes): appendFixedArray(&w, width: width, count: c.count) { $0.append(bytes) }
-        case .strings(let a): appendBytesArray(&w, a.map(\.utf8))
-        case .blobs(let a): appendBytesArray(&w, a)
-        case .values(let a): appendBytesArray(&w, a.map(MixedValue.encode))
+        case .floats(let a):
+            appendFixedArray(&w, width: 4, count: a.count, compressing: compressing) { for f in a { $0.u32(f.bitPattern) } }
+        case .doubles(let a): appendFixedArray(&w, width: 8, count: a.count, compressing: compressing) { $0.doubles(a) }
+        case .fixed(let width, let bytes): appendFixedArray(&w, width: width, count: c.count, compressing: compressing) { $0.append(bytes) }
+        case .strings(let a): appendBytesArray(&w, a.map(\.utf8), compressing: compressing)
+        case .blobs(let a): appendBytesArray(&w, a, compressing: compressing)
+        case .values(let a): appendBytesArray(&w, a.map(MixedValue.encode), compressing: compressing)
         case .lists, .maps: preconditionFailure("nested collections are not stored")
         }
     }
@@ -198,9 +201,11 @@ package enum SegmentEncoder {
     /// Appends a fixed-width array of `count` values whose bytes (`width` each) `values` appends:
     /// in place when it is too short for LZ4 to be tried (a small commit's), else built apart
     /// (``fixedArray(_:width:count:)``) and LZ4-wrapped when that pays. The bytes are the same.
-    static func appendFixedArray(_ w: inout ByteWriter, width: Int, count: Int, _ values: (inout ByteWriter) -> Void) {
+    static func appendFixedArray(
+        _ w: inout ByteWriter, width: Int, count: Int, compressing: Bool = true, _ values: (inout ByteWriter) -> Void
+    ) {
         let body = (width * count + 7) / 8 * 8
-        guard 16 + body < lz4MinimumInput else {
+        guard !compressing || 16 + body < lz4MinimumInput else {
             var raw = ByteWriter(capacity: width * count)
             values(&raw)
             appendMaybeCompressed(&w, fixedArray(raw.bytes, width: width, count: count))
@@ -250,14 +255,15 @@ package enum SegmentEncoder {
     /// Offsets or dictionary, whichever is smaller, then LZ4 if it pays. The dictionary is tried
     /// only when a sample of the values repeats, and not for a handful of values (its headers
     /// outweigh what it saves; small commits encode such arrays all the time).
-    static func appendBytesArray<C: Collection>(_ w: inout ByteWriter, _ values: [C]) where C.Element == UInt8 {
+    static func appendBytesArray<C: Collection>(_ w: inout ByteWriter, _ values: [C], compressing: Bool = true)
+    where C.Element == UInt8 {
         let total = values.reduce(0) { $0 + $1.count }
         guard values.count >= minimumDictionaryCount else {
             // Too short for LZ4 too: written in place.
             if 16 + offsetsBodyLength(count: values.count, total: total) < lz4MinimumInput {
                 appendOffsetsArray(&w, values, total: total)
             } else {
-                appendMaybeCompressed(&w, offsetsArray(values, total: total))
+                appendMaybeCompressed(&w, offsetsArray(values, total: total), compressing: compressing)
             }
             return
         }
@@ -265,7 +271,7 @@ package enum SegmentEncoder {
         var best = plain
         let sample = values.prefix(64).map { Array($0) }
         guard Set(sample).count <= sample.count / 2 else {
-            appendMaybeCompressed(&w, best)
+            appendMaybeCompressed(&w, best, compressing: compressing)
             return
         }
         let items = values.map { Array($0) }
@@ -296,15 +302,16 @@ package enum SegmentEncoder {
             d.append(inner.bytes)
             if d.count < best.count { best = d.bytes }
         }
-        appendMaybeCompressed(&w, best)
+        appendMaybeCompressed(&w, best, compressing: compressing)
     }
 
     /// Arrays shorter than this (in bytes, header included) are never LZ4-wrapped.
     static let lz4MinimumInput = 256
 
     /// Wraps a complete array in an LZ4 array when that saves at least `lz4MinimumSaving`.
-    static func appendMaybeCompressed(_ w: inout ByteWriter, _ array: [UInt8]) {
-        if array.count >= lz4MinimumInput, let c = LZ4.compress(array), Double(c.count + 16) <= Double(array.count) * (1 - lz4MinimumSaving)
+    static func appendMaybeCompressed(_ w: inout ByteWriter, _ array: [UInt8], compressing: Bool = true) {
+        if compressing, array.count >= lz4MinimumInput, let c = LZ4.compress(array),
+            Double(c.count + 16) <= Double(array.count) * (1 - lz4MinimumSaving)
         {
             let padded = (c.count + 7) / 8 * 8
             header(&w, .lz4, count: 0, bodyLength: 8 + padded, param2: UInt32(array.count))

@@ -203,7 +203,7 @@ public final class Snapshot: Sendable {
             let base = try SegmentReader(block: try block(patch.base, BlockMagic.segment))
             let values = patch.values.isNone ? nil : try SegmentReader(block: try block(patch.values, BlockMagic.segment))
             let patched = try patch.apply(base: base, values: values, origin: Int(ref.offset))
-            return (try SegmentReader(block: ByteView(copying: SegmentEncoder.encode(patched))), b.lastWord)
+            return (try SegmentReader(block: ByteView(copying: SegmentEncoder.encode(patched, compressing: false))), b.lastWord)
         }
         let b = try block(ref, BlockMagic.segment)
         return (try SegmentReader(block: b), b.lastWord)
