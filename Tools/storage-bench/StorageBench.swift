@@ -242,8 +242,8 @@ struct StorageBench {
                 let lengthBefore = try store.snapshot().fileLength
                 for c in 0..<commits {
                     let t = try store.beginWrite()
-                    // Existing objects in a scattered order: every 7th of the first N.
-                    let existing = tagName((c * 7 + op * 3) % n)
+                    // Existing objects at random (distinct for the deletes: a multiplicative walk).
+                    let existing = tagName(Int((UInt64(c) &* 2_654_435_761 &+ UInt64(op) &* 40_503) % UInt64(n)))
                     switch op {
                     case 0: _ = try t.insert("Tag", row: [.string(tagName(n + c)), .string("new"), .int(1)])
                     case 1: try t.set("Tag", try t.objectKey("Tag", primaryKey: .string(existing))!, "note", .string("changed \(c)"))
