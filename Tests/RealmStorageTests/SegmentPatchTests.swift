@@ -167,6 +167,43 @@ import Testing
         try Self.check(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot(), model)
     }
 
+    @Test func manyChangesToOneGroupAreWrittenWholeAndMixedOnesRead() throws {
+        let dir = TempDir()
+        var rng = SplitMix(seed: 13)
+        let (store, built) = try Self.makeItems(dir.file(), count: 1024, capacity: 512, rng: &rng)
+        var model = built
+        let name = try #require(store.snapshot().catalog.table("Item")?.column("name"))
+        func nameRef() throws -> BlockRef {
+            let s = try store.snapshot()
+            return try #require(try s.rowGroup(try s.rowGroups("Item")[1].block).columns[name.id])
+        }
+        // A bulk change of one group (more values than a patch takes): the segment is written whole.
+        try store.write { tx in
+            for k in Int64(512)..<612 {
+                try tx.set("Item", ObjectKey(k), "name", .string("bulk \(k)"))
+                model[k]!["name"] = .string("bulk \(k)")
+            }
+        }
+        #expect(try store.snapshot().segmentPatch(try nameRef()) == nil)
+        // A few changes mixed in one transaction: set twice, set then deleted, deleted, set.
+        try store.write { tx in
+            try tx.set("Item", ObjectKey(700), "name", .string("first"))
+            try tx.set("Item", ObjectKey(700), "name", .string("second"))
+            try tx.set("Item", ObjectKey(701), "name", .string("gone"))
+            try tx.delete("Item", ObjectKey(701))
+            try tx.delete("Item", ObjectKey(650))
+            try tx.set("Item", ObjectKey(1023), "name", .string("last"))
+        }
+        model[700]!["name"] = .string("second")
+        model[701] = nil
+        model[650] = nil
+        model[1023]!["name"] = .string("last")
+        let patch = try #require(try store.snapshot().segmentPatch(try nameRef()))
+        #expect(patch.deleted == [138, 189] && patch.replaced == [187, 509])
+        try Self.check(try store.snapshot(), model)
+        try Self.check(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot(), model)
+    }
+
     @Test func aDamagedOrInconsistentPatchIsReportedNotRead() throws {
         // Decoding rejects rows out of order, out of range and counts that do not fit.
         func encoded(_ p: SegmentPatch) -> ByteView { ByteView(copying: p.encode()) }

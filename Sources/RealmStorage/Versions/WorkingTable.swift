@@ -174,6 +174,9 @@ final class LoadedGroup {
     /// Keys of objects whose value in a column this transaction set, by column id (a key may
     /// repeat; objects deleted later are skipped at commit).
     var setKeys: [UInt32: [Int64]] = [:]
+    /// The most values of one column a commit writes as a patch of the group's segment; more are
+    /// written as a whole segment (and ``setKeys`` stops recording them one past this).
+    static let mostPatchedSets = 64
 
     init(original: RowGroupEntry?, originalBlock: RowGroupBlock?, keys: [Int64], columns: ColumnSet, rowsChanged: Bool) {
         self.original = original
@@ -190,6 +193,7 @@ final class LoadedGroup {
     /// added too (then the group is rewritten whole).
     func deletedOriginalRows() -> [Int]? {
         guard originalBlock != nil, keys.count <= originalKeys.count else { return nil }
+        if !rowsChanged { return [] }
         var deleted: [Int] = []
         var j = 0
         for (i, k) in originalKeys.enumerated() {

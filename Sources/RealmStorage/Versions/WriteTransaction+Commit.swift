@@ -284,9 +284,11 @@ extension WriteTransaction {
                         // A column set without a record of which rows (a column added meanwhile) is
                         // written whole.
                         let old = l.originalBlock?.columns[c.id]
-                        let patchable = deleted != nil && (!l.dirty.contains(c.id) || l.setKeys[c.id] != nil)
+                        let sets = l.setKeys[c.id]?.count
+                        let patchable =
+                            deleted != nil && (!l.dirty.contains(c.id) || sets != nil) && sets ?? 0 <= LoadedGroup.mostPatchedSets
                         block.columns[c.id] = try writeSegment(
-                            buf, replacing: old, deleted: patchable ? deleted : nil, set: l.setRows(c.id), &em)
+                            buf, replacing: old, deleted: patchable ? deleted : nil, set: patchable ? l.setRows(c.id) : [], &em)
                     } else if let old = l.originalBlock?.columns[c.id] {
                         block.columns[c.id] = old
                     }
@@ -357,6 +359,10 @@ extension WriteTransaction {
     )? {
         let stored = try base.segmentPatch(old)
         let baseRef = stored?.base ?? old
+        // A bulk change is written whole: at 4 bytes an entry (its row number) at least, this many
+        // entries cannot pass the rule below, so nothing is encoded to find that out.
+        let least = deleted.count + set.count
+        guard (64 + 4 * least) * least <= 2 * Int(baseRef.length) else { return nil }
         // Deleted rows of `old` as rows of its base (old row i is the i-th base row its patch kept).
         let oldDeleted = stored?.deleted ?? []
         var allDeleted = oldDeleted

@@ -531,7 +531,10 @@ public final class WriteTransaction {
         }
         g.columns[c.id]!.set(row, value)
         g.dirty.insert(c.id)
-        if g.originalBlock != nil { g.setKeys[c.id, default: []].append(key.rawValue) }
+        // Recorded up to one past the most a patch takes (a bulk change rewrites the segment).
+        if g.originalBlock != nil, g.setKeys[c.id]?.count ?? 0 <= LoadedGroup.mostPatchedSets {
+            g.setKeys[c.id, default: []].append(key.rawValue)
+        }
         if key.rawValue < w.firstNewKey {
             // Mutated in place: a copy out and back would copy the sets on every call.
             changes[w.tableId, default: .init()].modified.insert(key)
