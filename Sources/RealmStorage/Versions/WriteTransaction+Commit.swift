@@ -540,7 +540,11 @@ extension WriteTransaction {
                 let (patch, entries) = try chunkPatchPlan(
                     dir.chunks[ci], deletes: touchedDeletes[ci] ?? [], inserts: touchedInserts[ci] ?? [])
             {
-                chunks.append(.patched(dir.chunks[ci], patch, entries))
+                // Deletes of a hash go to every chunk that may hold it: one that holds none of them
+                // (and received no insert) is kept as it is.
+                let unchanged =
+                    try base.chunkPatch(dir.chunks[ci].block).map { $0 == patch } ?? (patch.deleted.isEmpty && patch.inserted.isEmpty)
+                chunks.append(unchanged ? .stored(dir.chunks[ci]) : .patched(dir.chunks[ci], patch, entries))
                 continue
             }
             var entries: [(UInt64, Int64)] = []
