@@ -61,6 +61,12 @@ import Testing
         }
     }
 
+    /// The reference of `Item`'s `name` segment (a segment or a patch) in row group `group` of `s`.
+    static func nameRef(_ s: Snapshot, group: Int) throws -> BlockRef {
+        let name = try #require(s.catalog.table("Item")?.column("name"))
+        return try #require(try s.rowGroup(try s.rowGroups("Item")[group].block).columns[name.id])
+    }
+
     /// The live segment patches of `path`'s newest version.
     static func livePatches(_ path: String) throws -> Int {
         try Inspector().inspect(path: path, blocks: true).blocks.filter { $0.isLive && $0.kind == "segment patch" }.count
@@ -114,7 +120,6 @@ import Testing
         var rng = SplitMix(seed: 5)
         let (store, built) = try Self.makeItems(dir.file(), count: 512, capacity: 512, rng: &rng)
         var model = built
-        let name = try #require(store.snapshot().catalog.table("Item")?.column("name"))
         var largest = 0
         var folds = 0
         var previousBase: BlockRef?
@@ -124,7 +129,7 @@ import Testing
             try store.write { try $0.set("Item", ObjectKey(k), "name", v) }
             model[k]!["name"] = v
             let s = try store.snapshot()
-            let ref = try #require(try s.rowGroup(try s.rowGroups("Item")[0].block).columns[name.id])
+            let ref = try Self.nameRef(s, group: 0)
             if let patch = try s.segmentPatch(ref) {
                 largest = max(largest, patch.replaced.count)
                 if let previousBase, previousBase != patch.base { folds += 1 }
@@ -149,11 +154,9 @@ import Testing
             model[k] = nil
         }
         let s = try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot()
-        let name = try #require(s.catalog.table("Item")?.column("name"))
         let g = try s.rowGroup(try s.rowGroups("Item")[1].block)
         #expect(g.rowCount == 509)
-        let nameRef = try #require(g.columns[name.id])
-        let namePatch = try #require(try s.segmentPatch(nameRef))
+        let namePatch = try #require(try s.segmentPatch(try Self.nameRef(s, group: 1)))
         #expect(namePatch.deleted == [188, 189, 488] && namePatch.replaced.isEmpty && namePatch.values.isNone)
         #expect(try s.keySegment(g).integers!.array == (512..<1024).filter { ![700, 701, 1000].contains($0) }.map(Int64.init))
         try Self.check(s, model)
@@ -161,8 +164,7 @@ import Testing
         try store.write { try $0.delete("Item", ObjectKey(512)) }
         model[512] = nil
         let s2 = try store.snapshot()
-        let againRef = try #require(try s2.rowGroup(try s2.rowGroups("Item")[1].block).columns[name.id])
-        let again = try #require(try s2.segmentPatch(againRef))
+        let again = try #require(try s2.segmentPatch(try Self.nameRef(s2, group: 1)))
         #expect(again.base == namePatch.base && again.deleted == [0, 188, 189, 488])
         try Self.check(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot(), model)
     }
@@ -172,11 +174,7 @@ import Testing
         var rng = SplitMix(seed: 13)
         let (store, built) = try Self.makeItems(dir.file(), count: 1024, capacity: 512, rng: &rng)
         var model = built
-        let name = try #require(store.snapshot().catalog.table("Item")?.column("name"))
-        func nameRef() throws -> BlockRef {
-            let s = try store.snapshot()
-            return try #require(try s.rowGroup(try s.rowGroups("Item")[1].block).columns[name.id])
-        }
+        func nameRef() throws -> BlockRef { try Self.nameRef(store.snapshot(), group: 1) }
         // A bulk change of one group (more values than a patch takes): the segment is written whole.
         try store.write { tx in
             for k in Int64(512)..<612 {
@@ -244,8 +242,7 @@ import Testing
         let s = try store.snapshot()
         // A later commit: damage in the newest commit's region reads as a torn tail (§6.6).
         try store.write { try $0.set("Item", ObjectKey(5), "flag", .bool(true)) }
-        let name = try #require(s.catalog.table("Item")?.column("name"))
-        let ref = try #require(try s.rowGroup(try s.rowGroups("Item")[1].block).columns[name.id])
+        let ref = try Self.nameRef(s, group: 1)
         #expect(try s.segmentPatch(ref) != nil)
         let copy = dir.file("flipped.realm")
         var bytes = fileBytes(dir.file())

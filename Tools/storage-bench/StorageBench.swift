@@ -187,35 +187,44 @@ struct StorageBench {
                         "  the disk's floor right after: a bare %d-byte write + fdatasync, 5,000 times: %.0f/s (commits reached %.0f%% of it)",
                     bytes, floor, Double(commits) / t / floor * 100))
         }
-        // 6. What one-object commits append in the middle of the 1M-object table (issue 27): updates
-        // of one column at random keys, then deletes at random keys.
-        func appendedPerCommit(_ label: String, _ body: (WriteTransaction, Int64) throws -> Void) throws {
-            // STORAGE_BENCH_PATCH_COMMITS changes the number (the first changes of each segment
-            // and index chunk write more: longer runs show the steady state).
-            let commits = ProcessInfo.processInfo.environment["STORAGE_BENCH_PATCH_COMMITS"].flatMap { Int($0) } ?? 2_000
+        // 6. What one-object commits append in the middle of a large table (issue 27).
+        // STORAGE_BENCH_PATCH_COMMITS changes the number (the first changes of each segment and
+        // index chunk write more: longer runs show the steady state).
+        let patchCommits = ProcessInfo.processInfo.environment["STORAGE_BENCH_PATCH_COMMITS"].flatMap { Int($0) } ?? 2_000
+        /// Makes `patchCommits` commits of `body` (given the commit's number and a pseudo-random
+        /// number, the same sequence each time) and prints what they appended per commit.
+        func appendedPerCommit(_ label: String, _ body: (WriteTransaction, Int, Int64) throws -> Void) throws {
             let lengthBefore = try store.snapshot().fileLength
             var rng = UInt64(7)
-            for _ in 0..<commits {
+            for c in 0..<patchCommits {
                 rng = rng &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 let tx = try store.beginWrite()
-                let id = Int64(rng >> 33) % Int64(n)
-                if let key = try tx.objectKey("Person", primaryKey: .int(id)) { try body(tx, key.rawValue) }
+                try body(tx, c, Int64(rng >> 33))
                 try tx.commit()
             }
             let appended = try store.snapshot().fileLength - lengthBefore
             print(
                 String(
-                    format: "%d one-object commits, %@: %.0f bytes appended per commit", commits, label as NSString,
-                    Double(appended) / Double(commits)))
+                    format: "%d one-object commits %@: %.0f bytes appended per commit", patchCommits, label as NSString,
+                    Double(appended) / Double(patchCommits)))
         }
         if ProcessInfo.processInfo.environment["STORAGE_BENCH_COMMITS"] != "empty" {
-            try appendedPerCommit("set age at a random key") { tx, k in try tx.set("Person", ObjectKey(k), "age", .int(k % 77)) }
-            try appendedPerCommit("set name at a random key") { tx, k in try tx.set("Person", ObjectKey(k), "name", .string("renamed-\(k)"))
+            // The 1M-object table: updates of one column at random keys, then deletes at random keys.
+            func person(_ tx: WriteTransaction, _ random: Int64) throws -> ObjectKey? {
+                try tx.objectKey("Person", primaryKey: .int(random % Int64(n)))
             }
-            try appendedPerCommit("set score at a random key") { tx, k in
-                try tx.set("Person", ObjectKey(k), "score", .double(Double(k) / 3))
+            try appendedPerCommit(", set age at a random key") { tx, _, r in
+                if let k = try person(tx, r) { try tx.set("Person", k, "age", .int(k.rawValue % 77)) }
             }
-            try appendedPerCommit("delete at a random key") { tx, k in try tx.delete("Person", ObjectKey(k)) }
+            try appendedPerCommit(", set name at a random key") { tx, _, r in
+                if let k = try person(tx, r) { try tx.set("Person", k, "name", .string("renamed-\(k.rawValue)")) }
+            }
+            try appendedPerCommit(", set score at a random key") { tx, _, r in
+                if let k = try person(tx, r) { try tx.set("Person", k, "score", .double(Double(k.rawValue) / 3)) }
+            }
+            try appendedPerCommit(", delete at a random key") { tx, _, r in
+                if let k = try person(tx, r) { try tx.delete("Person", k) }
+            }
             // Scans with those patches pending (Spec/FORMAT.md §4.8): the first reads patched
             // segments and applies them, the next ones read the cached result.
             let patched = try store.snapshot()
@@ -235,28 +244,18 @@ struct StorageBench {
             try tx.addColumn("Tag", ColumnSchema("uses", .int))
             for i in 0..<n { _ = try tx.insert("Tag", row: [.string(tagName(i)), .string("note \(i % 977)"), .int(Int64(i % 13))]) }
             try tx.commit()
-            let commits = ProcessInfo.processInfo.environment["STORAGE_BENCH_PATCH_COMMITS"].flatMap { Int($0) } ?? 2_000
-            for (label, op) in ["insert with a random string key", "set a string at a random key", "delete at a random key"].enumerated()
-                .map({ ($1, $0) })
-            {
-                let lengthBefore = try store.snapshot().fileLength
-                for c in 0..<commits {
-                    let t = try store.beginWrite()
-                    // Existing objects at random (distinct for the deletes: a multiplicative walk).
-                    let existing = tagName(Int((UInt64(c) &* 2_654_435_761 &+ UInt64(op) &* 40_503) % UInt64(n)))
-                    switch op {
-                    case 0: _ = try t.insert("Tag", row: [.string(tagName(n + c)), .string("new"), .int(1)])
-                    case 1: try t.set("Tag", try t.objectKey("Tag", primaryKey: .string(existing))!, "note", .string("changed \(c)"))
-                    default: try t.delete("Tag", try t.objectKey("Tag", primaryKey: .string(existing))!)
-                    }
-                    try t.commit()
-                }
-                let appended = try store.snapshot().fileLength - lengthBefore
-                print(
-                    String(
-                        format: "%d one-object commits to a %d-object table with a string primary key, %@: %.0f bytes appended per commit",
-                        commits, n, label as NSString, Double(appended) / Double(commits)))
+            // Existing objects at random, distinct for the deletes (a multiplicative walk).
+            func tag(_ tx: WriteTransaction, _ c: Int, _ salt: UInt64) throws -> ObjectKey {
+                try tx.objectKey("Tag", primaryKey: .string(tagName(Int((UInt64(c) &* 2_654_435_761 &+ salt) % UInt64(n)))))!
             }
+            let table = "to a \(n)-object table with a string primary key, "
+            try appendedPerCommit(table + "insert with a random string key") { tx, c, _ in
+                _ = try tx.insert("Tag", row: [.string(tagName(n + c)), .string("new"), .int(1)])
+            }
+            try appendedPerCommit(table + "set a string at a random key") { tx, c, _ in
+                try tx.set("Tag", try tag(tx, c, 40_503), "note", .string("changed \(c)"))
+            }
+            try appendedPerCommit(table + "delete at a random key") { tx, c, _ in try tx.delete("Tag", try tag(tx, c, 81_006)) }
         }
         // STORAGE_BENCH_COMMITS=large (or empty) runs only that loop (for profiling one of them);
         // none runs neither.

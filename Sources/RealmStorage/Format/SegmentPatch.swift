@@ -37,6 +37,19 @@ package struct SegmentPatch: Sendable, Equatable {
     /// segment replaces row `replaced[i]`), ascending.
     package var replaced: [Int]
 
+    /// The segment blocks the patch reads besides itself: its base, and its values when it has any.
+    package var parts: [BlockRef] { values.isNone ? [base] : [base, values] }
+
+    /// Whether a patch of `bytes` bytes and `entries` entries over a base of `baseBytes` bytes is
+    /// the better write than the whole segment or chunk (Spec/FORMAT.md §4.8). A patch's entries
+    /// are rewritten by every later commit that patches the same base, so a patch of `e` entries
+    /// of `s` bytes each costs about `s·e` per commit; folding it costs the base's `B` bytes once.
+    /// Folding when `s·e² > 2B` keeps the bytes per commit near their least, about `2·sqrt(2·B·s)`;
+    /// and a patch is never more than half its base.
+    static func pays(bytes: Int, entries: Int, baseBytes: Int) -> Bool {
+        bytes * entries <= 2 * baseBytes && 2 * bytes <= baseBytes
+    }
+
     /// The encoded block, checksum trailer included.
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: 64 + 4 * (deleted.count + replaced.count))
@@ -137,6 +150,9 @@ package struct IndexChunkPatch: Sendable, Equatable {
     package var count: Int
     package var deleted: [Int]
     package var inserted: [(UInt64, Int64)]
+
+    /// The chunk blocks the patch reads besides itself: its base.
+    package var parts: [BlockRef] { [base] }
 
     package static func == (a: IndexChunkPatch, b: IndexChunkPatch) -> Bool {
         a.base == b.base && a.count == b.count && a.deleted == b.deleted && a.inserted.elementsEqual(b.inserted, by: ==)

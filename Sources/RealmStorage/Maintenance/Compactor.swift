@@ -152,32 +152,31 @@ public struct Compactor: Sendable {
             if w.file != nil { map.blocks[ref.offset] = new }
             return new
         }
-        // A segment, or a patch folded into the segment it reads as (Spec/FORMAT.md §4.8).
-        func copySegment(_ ref: BlockRef, _ w: inout StreamingWriter) throws -> BlockRef {
-            guard try s.segmentPatch(ref) != nil else { return try copy(ref, BlockMagic.segment, &w) }
+        // A block copied as it is, or a patch (Spec/FORMAT.md §4.8, §5.7) written as the segment or
+        // chunk it reads as (`folded`), so the new file holds no patches.
+        func copyFolding(_ ref: BlockRef, _ magic: UInt32, isPatch: Bool, _ w: inout StreamingWriter, folded: () throws -> [UInt8])
+            throws -> BlockRef
+        {
+            guard isPatch else { return try copy(ref, magic, &w) }
             if let done = map.blocks[ref.offset], done.length == ref.length {
                 reachable += Int(done.length)
                 return done
             }
-            let bytes = SegmentEncoder.encode(try s.uncachedSegment(ref).decodeAll())
+            let bytes = try folded()
             let new = try w.append(bytes)
             reachable += bytes.count
             if w.file != nil { map.blocks[ref.offset] = new }
             return new
         }
-        // A chunk, or a chunk patch folded into the chunk it reads as (Spec/FORMAT.md §5.7).
-        func copyChunk(_ chunk: IndexDirectory.Chunk, _ w: inout StreamingWriter) throws -> BlockRef {
-            let ref = chunk.block
-            guard try s.chunkPatch(ref) != nil else { return try copy(ref, BlockMagic.indexChunk, &w) }
-            if let done = map.blocks[ref.offset], done.length == ref.length {
-                reachable += Int(done.length)
-                return done
+        func copySegment(_ ref: BlockRef, _ w: inout StreamingWriter) throws -> BlockRef {
+            try copyFolding(ref, BlockMagic.segment, isPatch: try s.segmentPatch(ref) != nil, &w) {
+                SegmentEncoder.encode(try s.uncachedSegment(ref).decodeAll())
             }
-            let bytes = IndexDirectory.encodeChunk(try s.uncachedIndexChunk(chunk).entries)
-            let new = try w.append(bytes)
-            reachable += bytes.count
-            if w.file != nil { map.blocks[ref.offset] = new }
-            return new
+        }
+        func copyChunk(_ chunk: IndexDirectory.Chunk, _ w: inout StreamingWriter) throws -> BlockRef {
+            try copyFolding(chunk.block, BlockMagic.indexChunk, isPatch: try s.chunkPatch(chunk.block) != nil, &w) {
+                IndexDirectory.encodeChunk(try s.uncachedIndexChunk(chunk).entries)
+            }
         }
         for t in s.catalog.tables {
             var st = try s.tableState(t.name)
@@ -390,12 +389,9 @@ public struct Compactor: Sendable {
                 guard g.rowCount == e.rowCount else {
                     throw StorageError.corrupted("row group holds \(g.rowCount) rows; its list says \(e.rowCount)", at: Int(e.block.offset))
                 }
+                // A patch's own block is checked as it is read; its parts are segments.
                 for ref in [g.keys] + Array(g.columns.values) {
-                    if let patch = try copy.segmentPatch(ref) {
-                        for part in [patch.base, patch.values] where !part.isNone { _ = try copy.block(part, BlockMagic.segment) }
-                    } else {
-                        _ = try copy.block(ref, BlockMagic.segment)
-                    }
+                    for part in try copy.segmentPatch(ref)?.parts ?? [ref] { _ = try copy.block(part, BlockMagic.segment) }
                 }
                 rows += e.rowCount
             }
@@ -405,11 +401,7 @@ public struct Compactor: Sendable {
             }
             for ref in st.indexes.values {
                 for c in try copy.indexDirectory(ref).chunks {
-                    if let patch = try copy.chunkPatch(c.block) {
-                        _ = try copy.block(patch.base, BlockMagic.indexChunk)
-                    } else {
-                        _ = try copy.block(c.block, BlockMagic.indexChunk)
-                    }
+                    for part in try copy.chunkPatch(c.block)?.parts ?? [c.block] { _ = try copy.block(part, BlockMagic.indexChunk) }
                 }
             }
         }

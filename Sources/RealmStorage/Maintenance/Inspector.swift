@@ -317,7 +317,7 @@ public struct Inspector: Sendable {
             info.rows = reader.rowCount
             // A patch (format 5): its blocks' bytes together, and the stored base's encodings.
             if let patch = try s.segmentPatch(ref) {
-                info.storedBytes = try s.segmentBytes(ref)
+                info.storedBytes = patch.parts.reduce(ref.length) { $0 + $1.length }
                 let base = try SegmentReader(block: try s.block(patch.base, BlockMagic.segment))
                 info.encodings = ["patch"] + base.encodings.map(\.description)
             }

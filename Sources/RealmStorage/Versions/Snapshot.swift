@@ -198,8 +198,8 @@ public final class Snapshot: Sendable {
 
     /// Reads the segment or segment patch at `ref`; returns it with the block's stored checksum.
     private func readSegment(_ ref: BlockRef) throws -> (SegmentReader, UInt64) {
-        if let patch = try segmentPatch(ref) {
-            let b = try block(ref, SegmentPatch.magic)
+        if let b = try patchBlock(ref, SegmentPatch.magic) {
+            let patch = try SegmentPatch.decode(b)
             let base = try SegmentReader(block: try block(patch.base, BlockMagic.segment))
             let values = patch.values.isNone ? nil : try SegmentReader(block: try block(patch.values, BlockMagic.segment))
             let patched = try patch.apply(base: base, values: values, origin: Int(ref.offset))
@@ -212,21 +212,22 @@ public final class Snapshot: Sendable {
     /// The segment patch at `ref`, or nil when `ref` names a segment block (or anything else, which
     /// the segment read then rejects). Patches exist from format 5 on (Spec/FORMAT.md §4.8).
     package func segmentPatch(_ ref: BlockRef) throws -> SegmentPatch? {
-        guard try isPatch(ref, SegmentPatch.magic) else { return nil }
-        return try SegmentPatch.decode(try block(ref, SegmentPatch.magic))
+        try patchBlock(ref, SegmentPatch.magic).map(SegmentPatch.decode)
     }
 
-    /// Whether `ref` names a block with the patch magic `magic` in a file that may hold patches.
-    private func isPatch(_ ref: BlockRef, _ magic: UInt32) throws -> Bool {
-        guard formatVersion >= FileHeader.segmentPatchesVersion, isCommitted(ref) else { return false }
-        return try view.u32(Int(ref.offset)) == magic
+    /// The checked block at `ref` when it has the patch magic `magic` in a file that may hold
+    /// patches; nil otherwise (what reads `ref` as a segment or chunk then checks it).
+    private func patchBlock(_ ref: BlockRef, _ magic: UInt32) throws -> ByteView? {
+        guard formatVersion >= FileHeader.segmentPatchesVersion, isCommitted(ref), try view.u32(Int(ref.offset)) == magic else {
+            return nil
+        }
+        return try block(ref, magic)
     }
 
     /// Every block a row group's segment reference reaches: the segment, or a patch with its base
     /// and its values segment.
     package func segmentBlocks(_ ref: BlockRef) throws -> [BlockRef] {
-        guard let patch = try segmentPatch(ref) else { return [ref] }
-        return patch.values.isNone ? [ref, patch.base] : [ref, patch.base, patch.values]
+        [ref] + (try segmentPatch(ref)?.parts ?? [])
     }
 
     /// The bytes a row group's segment reference keeps live (``segmentBlocks(_:)``).
@@ -258,8 +259,8 @@ public final class Snapshot: Sendable {
 
     /// Reads the chunk or chunk patch `chunk` names; returns it with the block's stored checksum.
     private func readChunk(_ chunk: IndexDirectory.Chunk) throws -> (IndexChunk, UInt64) {
-        if let patch = try chunkPatch(chunk.block) {
-            let b = try block(chunk.block, IndexChunkPatch.magic)
+        if let b = try patchBlock(chunk.block, IndexChunkPatch.magic) {
+            let patch = try IndexChunkPatch.decode(b)
             let entries = try patch.apply(base: try plainIndexChunk(patch.base), origin: Int(chunk.block.offset))
             let c = try IndexDirectory.chunkEntries(ByteView(copying: IndexDirectory.encodeChunk(entries)), expected: chunk.count)
             return (c, b.lastWord)
@@ -285,14 +286,12 @@ public final class Snapshot: Sendable {
     /// The index chunk patch at `ref`, or nil when `ref` names a chunk block (or anything else,
     /// which the chunk read then rejects). Patches exist from format 5 on (Spec/FORMAT.md §5.7).
     package func chunkPatch(_ ref: BlockRef) throws -> IndexChunkPatch? {
-        guard try isPatch(ref, IndexChunkPatch.magic) else { return nil }
-        return try IndexChunkPatch.decode(try block(ref, IndexChunkPatch.magic))
+        try patchBlock(ref, IndexChunkPatch.magic).map(IndexChunkPatch.decode)
     }
 
     /// Every block a directory's chunk reference reaches: the chunk, or a patch and its base.
     package func chunkBlocks(_ ref: BlockRef) throws -> [BlockRef] {
-        guard let patch = try chunkPatch(ref) else { return [ref] }
-        return [ref, patch.base]
+        [ref] + (try chunkPatch(ref)?.parts ?? [])
     }
 
     /// The last (largest) entry of an index chunk.

@@ -335,51 +335,43 @@ extension WriteTransaction {
         -> BlockRef
     {
         guard let old else { return em.emit { SegmentEncoder.encode(buffer, into: &$0) } }
+        let stored = try base.segmentPatch(old)
         if let deleted, !(deleted.isEmpty && set.isEmpty),
-            let plan = try patchPlan(buffer, replacing: old, deleted: deleted, set: set)
+            let (patch, values) = try patchPlan(buffer, replacing: old, stored: stored, deleted: deleted, set: set)
         {
-            let values = plan.values.map { v in em.emit { $0.append(v) } } ?? .none
-            if let stored = plan.replacing { freed += old.length + stored.values.length }
-            var patch = plan.patch
-            patch.values = values
+            // The new patch keeps the base (`old` itself, or the stored patch's, whose own block
+            // and values go).
+            if let stored { freed += old.length + stored.values.length }
+            var patch = patch
+            patch.values = values.map { v in em.emit { $0.append(v) } } ?? .none
             return em.emit { patch.encode(into: &$0) }
         }
-        freed += try base.segmentBytes(old)
+        freed += stored?.parts.reduce(old.length) { $0 + $1.length } ?? old.length
         return em.emit { SegmentEncoder.encode(buffer, into: &$0) }
     }
 
-    /// A patch over the base of `old` (itself, or the base of the patch it is) that gives `buffer`,
-    /// with its values segment encoded; nil when a whole segment is the better write: the patch
-    /// would not be small beside its base. A patch's entries are rewritten by every later commit
-    /// that patches the same segment, so a patch of `e` entries of `s` bytes each costs about
-    /// `s·e` per commit; folding it costs the base's `B` bytes once. Folding when `s·e² > 2B` keeps
-    /// the bytes per commit near their least, about `2·sqrt(2·B·s)`.
-    func patchPlan(_ buffer: ColumnBuffer, replacing old: BlockRef, deleted: [Int], set: [Int]) throws -> (
-        patch: SegmentPatch, values: [UInt8]?, replacing: SegmentPatch?
+    /// A patch over the base of `old` (itself, or the base of `stored`, the patch it is) that gives
+    /// `buffer`, with its values segment encoded (the patch's `values` is left for the caller to
+    /// fill in); nil when the whole segment is the better write (``SegmentPatch/pays(bytes:entries:baseBytes:)``).
+    func patchPlan(_ buffer: ColumnBuffer, replacing old: BlockRef, stored: SegmentPatch?, deleted: [Int], set: [Int]) throws -> (
+        SegmentPatch, values: [UInt8]?
     )? {
-        let stored = try base.segmentPatch(old)
         let baseRef = stored?.base ?? old
         // A bulk change is written whole: at 4 bytes an entry (its row number) at least, this many
-        // entries cannot pass the rule below, so nothing is encoded to find that out.
+        // entries cannot pay, so nothing is encoded to find that out.
         let least = deleted.count + set.count
-        guard (64 + 4 * least) * least <= 2 * Int(baseRef.length) else { return nil }
-        // Deleted rows of `old` as rows of its base (old row i is the i-th base row its patch kept).
+        guard SegmentPatch.pays(bytes: 64 + 4 * least, entries: least, baseBytes: Int(baseRef.length)) else { return nil }
+        // Deleted rows of `old` as rows of its base: old row `d` is base row `d + k`, `k` the stored
+        // patch's deleted rows at or below it (both lists ascend).
         let oldDeleted = stored?.deleted ?? []
-        var allDeleted = oldDeleted
-        if !deleted.isEmpty {
-            let baseRows = buffer.count + deleted.count + oldDeleted.count
-            var oldToBase: [Int] = []
-            oldToBase.reserveCapacity(baseRows - oldDeleted.count)
-            var j = 0
-            for b in 0..<baseRows {
-                if j < oldDeleted.count && oldDeleted[j] == b {
-                    j += 1
-                } else {
-                    oldToBase.append(b)
-                }
-            }
-            allDeleted = (oldDeleted + deleted.map { oldToBase[$0] }).sorted()
+        var k = 0
+        var newDeleted: [Int] = []
+        newDeleted.reserveCapacity(deleted.count)
+        for d in deleted {
+            while k < oldDeleted.count && oldDeleted[k] <= d + k { k += 1 }
+            newDeleted.append(d + k)
         }
+        let allDeleted = newDeleted.isEmpty ? oldDeleted : (oldDeleted + newDeleted).sorted()
         // Rows the stored patch replaced that remain, renumbered past this transaction's deletes,
         // joined with the rows set now.
         var replaced = Set(set)
@@ -400,11 +392,9 @@ extension WriteTransaction {
             for r in rows { v.append(buffer.value(r)) }
             values = SegmentEncoder.encode(v)
         }
-        let patchBytes = 64 + 4 * entries + (values?.count ?? 0)
-        let baseBytes = Int(baseRef.length)
-        guard patchBytes * entries <= 2 * baseBytes, 2 * patchBytes <= baseBytes else { return nil }
-        let patch = SegmentPatch(base: baseRef, values: .none, rowCount: buffer.count, deleted: allDeleted, replaced: rows)
-        return (patch, values, stored)
+        guard SegmentPatch.pays(bytes: 64 + 4 * entries + (values?.count ?? 0), entries: entries, baseBytes: Int(baseRef.length))
+        else { return nil }
+        return (SegmentPatch(base: baseRef, values: .none, rowCount: buffer.count, deleted: allDeleted, replaced: rows), values)
     }
 
     /// Merges trailing row groups like a binary counter (a group absorbs the one after it when that
@@ -440,13 +430,14 @@ extension WriteTransaction {
     enum ChunkState {
         case stored(IndexDirectory.Chunk)
         case fresh([(UInt64, Int64)])
-        /// A stored chunk changed by a patch over its base (format 5), with the entries it reads as.
-        case patched(IndexDirectory.Chunk, IndexChunkPatch, [(UInt64, Int64)])
+        /// A stored chunk changed by a patch over its base (format 5), with the entries it reads as;
+        /// `replacesPatch`: the stored chunk is itself a patch (of the same base).
+        case patched(IndexDirectory.Chunk, IndexChunkPatch, [(UInt64, Int64)], replacesPatch: Bool)
         var count: Int {
             switch self {
             case .stored(let c): c.count
             case .fresh(let e): e.count
-            case .patched(_, _, let e): e.count
+            case .patched(_, _, let e, _): e.count
             }
         }
     }
@@ -454,9 +445,9 @@ extension WriteTransaction {
     func chunkEntries(_ c: ChunkState) throws -> [(UInt64, Int64)] {
         switch c {
         case .fresh(let e): return e
-        case .patched(let chunk, _, let e):
-            // Folded into a new chunk after all: the stored chunk (patch and base) goes.
-            freed += try base.chunkBlocks(chunk.block).reduce(0) { $0 + $1.length }
+        case .patched(let chunk, let patch, let e, let replacesPatch):
+            // Folded into a new chunk after all: the stored chunk (and the base of the patch it is) goes.
+            freed += chunk.block.length + (replacesPatch ? patch.base.length : 0)
             return e
         case .stored(let chunk):
             freed += try base.chunkBlocks(chunk.block).reduce(0) { $0 + $1.length }
@@ -537,14 +528,9 @@ extension WriteTransaction {
             let changes = (touchedInserts[ci]?.count ?? 0) + (touchedDeletes[ci]?.count ?? 0)
             // A few changes inside a stored chunk: a patch over its base when one pays (format 5).
             if patchesSegments, ci < dir.chunks.count, changes <= Self.fewIndexChanges,
-                let (patch, entries) = try chunkPatchPlan(
-                    dir.chunks[ci], deletes: touchedDeletes[ci] ?? [], inserts: touchedInserts[ci] ?? [])
+                let state = try chunkPatchPlan(dir.chunks[ci], deletes: touchedDeletes[ci] ?? [], inserts: touchedInserts[ci] ?? [])
             {
-                // Deletes of a hash go to every chunk that may hold it: one that holds none of them
-                // (and received no insert) is kept as it is.
-                let unchanged =
-                    try base.chunkPatch(dir.chunks[ci].block).map { $0 == patch } ?? (patch.deleted.isEmpty && patch.inserted.isEmpty)
-                chunks.append(unchanged ? .stored(dir.chunks[ci]) : .patched(dir.chunks[ci], patch, entries))
+                chunks.append(state)
                 continue
             }
             var entries: [(UInt64, Int64)] = []
@@ -593,9 +579,9 @@ extension WriteTransaction {
             case .stored(let chunk):
                 out.chunks.append(chunk)
                 lastEntry = chunk == dir.chunks.last ? baseLast : nil
-            case .patched(let old, let patch, let e):
+            case .patched(let old, let patch, let e, let replacesPatch):
                 // The new patch replaces the stored one (its base stays); a stored chunk becomes the base.
-                if try base.chunkPatch(old.block) != nil { freed += old.block.length }
+                if replacesPatch { freed += old.block.length }
                 let ref =
                     e.count <= BlockCache.maxCachedChunkCount
                     ? em.emit(decoded: .chunk(e)) { patch.encode(into: &$0) } : em.emit { patch.encode(into: &$0) }
@@ -615,43 +601,51 @@ extension WriteTransaction {
         return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: kept, &em)
     }
 
-    /// A patch over the base of the stored chunk `chunk` (itself, or the base of the patch it is)
-    /// that applies `deletes` and `inserts` to it, with the entries it reads as; nil when
-    /// rebuilding the chunk is the better write (the rule of ``patchPlan(_:replacing:deleted:set:)``)
-    /// or the chunk would be left empty.
-    func chunkPatchPlan(_ chunk: IndexDirectory.Chunk, deletes: Set<IndexWork.HashKey>, inserts: [(UInt64, Int64)]) throws -> (
-        IndexChunkPatch, [(UInt64, Int64)]
-    )? {
+    /// The stored chunk `chunk` with `deletes` and `inserts` applied as a patch over its base (itself,
+    /// or the base of the patch it is): `.patched`, or `.stored` when none of the deletes is in it
+    /// and nothing is inserted (deletes of a hash go to every chunk that may hold it); nil when
+    /// rebuilding the chunk is the better write (``SegmentPatch/pays(bytes:entries:baseBytes:)``)
+    /// or the chunk would be left empty. (An unchanged chunk whose empty patch would not pay is
+    /// rebuilt as it is: keeping it too is left for a commit of its own.)
+    func chunkPatchPlan(_ chunk: IndexDirectory.Chunk, deletes: Set<IndexWork.HashKey>, inserts: [(UInt64, Int64)]) throws
+        -> ChunkState?
+    {
         let stored = try base.chunkPatch(chunk.block)
         let baseRef = stored?.base ?? chunk.block
         let baseChunk = try stored == nil ? base.uncachedIndexChunk(chunk) : base.plainIndexChunk(baseRef)
         var deleted = Set(stored?.deleted ?? [])
         var inserted = stored?.inserted ?? []
+        var changed = !inserts.isEmpty
         for d in deletes {
             let e = (d.hash, d.key)
             if let i = inserted.firstIndex(where: { $0 == e }) {
                 inserted.remove(at: i)
+                changed = true
                 continue
             }
-            // Binary search of the base chunk for the entry (deletes of entries another chunk holds
-            // find nothing here).
+            // Binary search of the base chunk for the entry.
             var lo = 0
             var hi = baseChunk.count
             while lo < hi {
                 let mid = (lo + hi) / 2
                 if (baseChunk.hash(mid), baseChunk.key(mid)) < e { lo = mid + 1 } else { hi = mid }
             }
-            if lo < baseChunk.count && baseChunk.hash(lo) == e.0 && baseChunk.key(lo) == e.1 { deleted.insert(lo) }
+            if lo < baseChunk.count && baseChunk.hash(lo) == e.0 && baseChunk.key(lo) == e.1 {
+                deleted.insert(lo)
+                changed = true
+            }
         }
         inserted += inserts
         inserted.sort { $0 < $1 }
         let patch = IndexChunkPatch(
             base: baseRef, count: baseChunk.count - deleted.count + inserted.count, deleted: deleted.sorted(), inserted: inserted)
-        guard patch.count > 0 else { return nil }
         let entries = patch.deleted.count + patch.inserted.count
-        let patchBytes = 48 + 4 * patch.deleted.count + 16 * patch.inserted.count
-        guard patchBytes * entries <= 2 * Int(baseRef.length), 2 * patchBytes <= Int(baseRef.length) else { return nil }
-        return (patch, try patch.apply(base: baseChunk, origin: Int(chunk.block.offset)))
+        guard patch.count > 0,
+            SegmentPatch.pays(
+                bytes: 48 + 4 * patch.deleted.count + 16 * patch.inserted.count, entries: entries, baseBytes: Int(baseRef.length))
+        else { return nil }
+        guard changed else { return .stored(chunk) }
+        return .patched(chunk, patch, try patch.apply(base: baseChunk, origin: Int(chunk.block.offset)), replacesPatch: stored != nil)
     }
 
     /// Whether this file's lists and directories may be paged (format 4).
