@@ -107,6 +107,11 @@ let package = Package(
             name: "RealmSwiftTests",
             dependencies: ["RealmSwift", "RealmQuery", "RealmTestSupport"]
         ),
+        // A RealmSwift-style app that must compile without a change of RealmSwift spelling (issue 29).
+        .testTarget(
+            name: "RealmSwiftCompatTests",
+            dependencies: ["RealmSwift"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

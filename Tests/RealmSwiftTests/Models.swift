@@ -59,6 +59,11 @@ final class Address: EmbeddedObject {
     @Persisted var city = ""
 }
 
+// Encodable as RealmSwift model classes become it: by declaring it (CollectionCodingTests).
+extension Person: Encodable {}
+extension Dog: Encodable {}
+extension AllTypes: Encodable {}
+
 /// A Realm in a fresh directory (kept alive by the returned directory).
 func makeRealm(_ dir: TempDir = TempDir(), types: [ObjectBase.Type]? = [Person.self, Dog.self, Address.self, AllTypes.self]) throws -> (
     Realm, TempDir

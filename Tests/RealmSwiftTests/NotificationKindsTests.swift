@@ -259,8 +259,8 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
                 var out = previous
                 for ip in deletions.sorted(by: >) { out[ip.section].remove(at: ip.item) }
                 for sec in sectionsToDelete.reversed() { out.remove(at: sec) }
-                // Rows of inserted sections are not listed: the section comes whole.
-                for sec in sectionsToInsert { out.insert(now[sec], at: sec) }
+                // Inserted sections come empty: their rows are among the insertions.
+                for sec in sectionsToInsert { out.insert([], at: sec) }
                 for ip in insertions.sorted() { out[ip.section].insert(now[ip.section][ip.item], at: ip.item) }
                 if out != now { failures += 1 }
                 previous = now

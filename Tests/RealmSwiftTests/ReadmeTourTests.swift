@@ -15,7 +15,7 @@ enum Tour {
         @Persisted var scores: Map<String, Int>
         @Persisted var extra: AnyRealmValue
     }
-    final class Dog: Object {
+    final class Dog: Object, Encodable {
         @Persisted var name = ""
         @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
     }

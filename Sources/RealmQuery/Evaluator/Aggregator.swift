@@ -95,15 +95,28 @@ struct Aggregator {
         case .count: return .int(Int64(count))
         case .min, .max: return best ?? .null
         case .sum:
-            if sawDecimal || sumType == .decimal128 { return Self.storage(decimalSum) }
-            if sawFloating || sumType == .double || sumType == .float { return .double(doubleSum) }
+            if sawDecimal || sumType == .decimal128 { return Self.storage(mixedDecimalSum) }
+            if sawFloating || sumType == .double || sumType == .float { return .double(mixedDoubleSum) }
             return Self.int(intSum)
         case .avg:
             guard count > 0 else { return .null }
-            if sawDecimal { return Self.storage(decimalSum / Decimal128(count)) }
-            if sawFloating { return .double(doubleSum / Double(count)) }
+            if sawDecimal { return Self.storage(mixedDecimalSum / Decimal128(count)) }
+            if sawFloating { return .double(mixedDoubleSum / Double(count)) }
             return .double(Double(intSum) / Double(count))
         }
+    }
+
+    /// The sum as a double: the floating values' sum, plus the ints' when mixed values held both
+    /// (a typed column holds one kind, and its sum is unchanged).
+    private var mixedDoubleSum: Double { intSum == 0 ? doubleSum : doubleSum + Double(intSum) }
+
+    /// The sum as a decimal128: the decimals' sum, plus the other numbers' when mixed values held
+    /// them too.
+    private var mixedDecimalSum: Decimal128 {
+        var sum = decimalSum
+        if intSum != 0 { sum += Decimal128(intSum) }
+        if sawFloating { sum += Decimal128(doubleSum) }
+        return sum
     }
 
     /// The exact sum of ints: `.int` when it fits, else an exact decimal128.

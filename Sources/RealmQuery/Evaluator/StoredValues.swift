@@ -74,8 +74,10 @@ package enum StoredValues {
         let fits: Bool
         switch function {
         case .count: fits = true
-        case .min, .max: fits = type.isNumeric || type == .timestamp
-        case .sum, .avg: fits = type.isNumeric
+        // Mixed values (§7.10): min and max in the order of mixed values, sums and means of the
+        // numbers among them.
+        case .min, .max: fits = type.isNumeric || type == .timestamp || type == .mixed
+        case .sum, .avg: fits = type.isNumeric || type == .mixed
         }
         guard fits else { throw QueryError(.typeMismatch, "\(function) cannot aggregate the \(type) \(what)") }
     }

@@ -50,15 +50,21 @@ extension Map where Value: _RealmObjectValue {
     }
 
     /// The smallest value of a property of the values (nil when there are none).
-    public func min<V: _RealmValue>(ofProperty property: String) -> V? { valuesCollection.aggregate(.min, property) }
+    public func min<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
+        valuesCollection.aggregate(.min, property)
+    }
     /// The largest value of a property of the values (nil when there are none).
-    public func max<V: _RealmValue>(ofProperty property: String) -> V? { valuesCollection.aggregate(.max, property) }
+    public func max<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
+        valuesCollection.aggregate(.max, property)
+    }
     /// The sum of a property of the values (0 when there are none).
-    public func sum<V: _RealmValue>(ofProperty property: String) -> V {
+    public func sum<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V where V.PersistedType: AddableType {
         valuesCollection.aggregate(.sum, property) ?? V._rlmDefaultValue()
     }
     /// The mean of a property of the values (nil when there are none).
-    public func average<V: _RealmValue>(ofProperty property: String) -> V? { valuesCollection.aggregate(.avg, property) }
+    public func average<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: AddableType {
+        valuesCollection.aggregate(.avg, property)
+    }
 }
 
 extension Map where Value: _HasPersistedType, Value.PersistedType: MinMaxType {

@@ -90,51 +90,64 @@ extension RealmCollection where Element: ObjectBase {
     // MARK: Aggregates
 
     /// The smallest value of a property (nil when there are no values; nils are skipped).
-    public func min<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.min, property) }
+    public func min<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
+        _rlmCollection.aggregate(.min, property)
+    }
 
     /// The largest value of a property (nil when there are no values; nils are skipped).
-    public func max<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.max, property) }
+    public func max<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
+        _rlmCollection.aggregate(.max, property)
+    }
 
     /// The sum of a property (0 when there are no values; nils are skipped).
-    public func sum<V: _RealmValue>(ofProperty property: String) -> V {
+    public func sum<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V where V.PersistedType: AddableType {
         _rlmCollection.aggregate(.sum, property) ?? V._rlmDefaultValue()
     }
 
     /// The mean of a property (nil when there are no values; nils are skipped).
-    public func average<V: _RealmValue>(ofProperty property: String) -> V? { _rlmCollection.aggregate(.avg, property) }
+    public func average<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: AddableType {
+        _rlmCollection.aggregate(.avg, property)
+    }
 
     /// The throwing form of ``min(ofProperty:)``, for property names given at run time.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func min<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+    public func min<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V? where V.PersistedType: MinMaxType {
         try _rlmCollection.results("min(checkingProperty:)").min(checkingProperty: property)
     }
 
     /// The throwing form of ``max(ofProperty:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func max<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+    public func max<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V? where V.PersistedType: MinMaxType {
         try _rlmCollection.results("max(checkingProperty:)").max(checkingProperty: property)
     }
 
     /// The throwing form of ``sum(ofProperty:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func sum<V: _RealmValue>(checkingProperty property: String) throws -> V {
+    public func sum<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V where V.PersistedType: AddableType {
         try _rlmCollection.results("sum(checkingProperty:)").sum(checkingProperty: property)
     }
 
     /// The throwing form of ``average(ofProperty:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func average<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+    public func average<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V?
+    where V.PersistedType: AddableType {
         try _rlmCollection.results("average(checkingProperty:)").average(checkingProperty: property)
     }
 
     /// The smallest value of a property given as a key path.
-    public func min<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? { min(ofProperty: Results<Element>.path(keyPath)) }
+    public func min<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V? where V.PersistedType: MinMaxType {
+        min(ofProperty: Results<Element>.path(keyPath))
+    }
     /// The largest value of a property given as a key path.
-    public func max<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? { max(ofProperty: Results<Element>.path(keyPath)) }
+    public func max<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V? where V.PersistedType: MinMaxType {
+        max(ofProperty: Results<Element>.path(keyPath))
+    }
     /// The sum of a property given as a key path.
-    public func sum<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V { sum(ofProperty: Results<Element>.path(keyPath)) }
+    public func sum<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V where V.PersistedType: AddableType {
+        sum(ofProperty: Results<Element>.path(keyPath))
+    }
     /// The mean of a property given as a key path.
-    public func average<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? {
+    public func average<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V? where V.PersistedType: AddableType {
         average(ofProperty: Results<Element>.path(keyPath))
     }
 }

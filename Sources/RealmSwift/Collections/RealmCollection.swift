@@ -18,7 +18,8 @@ import RealmStorage
 /// Queries, sorting and `distinct` need a managed collection of objects (RealmSwift has the same
 /// rule); aggregates, value operations and key-value coding work on unmanaged collections too.
 /// Conformers are thread-confined like their Realm.
-public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible where Element: RealmCollectionValue, Index == Int {
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, Equatable
+where Element: RealmCollectionValue, Index == Int {
     /// The Realm managing the collection, or nil when it is unmanaged.
     var realm: Realm? { get }
     /// Whether the collection can no longer be read (its object was deleted or its Realm
@@ -44,6 +45,12 @@ public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible
     func observe(
         keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
     ) -> NotificationToken
+    /// Registers a block called on `actor` with the collection's changes (in a Realm isolated to
+    /// the actor); generic code can observe any collection from an actor.
+    func observe<A: Actor>(
+        keyPaths: [String]?, on actor: A, _isolation: isolated (any Actor)?,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
+    ) async -> NotificationToken
 }
 
 /// How the shared operations of a ``RealmCollection`` (or a ``Map``'s values) reach its elements.

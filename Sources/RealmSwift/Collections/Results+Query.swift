@@ -161,62 +161,67 @@ extension Results {
     /// The throwing form of ``min(ofProperty:)``, for property names given at run time.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (unknown property, or one that has no minimum) or
     ///   `.invalidValue` (the result is not a `V`).
-    public func min<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+    public func min<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V? where V.PersistedType: MinMaxType {
         try checkedDecodeAggregate(try aggregate(.min, property))
     }
 
     /// The throwing form of ``max(ofProperty:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func max<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+    public func max<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V? where V.PersistedType: MinMaxType {
         try checkedDecodeAggregate(try aggregate(.max, property))
     }
 
     /// The throwing form of ``sum(ofProperty:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func sum<V: _RealmValue>(checkingProperty property: String) throws -> V {
+    public func sum<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V where V.PersistedType: AddableType {
         try checkedDecodeAggregate(try aggregate(.sum, property)) ?? V._rlmDefaultValue()
     }
 
     /// The throwing form of ``average(ofProperty:)``.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
-    public func average<V: _RealmValue>(checkingProperty property: String) throws -> V? {
+    public func average<V: _RealmValue & _HasPersistedType>(checkingProperty property: String) throws -> V?
+    where V.PersistedType: AddableType {
         try checkedDecodeAggregate(try aggregate(.avg, property))
     }
 
     /// The smallest value of a property (nil when there are no values).
-    public func min<V: _RealmValue>(ofProperty property: String) -> V? {
+    public func min<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
         do { return decodeAggregate(try aggregate(.min, property)) } catch { fatalError("\(error)") }
     }
 
     /// The largest value of a property (nil when there are no values).
-    public func max<V: _RealmValue>(ofProperty property: String) -> V? {
+    public func max<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
         do { return decodeAggregate(try aggregate(.max, property)) } catch { fatalError("\(error)") }
     }
 
     /// The sum of a property (0 when there are no values).
-    public func sum<V: _RealmValue>(ofProperty property: String) -> V {
+    public func sum<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V where V.PersistedType: AddableType {
         do { return decodeAggregate(try aggregate(.sum, property)) ?? V._rlmDefaultValue() } catch { fatalError("\(error)") }
     }
 
     /// The mean of a property (nil when there are no values).
-    public func average<V: _RealmValue>(ofProperty property: String) -> V? {
+    public func average<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: AddableType {
         do { return decodeAggregate(try aggregate(.avg, property)) } catch { fatalError("\(error)") }
     }
 
     /// The smallest value of a property given as a key path.
-    public func min<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? where Element: ObjectBase {
+    public func min<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V?
+    where Element: ObjectBase, V.PersistedType: MinMaxType {
         min(ofProperty: Self.path(keyPath))
     }
     /// The largest value of a property given as a key path.
-    public func max<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? where Element: ObjectBase {
+    public func max<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V?
+    where Element: ObjectBase, V.PersistedType: MinMaxType {
         max(ofProperty: Self.path(keyPath))
     }
     /// The sum of a property given as a key path.
-    public func sum<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V where Element: ObjectBase {
+    public func sum<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V
+    where Element: ObjectBase, V.PersistedType: AddableType {
         sum(ofProperty: Self.path(keyPath))
     }
     /// The mean of a property given as a key path.
-    public func average<V: _RealmValue>(of keyPath: KeyPath<Element, V>) -> V? where Element: ObjectBase {
+    public func average<V: _RealmValue & _HasPersistedType>(of keyPath: KeyPath<Element, V>) -> V?
+    where Element: ObjectBase, V.PersistedType: AddableType {
         average(ofProperty: Self.path(keyPath))
     }
 

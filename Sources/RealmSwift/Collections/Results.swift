@@ -21,8 +21,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     /// The source of results of values; nil for results of objects.
     let values: ValueResults<Element>?
 
-    init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery(), invalidated: Bool = false) {
-        objectBase = ResultsBase(realm: realm, info: info, query: query, invalidated: invalidated)
+    init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery(), invalidated: Bool = false, limit: Int? = nil) {
+        objectBase = ResultsBase(realm: realm, info: info, query: query, invalidated: invalidated, limit: limit)
         values = nil
     }
 
@@ -59,14 +59,16 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         }
         let keys = base.keys
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (count \(keys.count)).")
-        return base.object(keys[position]) as! Element
+        return Element._rlmCast(base.object(keys[position]))
     }
 
     /// The index of `object`, or nil when it is not in the results (for values: the first equal
     /// one).
     public func index(of object: Element) -> Int? {
         if let values { return values.elements.firstIndex(of: object) }
-        guard let o = object as? ObjectBase, o._rlmRealm?.store === base.realm.store, o._rlmClass === base.info else { return nil }
+        guard let o = (object as? ObjectBase) ?? (object as? any ProjectionObservable)?.rootObject,
+            o._rlmRealm?.store === base.realm.store, o._rlmClass === base.info
+        else { return nil }
         return base.keys.firstIndex(of: o._rlmKey)
     }
 
@@ -169,13 +171,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
 
     public var description: String {
-        let shown: [String]
-        if values != nil {
-            shown = Array(self.prefix(100)).enumerated().map { "\t[\($0.offset)] \($0.element)" }
-        } else {
-            shown = prefix(100).map { "\t[\(index(of: $0) ?? -1)] \($0)" }
-        }
+        // The first 100 elements, numbered by position: one read of the results, not a search per
+        // printed element.
+        let shown = Array(prefix(100)).enumerated().map { "\t[\($0.offset)] \($0.element)" }
         let name = values != nil ? "\(Element.self)" : base.info.className
+        let count = self.count
         return "Results<\(name)> <count \(count)> (\n" + shown.joined(separator: ",\n") + (count > 100 ? ",\n\t..." : "") + "\n)"
     }
 }
@@ -188,6 +188,8 @@ final class ResultsBase {
     let realm: Realm
     let info: ClassInfo
     let query: ResultsQuery
+    /// At most this many objects, the first in order (the base of ``Results/prefix(_:)``).
+    let limit: Int?
     /// The Realm's invalidate() generation these results belong to.
     let generation: Int
     private let lock: Lock?
@@ -201,10 +203,11 @@ final class ResultsBase {
 
     /// `invalidated`: results that are invalidated from the start (a frozen copy of invalidated
     /// results stays invalidated).
-    init(realm: Realm, info: ClassInfo, query: ResultsQuery, invalidated: Bool = false) {
+    init(realm: Realm, info: ClassInfo, query: ResultsQuery, invalidated: Bool = false, limit: Int? = nil) {
         self.realm = realm
         self.info = info
         self.query = query
+        self.limit = limit
         // Generations only grow, so one below the Realm's never matches it again.
         self.generation = invalidated ? realm.generation &- 1 : realm.generation
         self.lock = realm.isFrozen ? Lock() : nil
@@ -239,7 +242,7 @@ final class ResultsBase {
         if !query.isEmpty {
             evaluations += 1
             do {
-                cachedKeys = try query.evaluate(info.className, realm)
+                cachedKeys = try query.evaluate(info.className, in: realm.querySource, limit: limit)
             } catch {
                 fatalError("\(error)")
             }
@@ -273,13 +276,17 @@ final class ResultsBase {
         } else {
             cachedKeys = realm.objectKeys(info.className)
         }
+        if let limit, cachedKeys.count > limit {
+            cachedKeys.removeSubrange(limit...)
+            cachedLocations?.1.removeSubrange(limit...)
+        }
         cachedStamp = realm.stamp
     }
 
     var count: Int {
         realm.checkThread()
         if generation != realm.generation { return 0 }
-        return synchronized { unsynchronizedCount }
+        return synchronized { limit.map { Swift.min($0, unsynchronizedCount) } ?? unsynchronizedCount }
     }
 
     private var unsynchronizedCount: Int {
@@ -382,5 +389,23 @@ struct ObjectWalk {
             if view == nil { rows = 0 }
         }
         return true
+    }
+}
+
+extension Results: Equatable {
+    /// Whether both are the same results, as in RealmSwift: copies of one `Results` value (the
+    /// results a notification passes are the observed ones) are equal; two queries made separately
+    /// are not, even when they select the same objects — compare their elements for that.
+    ///
+    /// ```swift
+    /// let a = realm.objects(Dog.self), b = realm.objects(Dog.self)
+    /// a == a            // true
+    /// a == b            // false: two results
+    /// Array(a) == Array(b)  // true: the same objects
+    /// ```
+    public static func == (lhs: Results, rhs: Results) -> Bool {
+        if let l = lhs.values, let r = rhs.values { return l === r }
+        if let l = lhs.objectBase, let r = rhs.objectBase { return l === r }
+        return false
     }
 }

@@ -215,7 +215,7 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
     }
 
     /// The element of the object `key`.
-    func element(_ key: ObjectKey) -> Element { results.base.object(key) as! Element }
+    func element(_ key: ObjectKey) -> Element { Element._rlmCast(results.base.object(key)) }
 
     // MARK: Freezing
 

@@ -73,6 +73,7 @@ extension Realm {
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
         checkThread()
         if isFrozen { fatalError("Frozen Realms do not change and cannot be observed.") }
+        stopIfReadOnlyObserved()
         let box = notifications
         let id = box.addBlock(block)
         box.captureRunLoop()
@@ -184,4 +185,15 @@ final class VersionWatcher: AnyNotifier, @unchecked Sendable {
     func deliver(at snapshot: Snapshot) {}
     func skip(parent: Snapshot, committed: Snapshot) {}
     func stop() {}
+}
+
+extension Realm {
+    /// RealmSwift's rule: a Realm opened read-only has no change notifications (observing it, or
+    /// anything read from it, stops with this message, as RealmSwift throws).
+    func stopIfReadOnlyObserved() {
+        if configuration.readOnly {
+            fatalError(
+                "Read-only Realms do not have change notifications (as in RealmSwift); open the Realm without readOnly to observe it.")
+        }
+    }
 }

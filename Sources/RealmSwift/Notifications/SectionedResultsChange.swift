@@ -7,8 +7,10 @@ import RealmStorage
 /// delete the rows at `deletions` (index paths in the previous version), delete the sections at
 /// `sectionsToDelete` (previous indices), insert the sections at `sectionsToInsert` (new indices,
 /// with all their rows), then insert the rows at `insertions` (index paths in the new version).
-/// The rows of a deleted or inserted section are not listed again. `modifications` are the index
-/// paths, in the previous version, of objects that stayed in their section and changed.
+/// As in RealmSwift, `insertions` also lists the rows of every inserted section (skip those when
+/// a view inserts a section with its rows); the rows of a deleted section are not listed.
+/// `modifications` are the index paths, in the previous version, of objects that stayed in their
+/// section and changed.
 ///
 /// ```swift
 /// switch change {
@@ -19,7 +21,7 @@ import RealmStorage
 ///         table.deleteRows(at: deletions)
 ///         table.deleteSections(sectionsToDelete)
 ///         table.insertSections(sectionsToInsert)
-///         table.insertRows(at: insertions)
+///         table.insertRows(at: insertions.filter { !sectionsToInsert.contains($0.section) })
 ///         table.reloadRows(at: modifications)
 ///     }
 /// }
@@ -87,6 +89,11 @@ enum SectionedDiff {
             insertions += rows.insertions.map { IndexPath(item: $0, section: pair.new) }
             modifications += rows.modifications.sorted().map { IndexPath(item: $0, section: pair.old) }
         }
+        // As in RealmSwift, the rows of an inserted section are insertions too.
+        for j in sectionsToInsert {
+            insertions += newSections[j].keys.indices.map { IndexPath(item: $0, section: j) }
+        }
+        insertions.sort { ($0.section, $0.item) < ($1.section, $1.item) }
         return (deletions, insertions, modifications, sectionsToInsert, sectionsToDelete)
     }
 }

@@ -6,7 +6,7 @@ import RealmStorage
 /// Objects are thread-confined once managed by a live Realm: use them on the thread (or actor) that
 /// opened the Realm, or pass them on with ``ThreadSafeReference`` or ``freeze()``. Unmanaged objects
 /// are ordinary Swift objects.
-open class ObjectBase: CustomStringConvertible, Encodable {
+open class ObjectBase: CustomStringConvertible {
     // MARK: The accessor's state
     //
     // A managed accessor is bound once, for good, to one object (`_rlmBinding`): its Realm, its
@@ -270,12 +270,16 @@ open class ObjectBase: CustomStringConvertible, Encodable {
     public var objectSchema: ObjectSchema { _rlmClass.schema }
 
     /// Whether this object and `object` are the same object (for managed ones: same Realm file,
-    /// class and key).
+    /// class and key, and both live or both frozen at the same version).
     public func isSameObject(as object: ObjectBase?) -> Bool {
         guard let object else { return false }
         if self === object { return true }
         guard let a = _rlmRealm, let b = object._rlmRealm else { return false }
-        return a.store === b.store && _rlmKey == object._rlmKey && _rlmClass === object._rlmClass
+        guard a.store === b.store, _rlmKey == object._rlmKey, _rlmClass === object._rlmClass else { return false }
+        // As RealmSwift (which compares the Realm instances it caches per thread and per frozen
+        // version): a frozen object is the same only as one frozen at the same version.
+        guard a.isFrozen == b.isFrozen else { return false }
+        return !a.isFrozen || a.snapshot?.version == b.snapshot?.version
     }
 
     /// Reads or writes a property by name (the dynamic form; traps on an unknown name — use
@@ -318,10 +322,6 @@ open class ObjectBase: CustomStringConvertible, Encodable {
         let values = _rlmClass.unmanagedValues(of: self)
         return (index < values.count ? values[index] : nil) ?? p.valueType._rlmDefaultValue()
     }
-
-    /// Encodes the persisted properties by name (ObjectBase+Encodable.swift); override to encode
-    /// differently.
-    open func encode(to encoder: any Encoder) throws { try encodePersistedProperties(to: encoder) }
 
     open var description: String {
         if _rlmRealm != nil && isInvalidated { return "[invalid object]" }

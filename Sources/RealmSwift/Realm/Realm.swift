@@ -132,6 +132,7 @@ public final class Realm {
         self.isFrozen = false
         self.snapshot = try realmErrors { try store.snapshot(kind: "realm") }
         try SchemaSetup.run(self)
+        if isolation == nil && queue == nil { handle.register(live: self, thread: threadID) }
     }
 
     /// A Realm that reads `snapshot` forever.
@@ -181,8 +182,9 @@ public final class Realm {
         stamp += 1
     }
 
-    /// The live Realm this frozen Realm was made from (a new live instance on the calling thread).
-    /// As in RealmSwift it does not throw: if the file cannot be opened again it stops with the
+    /// A live Realm on this frozen Realm's file: the calling thread's newest live instance still
+    /// open (so what is thawed advances with it, like RealmSwift's per-thread Realm), else a new
+    /// live instance on the calling thread. As in RealmSwift it does not throw: if the file cannot be opened again it stops with the
     /// reason; ``checkedThaw()`` throws instead.
     public func thaw() -> Realm {
         do {
@@ -196,6 +198,9 @@ public final class Realm {
     /// - Throws: ``Realm/Error`` when the file cannot be opened.
     public func checkedThaw() throws -> Realm {
         if !isFrozen { return self }
+        // The thread's own live Realm when it has one open, as RealmSwift's per-thread instance:
+        // what it thaws then advances whenever that Realm does.
+        if let live = handle.liveRealm(thread: currentThreadIdentity()) { return live }
         return try Realm(configuration: configuration)
     }
 
@@ -204,6 +209,9 @@ public final class Realm {
     public func freeze() -> Realm {
         checkThread()
         if isFrozen { return self }
+        if configuration.readOnly {
+            fatalError("A read-only Realm cannot be frozen (as RealmSwift documents); read it directly, or open it without readOnly.")
+        }
         if transaction != nil {
             fatalError("Cannot freeze during a write transaction; commit or cancel it first (frozen data reads committed versions only).")
         }
@@ -453,6 +461,32 @@ final class StoreHandle: Sendable {
     let coordinator: ChangeCoordinator
 
     private static let open = Locked<[String: Weak]>([:])
+    /// The live thread-confined Realms on this file, by thread, newest last (``Realm/thaw()``
+    /// returns the calling thread's, so thawed objects and collections advance with it).
+    private let live = Locked<[UInt: [WeakRealm]]>([:])
+
+    struct WeakRealm: @unchecked Sendable {
+        // Only read and written under `live`'s lock.
+        weak var value: Realm?
+    }
+
+    /// Records `realm`, a live Realm confined to the calling thread.
+    func register(live realm: Realm, thread: UInt) {
+        live.withLock { r in
+            var list = r[thread, default: []].filter { $0.value != nil }
+            list.append(WeakRealm(value: realm))
+            r[thread] = list
+        }
+    }
+
+    /// The newest live Realm on this file confined to `thread`, if one is still open.
+    func liveRealm(thread: UInt) -> Realm? {
+        live.withLock { r in
+            let list = (r[thread] ?? []).filter { $0.value != nil }
+            r[thread] = list.isEmpty ? nil : list
+            return list.last?.value
+        }
+    }
 
     struct Weak: @unchecked Sendable {
         // Only read and written under the registry's lock.

@@ -9,13 +9,19 @@ enum KeyPathNames {
 
     /// ``names(_:)`` of a key path whose value type is erased.
     static func names<Root: ObjectBase>(_ keyPath: PartialKeyPath<Root>) throws -> [String] {
+        try recorded(Root.self, "\(keyPath)") { _ = $0[keyPath: keyPath] }
+    }
+
+    /// The property names `read` reads from a prototype of `Root` whose accessors record them
+    /// (`what` names the key path in the error).
+    static func recorded<Root: ObjectBase>(_ root: Root.Type, _ what: String, _ read: (Root) -> Void) throws -> [String] {
         let proto = ClassInfo.of(Root.self).makePrototype()
         let recorder = IndexRecorder()
         proto._rlmRecorder = recorder
-        guard let root = proto as? Root else { throw Realm.Error(.invalidProperty, "cannot record \(keyPath)") }
-        _ = root[keyPath: keyPath]
+        guard let root = proto as? Root else { throw Realm.Error(.invalidProperty, "cannot record \(what)") }
+        read(root)
         guard !recorder.steps.isEmpty else {
-            throw Realm.Error(.invalidProperty, "the key path \(keyPath) does not name a @Persisted property of \(Root.self)")
+            throw Realm.Error(.invalidProperty, "the key path \(what) does not name a @Persisted property of \(Root.self)")
         }
         return recorder.steps.map { $0.0.properties[$0.1].name }
     }

@@ -303,7 +303,9 @@ extension Optional: _Persistable where Wrapped: _RealmValue {}
 // MARK: - Enums
 
 /// An enum whose raw values can be persisted: `enum Kind: Int, PersistableEnum { case a, b }`.
-public protocol PersistableEnum: RawRepresentable, CaseIterable, RealmCollectionValue, _Persistable where RawValue: _RealmValue {}
+/// It is stored as its raw value, which its aggregates and value operations use.
+public protocol PersistableEnum: RawRepresentable, CaseIterable, RealmCollectionValue, _Persistable, _HasPersistedType, MinMaxType
+where RawValue: _RealmValue, PersistedType == RawValue {}
 
 extension PersistableEnum {
     public static var _rlmInfo: _RLMTypeInfo { RawValue._rlmInfo }

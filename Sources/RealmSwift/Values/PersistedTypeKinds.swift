@@ -36,3 +36,7 @@ extension ObjectId: _HasPersistedType, SortableType { public typealias Persisted
 extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
     public typealias PersistedType = Wrapped.PersistedType
 }
+
+/// A mixed value is its own persisted type; like RealmSwift, its collections and properties take
+/// every value operation and aggregate (values of other kinds are skipped, see Spec/QUERY.md).
+extension AnyRealmValue: _HasPersistedType, MinMaxType, AddableType, SortableType { public typealias PersistedType = AnyRealmValue }

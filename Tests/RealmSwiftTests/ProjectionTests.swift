@@ -1,0 +1,102 @@
+import Foundation
+import RealmSwift
+import RealmTestSupport
+import Testing
+
+/// A projection of `Person` in RealmSwift's spelling: passed through, renamed, flattened through
+/// links, and a list mapped to one property of its elements.
+final class PersonView: Projection<Person> {
+    @Projected(\Person.name) var name
+    @Projected(\Person.age) var years
+    @Projected(\Person.address?.city) var city
+    @Projected(\Person.name.localizedUppercase) var shout
+    @Projected(\Person.dogs.projectTo.name) var dogNames: ProjectedCollection<String>
+}
+
+/// Projections (issue 29), as RealmSwift's ProjectionTests check them.
+@Suite struct ProjectionTests {
+    func seeded() throws -> (Realm, TempDir) {
+        let (realm, dir) = try makeRealm()
+        try realm.write {
+            realm.add(
+                Person(value: [
+                    "id": 1, "name": "Ada", "age": 36, "address": ["city": "London"], "dogs": [["name": "Rex"], ["name": "Fido"]],
+                ]))
+            realm.add(Person(value: ["id": 2, "name": "Grace", "age": 45]))
+        }
+        return (realm, dir)
+    }
+
+    @Test func projectedPropertiesReadTheRoot() throws {
+        let (realm, _) = try seeded()
+        let people: Results<PersonView> = realm.objects(PersonView.self)
+        #expect(people.count == 2)
+        let ada = try #require(people.filter("name == 'Ada'").first)
+        #expect(ada.name == "Ada" && ada.years == 36 && ada.city == "London" && ada.shout == "ADA")
+        #expect(Array(ada.dogNames) == ["Rex", "Fido"])
+        #expect(ada.rootObject.id == 1 && ada.realm === realm && !ada.isFrozen && !ada.isInvalidated)
+        #expect(people.sorted(byKeyPath: "age", ascending: false).map(\.name) == ["Grace", "Ada"])
+        #expect(people.index(of: ada) == 0)
+        // Writing a projected property writes the root object.
+        try realm.write { ada.years = 37 }
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.age == 37)
+        // A projection of an unmanaged object.
+        let unmanaged = PersonView(projecting: Person(value: ["name": "Lin"]))
+        #expect(unmanaged.name == "Lin" && unmanaged.realm == nil && unmanaged.city == nil)
+        #expect(ada == PersonView(projecting: realm.object(ofType: Person.self, forPrimaryKey: 1)!))
+        #expect(ada != unmanaged)
+        #expect(ada.description.contains("years = 37"))
+    }
+
+    @Test func projectionsObserveTheirPropertiesUnderTheirNames() throws {
+        let (realm, _) = try seeded()
+        let ada = try #require(realm.objects(PersonView.self).filter("id == 1").first)
+        var changes: [[String]] = []
+        var deleted = false
+        let token = ada.observe { change in
+            switch change {
+            case .change(let view, let properties):
+                #expect(view.rootObject.id == 1)
+                changes.append(properties.map(\.name).sorted())
+            case .deleted: deleted = true
+            case .error: Issue.record("error")
+            }
+        }
+        let onlyName = ada.observe(keyPaths: [\PersonView.name]) { change in
+            if case .change(_, let properties) = change { changes.append(properties.map { "only:\($0.name)" }) }
+        }
+        try realm.write { ada.rootObject.age = 40 }
+        realm.refresh()
+        try realm.write { ada.rootObject.name = "Ada L." }
+        realm.refresh()
+        #expect(changes.contains(["years"]))
+        #expect(changes.contains(["name", "shout"]) && changes.contains(["only:name"]))
+        #expect(!changes.contains(["only:years"]))
+        try realm.write { realm.delete(ada.rootObject) }
+        realm.refresh()
+        #expect(deleted)
+        token.invalidate()
+        onlyName.invalidate()
+    }
+
+    @Test func projectionsFreezeThawAndSection() throws {
+        let (realm, _) = try seeded()
+        let people = realm.objects(PersonView.self)
+        let ada = try #require(people.filter("id == 1").first)
+        let frozen = ada.freeze()
+        #expect(frozen.isFrozen && frozen.name == "Ada" && frozen != ada)
+        #expect(frozen.freeze() == frozen && frozen.freeze() === frozen)
+        try realm.write { ada.name = "Changed" }
+        #expect(frozen.name == "Ada")
+        #expect(frozen.thaw()?.name == "Changed")
+        let frozenResults = people.freeze()
+        #expect(frozenResults.isFrozen && frozenResults.count == 2)
+        let sections = people.sectioned(by: \.years, ascending: false)
+        #expect(sections.allKeys == [45, 36] && sections[1].first?.name == "Changed")
+        var initial = 0
+        let token = people.observe { change in if case .initial(let r) = change { initial = r.count } }
+        realm.refresh()
+        #expect(initial == 2)
+        token.invalidate()
+    }
+}
