@@ -87,8 +87,10 @@ package struct DumpTool {
             try ObjectExport.writeObjects(s, table: t, filter: filter, limit: limit) { console.out($0) }
             return .ok
         case .export(let format, let directory):
-            try checkOutside(directory, creating: !FileManager.default.fileExists(atPath: directory))
             let s = try snapshot(console)
+            try checkNotInspected(
+                [directory]
+                    + s.catalog.tables.map { (directory as NSString).appendingPathComponent(ObjectExport.fileName($0.name, format)) })
             let done = try ObjectExport.export(s, format: format, to: directory)
             if json {
                 console.out(
@@ -120,7 +122,7 @@ package struct DumpTool {
             segments = true
             table = t
         case .map(let svg):
-            try checkOutside((svg as NSString).deletingLastPathComponent, creating: false)
+            try checkNotInspected([svg])
             blocks = true
         default: break
         }
@@ -170,19 +172,18 @@ package struct DumpTool {
         return f.code
     }
 
-    /// `realm-dump` never writes into the inspected file's directory: refuses an output there.
-    /// - Parameter creating: whether `directory` itself would be created (then its parent must not
-    ///   be the inspected directory either).
-    func checkOutside(_ directory: String, creating: Bool) throws {
+    /// `realm-dump` never writes over the inspected file or its sidecar files (its lock file, and
+    /// the `.compacting` and `.creating` files of a compaction or a creation in progress): any
+    /// other output path is allowed (issue 30).
+    func checkNotInspected(_ outputs: [String]) throws {
         func resolved(_ p: String) -> String {
             URL(fileURLWithPath: p.isEmpty ? "." : p).standardizedFileURL.resolvingSymlinksInPath().path
         }
-        let inspected = resolved((path as NSString).deletingLastPathComponent)
-        let target = resolved(directory)
-        let parent = resolved((target as NSString).deletingLastPathComponent)
-        if target == inspected || (creating && parent == inspected) {
+        let file = resolved(path)
+        let protected = Set([file] + [".lock", ".compacting", ".creating"].map { file + $0 })
+        for output in outputs where protected.contains(resolved(output)) {
             throw ToolFailure(
-                .usage, "realm-dump never writes into the inspected file's directory (\(inspected)); choose an output elsewhere")
+                .usage, "realm-dump never writes over the inspected file or its sidecar files (\(output)); choose another output")
         }
     }
 }

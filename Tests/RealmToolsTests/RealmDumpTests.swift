@@ -81,13 +81,19 @@ import Testing
             ["fixture.realm", "--export", "xml", "--output", out.path], ["fixture.realm", "--export", "csv"], ["fixture.realm", "Person"],
             ["fixture.realm", "--where", "age > 1"], ["missing.realm"], ["fixture.realm", "--objects", "Cat"],
             ["fixture.realm", "--objects", "Person", "--where", "age >"],
-            ["fixture.realm", "--segments", "Cat"], ["fixture.realm", "--export", "csv", "--output", dir.path],
-            ["fixture.realm", "--export", "csv", "--output", dir.path + "/sub"], ["fixture.realm", "--map", dir.file("map.svg")],
+            ["fixture.realm", "--segments", "Cat"], ["fixture.realm", "--map", dir.file("fixture.realm")],
+            ["fixture.realm", "--map", dir.file("fixture.realm.lock")], ["fixture.realm", "--map", dir.path + "/./fixture.realm"],
+            ["fixture.realm", "--export", "csv", "--output", dir.file("fixture.realm")],
         ] {
             let run = try Tools.dump(args, in: dir.path)
             #expect(run.code == 1, "\(args): \(run.code) \(run.stderr)")
             #expect(!run.stderr.isEmpty)
         }
+        // Outputs beside the file are allowed (only the file and its sidecars are refused).
+        #expect(try Tools.dump(["fixture.realm", "--map", dir.file("map.svg")], in: dir.path).code == 0)
+        #expect(FileManager.default.fileExists(atPath: dir.file("map.svg")))
+        #expect(try Tools.dump(["fixture.realm", "--export", "csv", "--output", dir.path + "/sub"], in: dir.path).code == 0)
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/sub/Person.csv"))
         // 2: not a Realm file, an unsupported format version.
         writeBytes(dir.file("junk.realm"), Array("this is not a realm file, just text\n".utf8) + [UInt8](repeating: 0, count: 20_000))
         var bytes = fileBytes(dir.file("fixture.realm"))
@@ -100,9 +106,13 @@ import Testing
                 if json { #expect(run.stdout.contains("\"exitCode\": 2")) }
             }
         }
-        // 3 is covered by the damaged-file tests; 0 after all of this, and nothing was created.
+        // 3 is covered by the damaged-file tests; 0 after all of this, and nothing was created but
+        // the outputs asked for.
         #expect(try Tools.dump(["fixture.realm", "--verify"], in: dir.path).code == 0)
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == ["fixture.realm", "junk.realm", "future.realm"])
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)) == [
+                "fixture.realm", "junk.realm", "future.realm", "map.svg", "sub",
+            ])
     }
 
     /// Flipped bytes anywhere past the header: `--verify` finds the damage and names its offset,

@@ -33,7 +33,7 @@ struct RealmDump: ParsableCommand {
     @Option(help: ArgumentHelp("With --objects: at most N objects.", valueName: "N")) var limit: Int?
     @Option(help: ArgumentHelp("Export every table to DIR as CSV or JSON Lines (binary as base64).", valueName: "csv|jsonl"))
     var export: String?
-    @Option(help: ArgumentHelp("With --export: the directory to write (not the file's own).", valueName: "DIR")) var output: String?
+    @Option(help: ArgumentHelp("With --export: the directory to write (created when missing).", valueName: "DIR")) var output: String?
     @Flag(
         help: "Verify the commit chain and the whole newest version: every checksum and invariant; print every problem with its offset."
     ) var verify = false
