@@ -74,7 +74,7 @@ public struct Compactor: Sendable {
 
     /// Writes the newest version of `store` to a new file at `destination` (which must not exist).
     /// The copy is made durable but not verified (``Store/compact(to:)`` and
-    /// ``writeVerifiedCopy(of:to:progress:)`` verify it); a failure
+    /// `writeVerifiedCopy(of:to:progress:)` verify it); a failure
     /// removes it.
     /// - Throws: `.fileExists`, `.io`, `.corrupted` if the source cannot be read.
     @discardableResult

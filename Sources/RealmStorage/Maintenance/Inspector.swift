@@ -148,13 +148,15 @@ public struct Inspector: Sendable {
 
     /// Inspects `path` passively.
     /// - Parameters:
+    ///   - path: the Realm file.
     ///   - segments: list every segment (of `segmentTable` only, when given).
+    ///   - segmentTable: the table whose segments to list (nil: every table).
     ///   - slot: read the commit of this header slot instead of the newest (forensics).
     ///   - blocks: map the committed bytes (``Report/blocks``).
-    /// - Throws: only when the file cannot be opened at all (see ``Store/open(at:options:)``), or
-    ///   `.notFound` for an unknown `segmentTable`.
     ///   - salvage: read a file whose commit chain is damaged at its newest intact version (the
     ///     damage is among the report's problems) instead of failing.
+    /// - Throws: only when the file cannot be opened at all (see ``Store/open(at:options:)``), or
+    ///   `.notFound` for an unknown `segmentTable`.
     public func inspect(
         path: String, segments: Bool = false, segmentTable: String? = nil, slot: Int? = nil, blocks: Bool = false,
         salvage: Bool = false

@@ -18,12 +18,12 @@ extension Optional: _RealmObjectValue where Wrapped: ObjectBase {}
 /// ```
 extension Map where Value: _RealmObjectValue {
     /// The values matching a query in the NSPredicate dialect, in key order. Stops on a malformed
-    /// query (``filter(checking:_:)`` throws) or an unmanaged map.
+    /// query (`filter(checking:_:)` throws) or an unmanaged map.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value> {
         valuesCollection.results("filter(_:_:)").filter(predicateFormat, arguments: args)
     }
 
-    /// The throwing form of ``filter(_:_:)``.
+    /// The throwing form of `filter(_:_:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Value> {
         try valuesCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)

@@ -10,13 +10,13 @@ extension RealmCollection where Element: ObjectBase {
     // MARK: Filtering
 
     /// The objects matching a query in the NSPredicate dialect (Spec/QUERY.md), in collection
-    /// order. Stops with the error on a malformed query — use ``filter(checking:_:)`` for text from
+    /// order. Stops with the error on a malformed query — use `filter(checking:_:)` for text from
     /// users — or on an unmanaged collection.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
         _rlmCollection.results("filter(_:_:)").filter(predicateFormat, arguments: args)
     }
 
-    /// The throwing form of ``filter(_:_:)``.
+    /// The throwing form of `filter(_:_:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
         try _rlmCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)
@@ -67,7 +67,7 @@ extension RealmCollection where Element: ObjectBase {
         try _rlmCollection.results("sorted(checking:)").sorted(checking: sortDescriptors)
     }
 
-    /// The throwing form of ``distinct(by:)``.
+    /// The throwing form of `distinct(by:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery`.
     public func distinct<S: Sequence>(checking keyPaths: S) throws -> Results<Element> where S.Iterator.Element == String {
         try _rlmCollection.results("distinct(checking:)").distinct(checking: keyPaths)

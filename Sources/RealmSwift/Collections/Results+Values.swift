@@ -197,12 +197,12 @@ extension RealmCollection {
 extension RealmCollection where Element: _HasPersistedType {
     /// The values matching a query on `self` (the NSPredicate dialect, Spec/QUERY.md), in
     /// collection order: `scores.filter("self > %@", 3)`. Live results. Stops with the error on a
-    /// malformed query — use ``filter(checking:_:)`` for text from users.
+    /// malformed query — use `filter(checking:_:)` for text from users.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
         do { return try filter(checking: predicateFormat, args) } catch { fatalError("\(error)") }
     }
 
-    /// The throwing form of ``filter(_:_:)``.
+    /// The throwing form of `filter(_:_:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
         try valueResults(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))))
@@ -228,7 +228,7 @@ extension Map where Value: _HasPersistedType {
         do { return try filter(checking: predicateFormat, args) } catch { fatalError("\(error)") }
     }
 
-    /// The throwing form of ``filter(_:_:)``.
+    /// The throwing form of `filter(_:_:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Value> {
         try ValueResults<Value>.results(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args)))) {

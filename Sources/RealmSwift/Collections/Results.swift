@@ -138,7 +138,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
         }
 
         /// The next element. Inlinable so the element's type check and optional are specialized
-        /// for the caller's model class; the walk itself stays behind ``_nextObject()``.
+        /// for the caller's model class; the walk itself stays behind `_nextObject()`.
         @inlinable
         public mutating func next() -> Element? {
             if let o = _nextObject() { return Element._rlmCast(o) }

@@ -208,7 +208,7 @@ extension Map {
 
 extension LinkingObjects {
     /// Registers a block called with the changes of the objects linking here; see
-    /// ``Results/observe(keyPaths:on:_:)``.
+    /// `Results/observe(keyPaths:on:_:)`.
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<LinkingObjects>) -> Void
     ) -> NotificationToken {

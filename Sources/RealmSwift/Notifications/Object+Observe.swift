@@ -24,6 +24,7 @@ extension ObjectObservable where Self: ObjectBase {
     ///   - keyPaths: only these properties count (`"name"`, `"dog.name"`); nil: every property.
     ///   - queue: a serial queue to deliver on (the object is then read in a Realm confined to
     ///     that queue); nil: this Realm's thread (run loop, `refresh()`, before a write).
+    ///   - block: called with each change.
     ///
     /// ```swift
     /// let token = dog.observe(keyPaths: ["name"]) { change in

@@ -13,6 +13,7 @@ extension Results {
     ///   - queue: a serial queue to deliver on (the block gets results in a Realm confined to that
     ///     queue); nil: this Realm's thread, delivered on its run loop, on `refresh()`, and before
     ///     each write begins.
+    ///   - block: called with `.initial`, then each `.update` (or `.error`).
     ///
     /// ```swift
     /// let token = realm.objects(Dog.self).observe(keyPaths: ["name"], on: queue) { change in

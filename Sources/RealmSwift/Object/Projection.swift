@@ -191,6 +191,7 @@ extension ProjectionObservable {
     ///   - keyPaths: projected property names to observe (`["firstName"]`); nil: every projected
     ///     property.
     ///   - queue: a serial queue to deliver on; nil: this Realm's thread.
+    ///   - block: called with each change.
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
     ) -> NotificationToken {

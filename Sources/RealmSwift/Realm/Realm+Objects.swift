@@ -256,7 +256,7 @@ extension Realm {
         for o in objects { add(o, update: update) }
     }
 
-    /// The throwing form of ``add(_:update:)``.
+    /// The throwing form of `add(_:update:)`.
     /// - Throws: ``Realm/Error`` — `.primaryKeyExists`, `.invalidValue`, `.fail` (an object of
     ///   another Realm).
     public func checkedAdd(_ object: ObjectBase, update: UpdatePolicy = .error) throws {

@@ -440,7 +440,7 @@ public final class Realm {
     }
 }
 
-/// How ``Realm/add(_:update:)`` treats an object whose primary key already exists.
+/// How `Realm/add(_:update:)` treats an object whose primary key already exists.
 public enum UpdatePolicy: Int, Sendable {
     /// Fail with `Realm.Error.primaryKeyExists`.
     case error = 1

@@ -8,8 +8,10 @@ import RealmStorage
 /// ```swift
 /// let version = try schemaVersionAtURL(url)
 /// ```
-/// - Parameter encryptionKey: files are not encrypted on this platform (see the README's
-///   "Differences from RealmSwift"); a key is refused with ``Realm/Error/Code/invalidDatabase``.
+/// - Parameters:
+///   - fileURL: the Realm file.
+///   - encryptionKey: files are not encrypted on this platform (see the README's
+///     "Differences from RealmSwift"); a key is refused with ``Realm/Error/Code/invalidDatabase``.
 /// - Throws: ``Realm/Error`` — `.fileNotFound`, `.invalidDatabase` (not a Realm file, damaged),
 ///   I/O errors.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
