@@ -18,6 +18,18 @@ package struct DumpTool {
         case verify
         /// An SVG picture of the file.
         case map(svg: String)
+        /// The objects inserted, modified and deleted by each commit after version `from` up to
+        /// `to` (the newest when nil), as JSON Lines.
+        case changes(from: UInt64, to: UInt64?)
+    }
+
+    /// `FROM` or `FROM..TO` of `--changes`.
+    package static func changesRange(_ text: String) -> (from: UInt64, to: UInt64?)? {
+        let parts = text.components(separatedBy: "..")
+        guard parts.count <= 2, let from = UInt64(parts[0]) else { return nil }
+        guard parts.count == 2 else { return (from, nil) }
+        guard let to = UInt64(parts[1]), to >= from else { return nil }
+        return (from, to)
     }
 
     package var path: String
@@ -85,6 +97,20 @@ package struct DumpTool {
             }
             let filter = try predicate.map { try ObjectFilter($0, table: t, catalog: s.catalog) }
             try ObjectExport.writeObjects(s, table: t, filter: filter, limit: limit) { console.out($0) }
+            return .ok
+        case .changes(let from, let to):
+            let s = try snapshot(console)
+            let last = to ?? s.version
+            guard last <= s.version else {
+                throw ToolFailure(.usage, "version \(last) is newer than the file's newest, \(s.version)")
+            }
+            let versions: [Snapshot]
+            do {
+                versions = try s.history(since: from).filter { $0.version <= last }
+            } catch let e as StorageError where e.code == .notFound {
+                throw ToolFailure(.usage, e.reason)
+            }
+            try ChangeFeed.write(versions) { console.out($0) }
             return .ok
         case .export(let format, let directory):
             let s = try snapshot(console)

@@ -39,6 +39,11 @@ struct RealmDump: ParsableCommand {
     ) var verify = false
     @Option(help: ArgumentHelp("Write a picture of the file: blocks by offset, coloured by version, live or dead.", valueName: "FILE.svg"))
     var map: String?
+    @Option(
+        help: ArgumentHelp(
+            "Print what each commit after version FROM (up to TO, else the newest) inserted, modified and deleted, as JSON Lines.",
+            valueName: "FROM[..TO]"))
+    var changes: String?
     @Option(help: ArgumentHelp("Read the commit of this header slot (0 or 1) instead of the newest.", valueName: "0|1")) var slot: Int?
     @Flag(
         help: """
@@ -49,9 +54,12 @@ struct RealmDump: ParsableCommand {
     @Flag(help: "Print JSON instead of text.") var json = false
 
     func validate() throws {
-        let modes = [schema, versions, segments, objects != nil, export != nil, verify, map != nil].filter { $0 }.count
+        let modes = [schema, versions, segments, objects != nil, export != nil, verify, map != nil, changes != nil].filter { $0 }.count
         guard modes <= 1 else {
-            throw ValidationError("choose one of --schema, --versions, --segments, --objects, --export, --verify, --map")
+            throw ValidationError("choose one of --schema, --versions, --segments, --objects, --export, --verify, --map, --changes")
+        }
+        if let changes, DumpTool.changesRange(changes) == nil {
+            throw ValidationError("--changes takes FROM or FROM..TO, version numbers with FROM <= TO")
         }
         if table != nil && !segments { throw ValidationError("a second argument (TABLE) is only for --segments") }
         if (predicate != nil || limit != nil) && objects == nil { throw ValidationError("--where and --limit go with --objects CLASS") }
@@ -70,6 +78,7 @@ struct RealmDump: ParsableCommand {
         if let export, let format = DumpTool.exportFormat(export), let output { return .export(format, directory: output) }
         if verify { return .verify }
         if let map { return .map(svg: map) }
+        if let changes, let range = DumpTool.changesRange(changes) { return .changes(from: range.from, to: range.to) }
         return .summary
     }
 

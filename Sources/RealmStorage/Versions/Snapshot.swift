@@ -555,4 +555,37 @@ public final class Snapshot: Sendable {
 
     /// Version numbers still reachable through parent links (newest first).
     public func versionHistory() throws -> [UInt64] { try ancestorRecords(downTo: 0).map(\.version) }
+
+    /// The versions after `since` up to this one, oldest first, each readable as a snapshot of its
+    /// own: a change feed. A version's ``changeset()`` says what its commit inserted, modified and
+    /// deleted, and its values are the objects right after that commit.
+    ///
+    /// ```swift
+    /// for v in try store.snapshot().history(since: 10) {
+    ///     let changes = try v.changeset()
+    ///     for key in changes.tables["Person"]?.modified ?? [] { print(v.version, try v.object("Person", key)) }
+    /// }
+    /// ```
+    ///
+    /// Each snapshot pins its version (as any snapshot does) until it is released.
+    /// - Throws: `.notFound` when `since` is newer than this version, or no longer in the file
+    ///   (compaction keeps only the newest version; the error names the oldest one left).
+    public func history(since: UInt64) throws -> [Snapshot] {
+        guard since <= version else { throw StorageError(.notFound, "version \(since) is newer than \(version)") }
+        if since == version { return [] }
+        let chain = try ancestorRecords(downTo: since)
+        guard let oldest = chain.last else { return [] }
+        let reaches = oldest.version == since || (oldest.parentRecord.isNone && oldest.parentVersion == since && since == 0)
+        guard reaches else {
+            throw StorageError(
+                .notFound,
+                "version \(since) is no longer in the file: the oldest version in it is \(oldest.version) "
+                    + "(compaction keeps only the newest version)")
+        }
+        return chain.reversed().filter { $0.version > since }.map { r in
+            store.state.withLock { s in store.pinLocked(&s, r.version, "history") }
+            return Snapshot(
+                store: store, view: view, formatVersion: formatVersion, record: r, kind: "history", cacheGeneration: cacheGeneration)
+        }
+    }
 }
