@@ -17,6 +17,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // What an operator needs to know (recovery, damage, compaction, refused writes, slow
+        // commits) and the store's numbers, the server-Swift way; free without a backend.
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         // `swift package generate-documentation` (the DocC catalogs; CI builds them with no warning).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -28,7 +32,7 @@ let package = Package(
         ),
         .target(
             name: "RealmStorage",
-            dependencies: ["CLZ4"]
+            dependencies: ["CLZ4", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics")]
         ),
         .target(
             name: "RealmQuery",
@@ -36,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "RealmSwift",
-            dependencies: ["RealmStorage", "RealmQuery"]
+            dependencies: ["RealmStorage", "RealmQuery", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "RealmTools",
@@ -92,7 +96,10 @@ let package = Package(
         ),
         .testTarget(
             name: "RealmStorageTests",
-            dependencies: ["RealmStorage", "StorageCrashWriter", "RealmTestSupport"]
+            dependencies: [
+                "RealmStorage", "StorageCrashWriter", "RealmTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
         ),
         .testTarget(
             name: "RealmQueryTests",
@@ -107,7 +114,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RealmSwiftTests",
-            dependencies: ["RealmSwift", "RealmQuery", "RealmTestSupport"]
+            dependencies: ["RealmSwift", "RealmQuery", "RealmTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // A RealmSwift-style app that must compile without a change of RealmSwift spelling (issue 29).
         .testTarget(

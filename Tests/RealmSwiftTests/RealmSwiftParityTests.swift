@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RealmSwift
 import RealmTestSupport
 import Testing
@@ -269,5 +270,29 @@ final class RenamedDog: Object, Codable {
             _ = readOnly.objects(Person.self).freeze()
         }
         #expect(ConfinementTests.stderr(result).contains("A read-only Realm cannot be frozen"))
+    }
+
+    // MARK: Logging
+
+    @Test func theConfigurationsLoggerHearsTheStore() throws {
+        final class Lines: LogHandler, @unchecked Sendable {
+            let lines = NSLock()
+            var messages: [String] = []
+            var metadata: Logger.Metadata = [:]
+            var logLevel: Logger.Level = .trace
+            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+                get { metadata[key] }
+                set { metadata[key] = newValue }
+            }
+            func log(event: LogEvent) { lines.withLock { messages.append("\(event.level) \(event.message)") } }
+        }
+        let handler = Lines()
+        let dir = TempDir()
+        var config = Realm.Configuration(fileURL: dir.url())
+        config.objectTypes = [Person.self, Dog.self, Address.self]
+        config.logger = Logger(label: "test") { _ in handler }
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.add(Person(value: ["id": 1])) }
+        #expect(handler.lines.withLock { handler.messages.contains { $0.hasPrefix("debug opened at version") } })
     }
 }

@@ -436,6 +436,7 @@ public struct Compactor: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         let startDate = Date()
+        store.telemetry.compactionStarted(bytes: (try? store.state.withLock { $0.current.file }.size()) ?? 0)
         let tmp = store.path + ".compacting"
         // Only the holder of the compaction byte writes this name: a file there is a crashed
         // compaction's.
@@ -498,12 +499,12 @@ public struct Compactor: Sendable {
         let waited = store.writersWaiting.load(ordering: .relaxed)
         let others = lock.writerWord & LockFile.wantedBit != 0
         let done = clock.now
-        store.state.withLock { s in
-            s.lastCompaction = CompactionReport(
-                startedAt: startDate, duration: done - started, bytesBefore: bytesBefore, bytesAfter: length,
-                copiedVersion: source.version, version: newest.version, writerHeld: done - held, commitsWaited: waited,
-                otherProcessesWaited: others)
-        }
+        let report = CompactionReport(
+            startedAt: startDate, duration: done - started, bytesBefore: bytesBefore, bytesAfter: length,
+            copiedVersion: source.version, version: newest.version, writerHeld: done - held, commitsWaited: waited,
+            otherProcessesWaited: others)
+        store.state.withLock { $0.lastCompaction = report }
+        store.telemetry.compacted(report)
         return Result(version: newest.version, bytesBefore: bytesBefore, bytesAfter: length, objectCounts: counts)
     }
 

@@ -76,7 +76,7 @@ extension Store {
         _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)? = nil, onlySlot: Int? = nil,
         rejecting failed: FailedCommit? = nil
     ) throws -> Current {
-        let (current, damage) = try recover(file, durable: durable, onlySlot: onlySlot, rejecting: failed, salvage: false)
+        let (current, damage, _) = try recover(file, durable: durable, onlySlot: onlySlot, rejecting: failed, salvage: false)
         if let damage { throw damage.error }
         return current
     }
@@ -88,15 +88,15 @@ extension Store {
     static func recover(
         _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)?, onlySlot: Int?, rejecting failed: FailedCommit?,
         salvage: Bool
-    ) throws -> (Current, ChainDamage?) {
+    ) throws -> (Current, ChainDamage?, torn: (offset: Int, reason: String)?) {
         var seen: UInt64?
         var looks = 0
         while true {
-            let (current, damage) = try recoverOnce(file, durable: durable, onlySlot: onlySlot, rejecting: failed)
-            guard let damage else { return (current, nil) }
+            let (current, damage, torn) = try recoverOnce(file, durable: durable, onlySlot: onlySlot, rejecting: failed)
+            guard let damage else { return (current, nil, torn) }
             looks += 1
             if damage.offset == seen || looks == 3 {
-                if salvage { return (current, damage) }
+                if salvage { return (current, damage, nil) }
                 throw damage.error
             }
             seen = damage.offset
@@ -105,7 +105,7 @@ extension Store {
 
     private static func recoverOnce(
         _ file: SystemFile, durable: (version: UInt64, recordChecksum: UInt64)?, onlySlot: Int?, rejecting failed: FailedCommit?
-    ) throws -> (Current, ChainDamage?) {
+    ) throws -> (Current, ChainDamage?, torn: (offset: Int, reason: String)?) {
         let size = try file.size()
         guard size >= 64 else {
             if size == 0 { throw StorageError(.notARealmFile, "the file is empty") }
@@ -153,13 +153,12 @@ extension Store {
                     throw StorageError.corrupted(
                         "the newest commit's bytes do not match its checksum (torn commit)", at: Int(record.commitStart))
                 }
-                guard onlySlot == nil else { return (result, nil) }
+                guard onlySlot == nil else { return (result, nil, nil) }
                 let broken = settled.broken ?? firstFailure.map { (Int(clamping: $0.offset ?? 0), $0.reason) }
-                guard let broken else { return (result, nil) }
-                return (
-                    result,
-                    try unreachableCommits(after: result, brokenAt: broken, size: size, durable: durable, rejecting: failed)
-                )
+                guard let broken else { return (result, nil, nil) }
+                let damage = try unreachableCommits(after: result, brokenAt: broken, size: size, durable: durable, rejecting: failed)
+                // A check failed and nothing shows a newer acknowledged commit: a torn last commit.
+                return (result, damage, damage == nil ? broken : nil)
             } catch let e as StorageError where e.code != .io {
                 // A slot whose commit does not verify: try the older one. An I/O error is reported
                 // at once, never a reason to open an older version (the next commit would overwrite

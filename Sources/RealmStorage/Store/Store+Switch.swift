@@ -241,6 +241,7 @@ extension Store {
                 // Another store is at it.
             } catch {
                 failedAt = usage.fileSize
+                telemetry.compactionFailed(error)
             }
             state.withLock { s in
                 s.automaticCompactionPending = false

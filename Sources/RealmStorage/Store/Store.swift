@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Metrics
 import Synchronization
 
 /// An open Realm file: the entry point of the storage engine.
@@ -56,6 +58,16 @@ public final class Store: Sendable {
         /// live bytes.
         /// Read-only stores never compact.
         public var compaction: CompactionPolicy = .automatic
+        /// Where the store says what an operator needs to know (swift-log): recovery at open,
+        /// damage found, compactions started and finished, writes refused by the active-version
+        /// limit, slow commits. Nil (the default): the store logs nothing.
+        public var logger: Logger?
+        /// A commit that takes at least this long is logged as slow (`.warning`).
+        public var slowCommitThreshold: Duration = .milliseconds(250)
+        /// Where the store reports its numbers (swift-metrics): commits, commit latency, file size,
+        /// live bytes, active versions, compactions. Nil: the process's `MetricsSystem` (a no-op,
+        /// and then no number is even computed, until a backend is bootstrapped).
+        public var metricsFactory: (any MetricsFactory)?
 
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
@@ -147,6 +159,8 @@ public final class Store: Sendable {
     /// Write transactions of this store waiting to begin: those waiting when a compaction releases
     /// the writer word waited for it (``CompactionReport/commitsWaited``).
     let writersWaiting = Atomic<Int>(0)
+    /// Logging and metrics (``Options/logger``, ``Options/metricsFactory``).
+    let telemetry: StoreTelemetry
 
     private init(path: String, options: Options, current: Current, lockFile: LockFile?, damage: ChainDamage?) {
         self.path = path
@@ -154,6 +168,7 @@ public final class Store: Sendable {
         self.damage = damage
         self.state = Locked(State(current: current))
         self.lockFile = lockFile
+        self.telemetry = StoreTelemetry(path: path, options: options)
     }
 
     /// Opens (or, with `options.create`, creates) the store at `path`.
@@ -186,9 +201,10 @@ public final class Store: Sendable {
             let generation = lock?.fileGeneration
             let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
             if let lock, lock.mode == .writer { try lock.markDataFile(file) }
-            let (current, damage) = try recover(
+            let (current, damage, torn) = try recover(
                 file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
             let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage)
+            store.telemetry.opened(at: current.record.version, torn: torn, damage: damage)
             let size = try file.size()
             // Nothing may be written over the unreachable commits: the next commit starts at the end
             // of the file, above every version seen, and writes its slot (Spec §6.2, as after a
@@ -204,6 +220,7 @@ public final class Store: Sendable {
             if let unreachable { lock?.recordFailed(version: unreachable.version, fileLength: unreachable.fileLength) }
             return store
         } catch let e as StorageError {
+            if e.code == .corrupted { options.logger?.error("damage found at open", metadata: StoreTelemetry.metadata(e, path: path)) }
             throw e.withPath(path)
         }
     }

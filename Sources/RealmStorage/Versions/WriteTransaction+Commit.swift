@@ -61,6 +61,8 @@ extension WriteTransaction {
     public func commit() throws -> Snapshot {
         try checkOpen()
         defer { cancel() }
+        let clock = ContinuousClock()
+        let started = store.telemetry.timesCommits ? clock.now : nil
         // After a failed commit whose slot other processes may have seen, never reuse its version
         // number or its bytes (Spec/FORMAT.md §6.2).
         // Ours, or one another store recorded in the lock file; only one past our base matters.
@@ -76,7 +78,10 @@ extension WriteTransaction {
                 if pins[i].count == 0 { pins.remove(at: i) }
             }
             let active = Set(pins.map(\.version)).union([newVersion]).count
-            if active > limit { throw StorageError.maximumActiveVersions(active: active, limit: limit) }
+            if active > limit {
+                store.telemetry.refused(active: active, limit: limit)
+                throw StorageError.maximumActiveVersions(active: active, limit: limit)
+            }
         }
         let baseCurrent = store.state.withLock { $0.current }
         let (file, slotIndex, baseSlot, formatVersion, chained) = (
@@ -204,6 +209,9 @@ extension WriteTransaction {
             s.writerUpToDate = true
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
+        store.telemetry.committed(
+            store, version: newVersion, duration: started.map { clock.now - $0 }, bytes: em.written, fileSize: Int(slot.fileLength),
+            liveBytes: record.liveBytes)
         store.considerCompaction(after: SpaceUsage(fileSize: Int(slot.fileLength), liveBytes: Int(record.liveBytes)))
         return snapshot
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RealmStorage
 
 /// The block run when a Realm is opened with a higher `schemaVersion` than its file.
@@ -59,6 +60,17 @@ extension Realm {
         /// config.compactionPolicy = .custom { usage in usage.deadBytes > 256 << 20 }
         /// ```
         public var compactionPolicy: CompactionPolicy = .automatic
+        /// Where the file's store logs what an operator needs to know (swift-log): recovery at
+        /// open, damage found, compactions, writes refused by ``maximumNumberOfActiveVersions``,
+        /// slow commits. Nil (the default): nothing is logged. The store's numbers go to the
+        /// process's swift-metrics backend, when one is bootstrapped. The first Realm to open a
+        /// file in the process decides both for every Realm on that file.
+        ///
+        /// ```swift
+        /// var config = Realm.Configuration(fileURL: url)
+        /// config.logger = Logger(label: "app.realm")
+        /// ```
+        public var logger: Logger?
 
         /// A configuration with the given settings; every parameter has RealmSwift's default.
         public init(

@@ -523,6 +523,7 @@ final class StoreHandle: Sendable {
             var options = Store.Options(create: !config.readOnly, readOnly: config.readOnly)
             options.maximumNumberOfActiveVersions = config.maximumNumberOfActiveVersions.map { Int($0) }
             options.compaction = config.compactionPolicy
+            options.logger = config.logger
             if let should = config.shouldCompactOnLaunch, !config.readOnly, FileManager.default.fileExists(atPath: path) {
                 try compactIfAsked(path, should)
             }
