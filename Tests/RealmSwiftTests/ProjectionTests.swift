@@ -99,4 +99,36 @@ final class PersonView: Projection<Person> {
         #expect(initial == 2)
         token.invalidate()
     }
+
+    @Test func projectedCollectionsObserveFreezeAndWrite() throws {
+        let (realm, _) = try seeded()
+        let ada = try #require(realm.objects(PersonView.self).filter("id == 1").first)
+        let names = ada.dogNames
+        #expect(names.realm === realm && !names.isFrozen && names.index(of: "Fido") == 1)
+        let frozen = names.freeze()
+        #expect(frozen.isFrozen && Array(frozen) == ["Rex", "Fido"])
+        try realm.write { names[0] = "Max" }
+        #expect(Array(names) == ["Max", "Fido"] && Array(frozen) == ["Rex", "Fido"])
+        #expect(frozen.thaw().map(Array.init) == ["Max", "Fido"])
+        var updates: [(insertions: [Int], modifications: [Int])] = []
+        var initial: [String] = []
+        let token = names.observe { change in
+            switch change {
+            case .initial(let c): initial = Array(c)
+            case .update(_, _, let insertions, let modifications): updates.append((insertions, modifications))
+            case .error: Issue.record("error")
+            }
+        }
+        realm.refresh()
+        #expect(initial == ["Max", "Fido"])
+        try realm.write { ada.rootObject.dogs[1].name = "Fido II" }
+        realm.refresh()
+        try realm.write { ada.rootObject.dogs[1].age = 9 }  // not the projected property
+        realm.refresh()
+        try realm.write { ada.rootObject.dogs.append(Dog(value: ["name": "Spot"])) }
+        realm.refresh()
+        #expect(updates.count == 2)
+        #expect(updates.first?.modifications == [1] && updates.last?.insertions == [2])
+        token.invalidate()
+    }
 }

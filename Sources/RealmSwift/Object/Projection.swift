@@ -298,41 +298,117 @@ extension Results {
 }
 
 /// A collection property of a projection: a `List` or `MutableSet` of objects mapped to one
-/// property of each element (`\Person.friends.projectTo.firstName`), live like the collection.
+/// property of each element (`\Person.friends.projectTo.firstName`), live like the collection,
+/// frozen, thawed and observed with it, as RealmSwift's.
+///
+/// ```swift
+/// let names = personCard.dogNames              // ProjectedCollection<String>
+/// let token = names.observe { change in … }     // the list's changes, and its dogs' names
+/// try realm.write { names[0] = "Rex" }          // sets the first dog's name
+/// ```
 public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
-    private let elements: () -> [Element]
+    private let source: Source
 
-    init(_ elements: @escaping () -> [Element]) { self.elements = elements }
+    /// What the projected collection reads through: closures over the mapped collection.
+    private struct Source {
+        let elements: () -> [Element]
+        let realm: () -> Realm?
+        let isFrozen: () -> Bool
+        let isInvalidated: () -> Bool
+        let freeze: () -> ProjectedCollection
+        let thaw: () -> ProjectedCollection?
+        let observe: ([String]?, DispatchQueue?, @escaping (RealmCollectionChange<ProjectedCollection>) -> Void) -> NotificationToken
+        let set: (Int, Element) -> Void
+    }
+
+    init<C: RealmCollection>(_ collection: C, _ keyPath: KeyPath<C.Element, Element>) where C.Element: ObjectBase {
+        // Observed without key paths: the collection and the projected property of its elements.
+        let elementPath = try? KeyPathNames.path(keyPath)
+        source = Source(
+            elements: { collection.map { $0[keyPath: keyPath] } },
+            realm: { collection.realm },
+            isFrozen: { collection.isFrozen },
+            isInvalidated: { collection.isInvalidated },
+            freeze: { ProjectedCollection(collection.freeze(), keyPath) },
+            thaw: { collection.thaw().map { ProjectedCollection($0, keyPath) } },
+            observe: { keyPaths, queue, block in
+                collection.observe(keyPaths: keyPaths ?? elementPath.map { [$0] }, on: queue) { change in
+                    switch change {
+                    case .initial(let c): block(.initial(ProjectedCollection(c, keyPath)))
+                    case .update(let c, let d, let i, let m):
+                        block(.update(ProjectedCollection(c, keyPath), deletions: d, insertions: i, modifications: m))
+                    case .error(let e): block(.error(e))
+                    }
+                }
+            },
+            set: { index, value in
+                guard let writable = keyPath as? ReferenceWritableKeyPath<C.Element, Element> else {
+                    preconditionFailure("The key path of this projected collection is not writable.")
+                }
+                collection[index][keyPath: writable] = value
+            })
+    }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { elements().count }
-    public subscript(position: Int) -> Element { elements()[position] }
+    public var endIndex: Int { source.elements().count }
+    /// The projected value of the element at `position`; setting it sets the element's property
+    /// (inside a write transaction for a managed collection).
+    public subscript(position: Int) -> Element {
+        get { source.elements()[position] }
+        nonmutating set { source.set(position, newValue) }
+    }
+
+    /// The Realm of the mapped collection, or nil when it is unmanaged.
+    public var realm: Realm? { source.realm() }
+    /// Whether the mapped collection's object was deleted or its Realm invalidated.
+    public var isInvalidated: Bool { source.isInvalidated() }
+    /// Whether the mapped collection is frozen.
+    public var isFrozen: Bool { source.isFrozen() }
+    /// The projection of the frozen collection.
+    public func freeze() -> ProjectedCollection { isFrozen ? self : source.freeze() }
+    /// The projection of the live collection, or nil when its object was deleted since.
+    public func thaw() -> ProjectedCollection? { isFrozen ? source.thaw() : self }
+
+    /// Registers a block called with the changes of the mapped collection: insertions, deletions,
+    /// and modifications of the projected property of its elements (or of `keyPaths` of them).
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<ProjectedCollection>) -> Void
+    ) -> NotificationToken {
+        source.observe(keyPaths, queue, block)
+    }
 
     public var description: String {
-        "ProjectedCollection<\(Element.self)> [" + elements().map { ObjectBase.describe($0 as Any) }.joined(separator: ", ") + "]"
+        "ProjectedCollection<\(Element.self)> [" + source.elements().map { ObjectBase.describe($0 as Any) }.joined(separator: ", ") + "]"
     }
+}
+
+extension ProjectedCollection where Element: Equatable {
+    /// The index of the first element equal to `value`, or nil.
+    public func index(of value: Element) -> Int? { firstIndex(of: value) }
 }
 
 /// The elements of a collection of objects, mapped through a key path of the element class:
 /// `list.projectTo.name` is a ``ProjectedCollection`` of the names.
 @dynamicMemberLookup
-public struct CollectionElementMapper<Element: ObjectBase> {
-    let elements: () -> [Element]
+public struct CollectionElementMapper<Element: ObjectBase & RealmCollectionValue> {
+    let list: List<Element>?
+    let set: MutableSet<Element>?
 
     public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
-        let elements = self.elements
-        return ProjectedCollection { elements().map { $0[keyPath: member] } }
+        if let list { return ProjectedCollection(list, member) }
+        return ProjectedCollection(set!, member)
     }
 }
 
 extension List where Element: ObjectBase {
     /// This list's elements mapped through a key path: `\Person.friends.projectTo.firstName`.
-    public var projectTo: CollectionElementMapper<Element> { CollectionElementMapper { Array(self) } }
+    public var projectTo: CollectionElementMapper<Element> { CollectionElementMapper(list: self, set: nil) }
 }
 
 extension MutableSet where Element: ObjectBase {
     /// This set's elements mapped through a key path: `\Person.tags.projectTo.name`.
-    public var projectTo: CollectionElementMapper<Element> { CollectionElementMapper { Array(self) } }
+    public var projectTo: CollectionElementMapper<Element> { CollectionElementMapper(list: nil, set: self) }
 }
 
 /// A stable identity for objects and projections, as RealmSwift gives them (SwiftUI lists use
