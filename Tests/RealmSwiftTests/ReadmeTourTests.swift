@@ -84,4 +84,29 @@ enum Tour {
         let dynamic = try Realm(configuration: .init(fileURL: config.fileURL, objectTypes: []))
         #expect(dynamic.dynamicObjects("Person").first?["name"] as? String == "Ada")
     }
+
+    /// The README's "Differences from RealmSwift" and the DocC article of the same name list the
+    /// same differences, in the same words (only links may differ).
+    @Test func theDifferencesAreTheSameInTheReadmeAndTheDocs() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        func items(_ text: String) -> [String] {
+            text.components(separatedBy: "\n- ").dropFirst().map { item in
+                // Each item up to its first link, whitespace folded.
+                let head = item.components(separatedBy: "\n\n").first ?? item
+                let cut =
+                    head.range(of: "see [").map { String(head[..<$0.lowerBound]) } ?? head.range(of: "see <doc:").map {
+                        String(head[..<$0.lowerBound])
+                    } ?? head
+                return cut.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            }
+        }
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "## Differences from RealmSwift"))
+        let end = try #require(readme.range(of: "\n## ", range: start.upperBound..<readme.endIndex))
+        let article = try String(
+            contentsOf: root.appendingPathComponent("Sources/RealmSwift/RealmSwift.docc/DifferencesFromRealmSwift.md"), encoding: .utf8)
+        let inReadme = items(String(readme[start.upperBound..<end.lowerBound]))
+        #expect(inReadme.count > 10)
+        #expect(inReadme == items(article))
+    }
 }
