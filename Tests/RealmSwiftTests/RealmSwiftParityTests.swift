@@ -218,6 +218,28 @@ final class RenamedDog: Object, Codable {
         sectionToken.invalidate()
     }
 
+    @Test func everyCollectionOfObjectsSections() throws {
+        let (realm, _) = try makeRealm()
+        let p = Person(value: ["id": 1])
+        try realm.write {
+            realm.add(p)
+            p.dogs.append(objectsIn: [
+                Dog(value: ["name": "a", "age": 2]), Dog(value: ["name": "b", "age": 1]), Dog(value: ["name": "c", "age": 2]),
+            ])
+        }
+        let byAge = p.dogs.sectioned(by: \.age, ascending: true)
+        #expect(byAge.allKeys == [1, 2] && byAge[1].map(\.name) == ["a", "c"])
+        func sections<C: RealmCollection>(_ c: C) -> [String] where C.Element == Dog {
+            c.sectioned(by: { String($0.name.prefix(1)) }, sortDescriptors: [SortDescriptor(keyPath: "name")]).allKeys
+        }
+        #expect(sections(p.dogs) == ["a", "b", "c"])
+        let owners = p.dogs[0].owners.sectioned(sortDescriptors: [SortDescriptor(keyPath: "id")]) { $0.id }
+        #expect(owners.allKeys == [1])
+        // Live, like the list.
+        try realm.write { p.dogs.append(Dog(value: ["name": "d", "age": 7])) }
+        #expect(byAge.allKeys == [1, 2, 7])
+    }
+
     // MARK: Thawing
 
     @Test func thawedResultsAdvanceWithTheThreadsRealm() throws {

@@ -80,3 +80,40 @@ extension Results where Element: ObjectBase {
         sortDescriptors.isEmpty ? self : sorted(by: sortDescriptors)
     }
 }
+
+/// Sections of the objects of a list, set or linking objects, as RealmSwift gives every
+/// `RealmCollection` (the collection's live results, sorted and sectioned like ``Results``').
+///
+/// ```swift
+/// let byAge = person.dogs.sectioned(by: \.age, ascending: true)
+/// ```
+extension RealmCollection where Element: ObjectBase {
+    /// The objects sorted by a property and grouped into one section per distinct value of it.
+    public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        _rlmCollection.results("sectioned(by:ascending:)").sectioned(by: keyPath, ascending: ascending)
+    }
+
+    /// The objects sorted by `sortDescriptors` and grouped into one section per distinct value of
+    /// a property.
+    public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        _rlmCollection.results("sectioned(by:sortDescriptors:)").sectioned(by: keyPath, sortDescriptors: sortDescriptors)
+    }
+
+    /// The objects sorted by `sortDescriptors` and grouped into sections by the key `block` returns.
+    public func sectioned<Key: _Persistable & Hashable>(by block: @escaping (Element) -> Key, sortDescriptors: [SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        _rlmCollection.results("sectioned(by:sortDescriptors:)").sectioned(by: block, sortDescriptors: sortDescriptors)
+    }
+
+    /// `sectioned(by: block, sortDescriptors:)` with the block last, for a trailing closure.
+    public func sectioned<Key: _Persistable & Hashable>(sortDescriptors: [SortDescriptor], _ block: @escaping (Element) -> Key)
+        -> SectionedResults<Key, Element>
+    {
+        _rlmCollection.results("sectioned(sortDescriptors:_:)").sectioned(by: block, sortDescriptors: sortDescriptors)
+    }
+}
