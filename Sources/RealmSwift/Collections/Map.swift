@@ -13,7 +13,9 @@ extension String: _MapKey {
 
 /// One entry of a ``Map``.
 public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashable {
+    /// The entry's key.
     public let key: Key
+    /// The entry's value.
     public let value: Value
 }
 

@@ -39,6 +39,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @available(*, unavailable, message: "@Persisted can only be used as a property of a Realm object")
+    /// Unavailable: the value is read and written through the enclosing object.
     public var wrappedValue: Value {
         get { fatalError("@Persisted can only be used as a property of a Realm object") }
         // swift-format-ignore
@@ -46,6 +47,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable @inline(__always)
+    /// Reads and writes the property of `object` (managed: in its Realm; unmanaged: in memory).
     public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,

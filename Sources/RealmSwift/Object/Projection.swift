@@ -25,12 +25,14 @@ public struct Projected<T: ObjectBase, Value> {
     }
 
     @available(*, unavailable, message: "@Projected can only be used as a property of a Projection")
+    /// Unavailable: the value is read through the enclosing projection.
     public var wrappedValue: Value {
         get { fatalError("@Projected can only be used as a property of a Projection") }
         // swift-format-ignore
         set { fatalError("@Projected can only be used as a property of a Projection") }
     }
 
+    /// Reads (and, for a writable key path, writes) the projected value of `projection`'s root object.
     public static subscript<EnclosingSelf: Projection<T>>(
         _enclosingInstance projection: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -395,6 +397,7 @@ public struct CollectionElementMapper<Element: ObjectBase & RealmCollectionValue
     let list: List<Element>?
     let set: MutableSet<Element>?
 
+    /// The elements' values of `member`, as a live projected collection.
     public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
         if let list { return ProjectedCollection(list, member) }
         return ProjectedCollection(set!, member)

@@ -21,7 +21,9 @@ extension Optional: _QueryString where Wrapped: _QueryString {}
 
 /// Case and diacritic options of string queries.
 public struct StringOptions: OptionSet, Sendable {
+    /// The options as bits.
     public let rawValue: Int8
+    /// Options from their bits.
     public init(rawValue: Int8) { self.rawValue = rawValue }
     /// `[c]`: compare ignoring case.
     public static let caseInsensitive = StringOptions(rawValue: 1)
@@ -54,13 +56,21 @@ extension Query {
 }
 
 extension Query where T: _QueryNumeric {
+    /// Less than a value.
     public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, rhs) }
+    /// Less than or equal to a value.
     public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs) }
+    /// Greater than a value.
     public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, rhs) }
+    /// Greater than or equal to a value.
     public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs) }
+    /// Less than another property.
     public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs) }
+    /// Less than or equal to another property.
     public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs) }
+    /// Greater than another property.
     public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs) }
+    /// Greater than or equal to another property.
     public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs) }
 
     /// Within a closed range (inclusive).

@@ -188,6 +188,7 @@ public struct SortDescriptor: Sendable, Hashable, ExpressibleByStringLiteral, Cu
     /// Whether smaller values come first (nil first when ascending).
     public let ascending: Bool
 
+    /// Sorts by a property name or a dotted path through to-one links (`"owner.age"`).
     public init(keyPath: String, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending
@@ -199,6 +200,7 @@ public struct SortDescriptor: Sendable, Hashable, ExpressibleByStringLiteral, Cu
         self.ascending = ascending
     }
 
+    /// A sort by a property, ascending: `sorted(by: ["age", "name"])`.
     public init(stringLiteral value: String) { self.init(keyPath: value) }
 
     /// The same key path in the other direction.

@@ -94,6 +94,7 @@ extension Realm {
 
         public var description: String { "Realm.Error.\(code): \(reason)" + (path.map { " (\($0))" } ?? "") }
 
+        /// Each ``Code`` as a pattern of its own: `catch Realm.Error.primaryKeyExists { … }`.
         public static let fail = Code.fail
         public static let fileAccess = Code.fileAccess
         public static let filePermissionDenied = Code.filePermissionDenied

@@ -10,6 +10,7 @@ public protocol ThreadConfined {
 extension ObjectBase: ThreadConfined {}
 extension Results: ThreadConfined {}
 extension Realm: ThreadConfined {
+    /// The Realm itself.
     public var realm: Realm? { self }
 }
 

@@ -29,15 +29,25 @@ public enum AnyRealmValue: Hashable, CustomStringConvertible {
     case decimal128(Decimal128)
     case uuid(UUID)
 
+    /// The value when it is an int, else nil.
     public var intValue: Int? { if case .int(let v) = self { v } else { nil } }
+    /// The value when it is a bool, else nil.
     public var boolValue: Bool? { if case .bool(let v) = self { v } else { nil } }
+    /// The value when it is a float, else nil.
     public var floatValue: Float? { if case .float(let v) = self { v } else { nil } }
+    /// The value when it is a double, else nil.
     public var doubleValue: Double? { if case .double(let v) = self { v } else { nil } }
+    /// The value when it is a string, else nil.
     public var stringValue: String? { if case .string(let v) = self { v } else { nil } }
+    /// The value when it is data, else nil.
     public var dataValue: Data? { if case .data(let v) = self { v } else { nil } }
+    /// The value when it is a date, else nil.
     public var dateValue: Date? { if case .date(let v) = self { v } else { nil } }
+    /// The value when it is an ObjectId, else nil.
     public var objectIdValue: ObjectId? { if case .objectId(let v) = self { v } else { nil } }
+    /// The value when it is a Decimal128, else nil.
     public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { v } else { nil } }
+    /// The value when it is a UUID, else nil.
     public var uuidValue: UUID? { if case .uuid(let v) = self { v } else { nil } }
     /// The linked object, if this value is a link.
     public var dynamicObject: DynamicObject? {
