@@ -106,7 +106,7 @@ package struct DumpTool {
             }
             let versions: [Snapshot]
             do {
-                versions = try s.history(since: from).filter { $0.version <= last }
+                versions = try s.history(since: from, through: last)
             } catch let e as StorageError where e.code == .notFound {
                 throw ToolFailure(.usage, e.reason)
             }

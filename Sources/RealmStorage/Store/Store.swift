@@ -439,13 +439,20 @@ public final class Store: Sendable {
     static let compactionPinKind = "compaction"
     static let unpublishedPinKinds: Set<String> = [transactionPinKind, compactionPinKind]
 
-    func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) {
-        if let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) {
-            s.localPins[i].count += 1
-            return
+    func pinLocked(_ s: inout State, _ version: UInt64, _ kind: String) { pinLocked(&s, CollectionOfOne(version), kind) }
+
+    /// Pins each of `versions` for `kind`, publishing the pins to the lock file once if any is new.
+    func pinLocked(_ s: inout State, _ versions: some Sequence<UInt64>, _ kind: String) {
+        var added = false
+        for version in versions {
+            if let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) {
+                s.localPins[i].count += 1
+            } else {
+                s.localPins.append(LocalPin(version: version, kind: kind, count: 1))
+                added = true
+            }
         }
-        s.localPins.append(LocalPin(version: version, kind: kind, count: 1))
-        if !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
+        if added && !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
     }
 
     func unpin(_ version: UInt64, _ kind: String) {

@@ -99,8 +99,10 @@ final class StoreTelemetry: Sendable {
             metadata: ["active": "\(active)", "limit": "\(limit)"])
     }
 
-    func compactionStarted(bytes: Int) {
-        logger?.info("compaction started", metadata: ["bytesBefore": "\(bytes)"])
+    /// `bytes` is read only when there is a logger to tell.
+    func compactionStarted(bytes: @autoclosure () -> Int) {
+        guard let logger else { return }
+        logger.info("compaction started", metadata: ["bytesBefore": "\(bytes())"])
     }
 
     func compacted(_ r: CompactionReport) {

@@ -567,10 +567,11 @@ public final class Snapshot: Sendable {
     /// }
     /// ```
     ///
-    /// Each snapshot pins its version (as any snapshot does) until it is released.
+    /// Each snapshot pins its version (as any snapshot does) until it is released. `last` ends the
+    /// feed at that version (this one when nil).
     /// - Throws: `.notFound` when `since` is newer than this version, or no longer in the file
     ///   (compaction keeps only the newest version; the error names the oldest one left).
-    public func history(since: UInt64) throws -> [Snapshot] {
+    public func history(since: UInt64, through last: UInt64? = nil) throws -> [Snapshot] {
         guard since <= version else { throw StorageError(.notFound, "version \(since) is newer than \(version)") }
         if since == version { return [] }
         let chain = try ancestorRecords(downTo: since)
@@ -582,10 +583,10 @@ public final class Snapshot: Sendable {
                 "version \(since) is no longer in the file: the oldest version in it is \(oldest.version) "
                     + "(compaction keeps only the newest version)")
         }
-        return chain.reversed().filter { $0.version > since }.map { r in
-            store.state.withLock { s in store.pinLocked(&s, r.version, "history") }
-            return Snapshot(
-                store: store, view: view, formatVersion: formatVersion, record: r, kind: "history", cacheGeneration: cacheGeneration)
+        let records = chain.reversed().filter { $0.version > since && $0.version <= last ?? version }
+        store.state.withLock { s in store.pinLocked(&s, records.lazy.map(\.version), "history") }
+        return records.map { r in
+            Snapshot(store: store, view: view, formatVersion: formatVersion, record: r, kind: "history", cacheGeneration: cacheGeneration)
         }
     }
 }

@@ -2,13 +2,17 @@
 /// the same collection (the same property of the same object, read through the same `Realm`);
 /// unmanaged lists and sets are equal when their elements are. ``Results`` are equal only to
 /// copies of themselves (Results.swift).
+extension ObjectBase {
+    /// Whether both are the same object read through the same `Realm` instance (RealmSwift compares
+    /// the Realm its accessors belong to).
+    func isSameObjectInSameRealm(as other: ObjectBase) -> Bool {
+        _rlmRealm != nil && _rlmRealm === other._rlmRealm && isSameObject(as: other)
+    }
+}
+
 extension ManagedProperty {
     /// Whether both name the same property of the same object in the same `Realm` instance.
-    func isSame(as other: ManagedProperty) -> Bool {
-        guard index == other.index, let realm = parent._rlmRealm, realm === other.parent._rlmRealm else { return false }
-        return parent === other.parent
-            || (parent._rlmClass.className == other.parent._rlmClass.className && parent._rlmKey == other.parent._rlmKey)
-    }
+    func isSame(as other: ManagedProperty) -> Bool { index == other.index && parent.isSameObjectInSameRealm(as: other.parent) }
 }
 
 extension List: Equatable {
@@ -40,9 +44,7 @@ extension LinkingObjects: Equatable {
     public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
         guard lhs.objectClassName == rhs.objectClassName, lhs.propertyName == rhs.propertyName else { return false }
         switch (lhs.parent, rhs.parent) {
-        case (let l?, let r?):
-            guard let realm = l._rlmRealm, realm === r._rlmRealm else { return l === r }
-            return l === r || (l._rlmClass.className == r._rlmClass.className && l._rlmKey == r._rlmKey)
+        case (let l?, let r?): return l === r || l.isSameObjectInSameRealm(as: r)
         case (nil, nil): return true
         default: return false
         }

@@ -76,9 +76,6 @@ extension Results where Element: ObjectBase {
         sectioned(by: block, sortDescriptors: sortDescriptors)
     }
 
-    private func sortedIfAsked(_ sortDescriptors: [SortDescriptor]) -> Results {
-        sortDescriptors.isEmpty ? self : sorted(by: sortDescriptors)
-    }
 }
 
 /// Sections of the objects of a list, set or linking objects, as RealmSwift gives every
@@ -115,5 +112,13 @@ extension RealmCollection where Element: ObjectBase {
         -> SectionedResults<Key, Element>
     {
         _rlmCollection.results("sectioned(sortDescriptors:_:)").sectioned(by: block, sortDescriptors: sortDescriptors)
+    }
+}
+
+extension Results {
+    /// These results sorted by `sortDescriptors` (these results themselves when there are none):
+    /// what sections are grouped from.
+    func sortedIfAsked(_ sortDescriptors: [SortDescriptor]) -> Results {
+        sortDescriptors.isEmpty ? self : sorted(by: sortDescriptors)
     }
 }

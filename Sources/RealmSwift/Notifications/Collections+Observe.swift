@@ -17,7 +17,6 @@ struct PropertyTarget: Sendable {
         guard let realm = p.realm else { fatalError("Only managed \(what)s can be observed; add the object to a Realm first.") }
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen \(what)s do not change and cannot be observed; observe the live \(what) (thaw()).") }
-        realm.stopIfReadOnlyObserved()
         info = p.parent._rlmClass
         table = info.className
         key = p.parent._rlmKey
@@ -234,7 +233,6 @@ extension LinkingObjects {
         guard let parent, let realm = parent._rlmRealm else { fatalError("Only managed linking objects can be observed.") }
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen linking objects do not change and cannot be observed; observe the live ones (thaw()).") }
-        realm.stopIfReadOnlyObserved()
         let origin = ClassInfo.of(Element.self).className
         let property = propertyName
         let target = parent._rlmKey

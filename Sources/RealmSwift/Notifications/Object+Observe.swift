@@ -75,7 +75,6 @@ extension ObjectObservable where Self: ObjectBase {
         guard let realm = _rlmRealm else { fatalError("Only managed objects can be observed; add the object to a Realm first.") }
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen objects do not change and cannot be observed; observe the live object (thaw()).") }
-        realm.stopIfReadOnlyObserved()
         let info = _rlmClass
         let key = _rlmKey
         let table = info.className

@@ -71,9 +71,9 @@ extension Realm {
     /// let token = realm.observe { notification, realm in print(notification) }
     /// ```
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
-        checkThread()
         if isFrozen { fatalError("Frozen Realms do not change and cannot be observed.") }
-        stopIfReadOnlyObserved()
+        // A Realm's own observers may be added inside a write (as in RealmSwift).
+        checkCanRegisterNotifier(inWrite: true)
         let box = notifications
         let id = box.addBlock(block)
         box.captureRunLoop()
@@ -125,10 +125,7 @@ extension Realm {
     /// Registers a notifier bound to this Realm's thread and starts it at the version this Realm
     /// reads; returns its token.
     func registerThreadNotifier<S, C>(_ logic: NotifierLogic<S, C>, send: @escaping (NotifierEvent<S, C>) -> Void) -> NotificationToken {
-        checkThread()
-        if isInWriteTransaction {
-            fatalError("Cannot register a notification block inside a write transaction; observe before realm.write { } or after it.")
-        }
+        checkCanRegisterNotifier()
         let box = notifications
         box.captureRunLoop()
         let weak = WeakRealm(realm: self)
@@ -148,10 +145,7 @@ extension Realm {
     func registerImmediateNotifier<S, C>(
         _ logic: NotifierLogic<S, C>, onStop: @escaping @Sendable () -> Void = {}, send: @escaping (NotifierEvent<S, C>) -> Void
     ) -> NotificationToken {
-        checkThread()
-        if isInWriteTransaction {
-            fatalError("Cannot register a notification block inside a write transaction; observe before realm.write { } or after it.")
-        }
+        checkCanRegisterNotifier()
         let n = Notifier(logic: logic, coordinator: handle.coordinator, threadBound: false, send: send)
         do { n.start(at: try store.snapshot(kind: "notifier")) } catch { send(.error(error)) }
         return NotificationToken(notifier: n) {
@@ -188,12 +182,18 @@ final class VersionWatcher: AnyNotifier, @unchecked Sendable {
 }
 
 extension Realm {
-    /// RealmSwift's rule: a Realm opened read-only has no change notifications (observing it, or
-    /// anything read from it, stops with this message, as RealmSwift throws).
-    func stopIfReadOnlyObserved() {
+    /// What every observation checks as it registers (each kind checks frozen values itself,
+    /// with its own message): the Realm's thread; RealmSwift's rule that a Realm opened read-only
+    /// has no change notifications (observing it, or anything read from it, stops as RealmSwift
+    /// throws); and, unless `inWrite`, no open write transaction.
+    func checkCanRegisterNotifier(inWrite: Bool = false) {
+        checkThread()
         if configuration.readOnly {
             fatalError(
                 "Read-only Realms do not have change notifications (as in RealmSwift); open the Realm without readOnly to observe it.")
+        }
+        if !inWrite && isInWriteTransaction {
+            fatalError("Cannot register a notification block inside a write transaction; observe before realm.write { } or after it.")
         }
     }
 }

@@ -91,7 +91,6 @@ extension Results {
         let realm = base.realm
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen results do not change and cannot be observed; observe the live results (thaw()).") }
-        realm.stopIfReadOnlyObserved()
         let info = base.info
         let query = base.query
         let table = info.className

@@ -26,7 +26,6 @@ extension SectionedResultsBase {
         let realm = results.base.realm
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen sections do not change and cannot be observed; observe the live ones (thaw()).") }
-        realm.stopIfReadOnlyObserved()
         let template = realm.template
         let info = results.base.info
         let query = results.base.query

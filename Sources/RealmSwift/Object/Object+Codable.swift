@@ -90,7 +90,7 @@ extension ObjectBase {
                 .init(
                     codingPath: encoder.codingPath,
                     debugDescription: "\(info.className) links back to itself through \(encoder.codingPath.map(\.stringValue)); "
-                        + "override encode(to:) to encode the link differently"))
+                        + "declare encode(to:) in the class to encode the link differently"))
         }
         var container = encoder.container(keyedBy: MapCodingKey.self)
         try Self.$encodingPath.withValue(path + [identity]) {

@@ -159,21 +159,36 @@ extension Projection {
 
 }
 
+/// A projected property: its name in the projection, its key path from the root, and the root
+/// key path it reads (`"address.city"`).
+struct ProjectedPath {
+    let label: String
+    let keyPath: AnyKeyPath
+    let path: String
+}
+
 extension ProjectionObservable {
-    /// The root key paths (`"address.city"`) of the projected properties named `names`, and the
-    /// projection's names by root property (the first name of each root key path).
-    private func rootPaths(_ names: [String]?) -> (paths: [String]?, byRoot: [String: [(String, AnyKeyPath)]]) {
-        var byRoot: [String: [(String, AnyKeyPath)]] = [:]
+    /// The projected properties whose key paths read persisted properties, with the root path each
+    /// reads (recorded once per call: observing records them once, not per change).
+    private func projectedPaths() -> [ProjectedPath] {
+        projectedProperties(of: self).compactMap { label, keyPath in
+            (try? KeyPathNames.projectedPath(keyPath, root: Root.self)).map { ProjectedPath(label: label, keyPath: keyPath, path: $0) }
+        }
+    }
+
+    /// The root key paths of the projected properties named `names`, and the projected properties
+    /// by root property (the first name of each root key path).
+    private func rootPaths(_ names: [String]?) -> (paths: [String]?, byRoot: [String: [ProjectedPath]]) {
+        var byRoot: [String: [ProjectedPath]] = [:]
         var byName: [String: String] = [:]
-        for (label, keyPath) in projectedProperties(of: self) {
-            guard let path = try? KeyPathNames.projectedPath(keyPath, root: Root.self) else { continue }
-            byName[label] = path
-            byRoot[String(path.split(separator: ".").first ?? ""), default: []].append((label, keyPath))
+        for p in projectedPaths() {
+            byName[p.label] = p.path
+            byRoot[String(p.path.split(separator: ".").first ?? ""), default: []].append(p)
         }
         guard let names else { return (byName.isEmpty ? nil : Array(Set(byName.values)).sorted(), byRoot) }
         // Observing some properties reports only those.
         let observed = Set(names)
-        byRoot = byRoot.mapValues { $0.filter { observed.contains($0.0) } }
+        byRoot = byRoot.mapValues { $0.filter { observed.contains($0.label) } }
         return (
             names.map { name in
                 guard let path = byName[name] else {
@@ -223,18 +238,18 @@ extension ProjectionObservable {
     }
 
     /// The change of the root object as a change of this projection.
-    private static func mapped(_ change: ObjectChange<Root>, _ byRoot: [String: [(String, AnyKeyPath)]]) -> ObjectChange<Self> {
+    private static func mapped(_ change: ObjectChange<Root>, _ byRoot: [String: [ProjectedPath]]) -> ObjectChange<Self> {
         switch change {
         case .error(let e): return .error(e)
         case .deleted: return .deleted
         case .change(let root, let properties):
             var out: [PropertyChange] = []
             for p in properties {
-                for (label, keyPath) in byRoot[p.name] ?? [] {
+                for q in byRoot[p.name] ?? [] {
                     // A property read straight from the root keeps the old value; a value read
                     // further along has none to give.
-                    let direct = (try? KeyPathNames.projectedPath(keyPath, root: Root.self)) == p.name
-                    out.append(PropertyChange(name: label, oldValue: direct ? p.oldValue : nil, newValue: root[keyPath: keyPath]))
+                    out.append(
+                        PropertyChange(name: q.label, oldValue: q.path == p.name ? p.oldValue : nil, newValue: root[keyPath: q.keyPath]))
                 }
             }
             return .change(Self(projecting: root), out)
@@ -245,10 +260,10 @@ extension ProjectionObservable {
     private func projectionName(of keyPath: PartialKeyPath<Self>) -> String {
         // The projection's property is found by running the key path on a projection of a
         // recording prototype and matching the root path it reads.
-        guard let path = try? KeyPathNames.projectionPath(keyPath),
-            let match = projectedProperties(of: self).first(where: { (try? KeyPathNames.projectedPath($0.1, root: Root.self)) == path })
-        else { fatalError("\(keyPath) does not read a projected property of \(Self.self).") }
-        return match.0
+        guard let path = try? KeyPathNames.projectionPath(keyPath), let match = projectedPaths().first(where: { $0.path == path }) else {
+            fatalError("\(keyPath) does not read a projected property of \(Self.self).")
+        }
+        return match.label
     }
 }
 
@@ -295,7 +310,7 @@ extension Results {
     public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
         by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor]
     ) -> SectionedResults<Key, Element> where Element: Projection<O> {
-        SectionedResults(sortDescriptors.isEmpty ? self : sorted(by: sortDescriptors), sectionKey: { $0[keyPath: keyPath] })
+        SectionedResults(sortedIfAsked(sortDescriptors), sectionKey: { $0[keyPath: keyPath] })
     }
 }
 
@@ -313,6 +328,8 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
 
     /// What the projected collection reads through: closures over the mapped collection.
     private struct Source {
+        let count: () -> Int
+        let element: (Int) -> Element
         let elements: () -> [Element]
         let realm: () -> Realm?
         let isFrozen: () -> Bool
@@ -327,6 +344,8 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
         // Observed without key paths: the collection and the projected property of its elements.
         let elementPath = try? KeyPathNames.path(keyPath)
         source = Source(
+            count: { collection.count },
+            element: { collection[$0][keyPath: keyPath] },
             elements: { collection.map { $0[keyPath: keyPath] } },
             realm: { collection.realm },
             isFrozen: { collection.isFrozen },
@@ -352,11 +371,11 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { source.elements().count }
+    public var endIndex: Int { source.count() }
     /// The projected value of the element at `position`; setting it sets the element's property
     /// (inside a write transaction for a managed collection).
     public subscript(position: Int) -> Element {
-        get { source.elements()[position] }
+        get { source.element(position) }
         nonmutating set { source.set(position, newValue) }
     }
 

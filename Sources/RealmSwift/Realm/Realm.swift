@@ -184,8 +184,8 @@ public final class Realm {
 
     /// A live Realm on this frozen Realm's file: the calling thread's newest live instance still
     /// open (so what is thawed advances with it, like RealmSwift's per-thread Realm), else a new
-    /// live instance on the calling thread. As in RealmSwift it does not throw: if the file cannot be opened again it stops with the
-    /// reason; ``checkedThaw()`` throws instead.
+    /// live instance on the calling thread. As in RealmSwift it does not throw: if the file cannot
+    /// be opened again it stops with the reason; ``checkedThaw()`` throws instead.
     public func thaw() -> Realm {
         do {
             return try checkedThaw()
@@ -465,16 +465,11 @@ final class StoreHandle: Sendable {
     /// returns the calling thread's, so thawed objects and collections advance with it).
     private let live = Locked<[UInt: [WeakRealm]]>([:])
 
-    struct WeakRealm: @unchecked Sendable {
-        // Only read and written under `live`'s lock.
-        weak var value: Realm?
-    }
-
     /// Records `realm`, a live Realm confined to the calling thread.
     func register(live realm: Realm, thread: UInt) {
         live.withLock { r in
-            var list = r[thread, default: []].filter { $0.value != nil }
-            list.append(WeakRealm(value: realm))
+            var list = r[thread, default: []].filter { $0.realm != nil }
+            list.append(WeakRealm(realm: realm))
             r[thread] = list
         }
     }
@@ -482,9 +477,9 @@ final class StoreHandle: Sendable {
     /// The newest live Realm on this file confined to `thread`, if one is still open.
     func liveRealm(thread: UInt) -> Realm? {
         live.withLock { r in
-            let list = (r[thread] ?? []).filter { $0.value != nil }
+            let list = (r[thread] ?? []).filter { $0.realm != nil }
             r[thread] = list.isEmpty ? nil : list
-            return list.last?.value
+            return list.last?.realm
         }
     }
 
