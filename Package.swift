@@ -110,7 +110,7 @@ let package = Package(
             dependencies: [
                 "RealmTools", "RealmStorage", "RealmQuery", "RealmTestSupport", "RealmDump", "RealmCompact", "StorageCrashWriter",
             ],
-            exclude: ["Golden"]
+            exclude: ["Golden", "ParquetCheck"]
         ),
         .testTarget(
             name: "RealmSwiftTests",

@@ -41,7 +41,7 @@ package struct DumpTool {
     /// versions are skipped, instead of failing (`--verify` always does, to report them).
     package var salvage: Bool
 
-    /// The format `--export` names (`csv` or `jsonl`).
+    /// The format `--export` names (`csv`, `jsonl` or `parquet`).
     package static func exportFormat(_ text: String) -> ObjectExport.Format? { ObjectExport.Format(rawValue: text.lowercased()) }
 
     package init(path: String, mode: Mode, slot: Int? = nil, json: Bool = false, salvage: Bool = false) {
@@ -121,7 +121,8 @@ package struct DumpTool {
             if json {
                 console.out(
                     JSONValue.object([
-                        ("format", .string(format.rawValue)), ("binary", .string("base64")), ("version", .int(s.version)),
+                        ("format", .string(format.rawValue)), ("binary", .string(format == .parquet ? "bytes" : "base64")),
+                        ("version", .int(s.version)),
                         (
                             "tables",
                             .array(
@@ -133,7 +134,8 @@ package struct DumpTool {
             } else {
                 var t = TextTable([("table", .left), ("objects", .right), ("file", .left)])
                 for e in done { t.add([e.table, ByteCount.grouped(e.objects), e.file]) }
-                console.out(t.text + "exported version \(s.version) as \(format.rawValue) (binary values as base64)\n")
+                let binary = format == .parquet ? "LZ4_RAW pages" : "binary values as base64"
+                console.out(t.text + "exported version \(s.version) as \(format.rawValue) (\(binary))\n")
             }
             return .ok
         }

@@ -8,6 +8,8 @@ package enum ObjectExport {
     package enum Format: String, Sendable, CaseIterable {
         case csv
         case jsonl
+        /// One Parquet file per table (``ParquetExport``).
+        case parquet
 
         /// The file name extension.
         package var fileExtension: String { rawValue }
@@ -81,7 +83,8 @@ package enum ObjectExport {
     }
 
     /// Writes every table of `s` to `directory` (created if missing) as `<Table>.csv` (a header
-    /// row `_key,column,…`, then one RFC 4180 record per object) or `<Table>.jsonl`.
+    /// row `_key,column,…`, then one RFC 4180 record per object), `<Table>.jsonl` or
+    /// `<Table>.parquet` (``ParquetExport``).
     package static func export(_ s: Snapshot, format: Format, to directory: String) throws -> [ExportedTable] {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -92,6 +95,10 @@ package enum ObjectExport {
         var out: [ExportedTable] = []
         for t in s.catalog.tables {
             let path = (directory as NSString).appendingPathComponent(fileName(t.name, format))
+            if format == .parquet {
+                out.append(ExportedTable(table: t.name, objects: try ParquetExport.write(s, table: t, to: path), file: path))
+                continue
+            }
             let file = try LineWriter(path: path)
             var n = 0
             if format == .csv { try file.write(CSV.record(["_key"] + t.columns.map(\.name))) }
@@ -100,7 +107,7 @@ package enum ObjectExport {
                 case .csv:
                     try file.write(
                         CSV.record(["\(key.rawValue)"] + zip(t.columns, values).map { c, v in v.isNull ? nil : text.csvField(v, c) }))
-                case .jsonl:
+                case .jsonl, .parquet:
                     try file.write(json(key, values, t, text).compact + "\n")
                 }
                 n += 1
@@ -130,6 +137,12 @@ package final class LineWriter {
 
     package func write(_ s: String) throws {
         buffer.append(contentsOf: s.utf8)
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    /// Appends bytes.
+    package func write(bytes: [UInt8]) throws {
+        buffer.append(contentsOf: bytes)
         if buffer.count >= 1 << 20 { try flush() }
     }
 

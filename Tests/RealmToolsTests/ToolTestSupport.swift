@@ -25,7 +25,11 @@ enum Tools {
 
     /// Starts `name` with `arguments` in `directory`; the caller waits for it.
     static func start(_ name: String, _ arguments: [String], in directory: String? = nil) throws -> (Process, Pipe, Pipe) {
-        let path = try #require(binary(name), "\(name) was not built next to the tests")
+        try start(executable: try #require(binary(name), "\(name) was not built next to the tests"), arguments, in: directory)
+    }
+
+    /// Starts the program at `path` with `arguments` in `directory`; the caller waits for it.
+    static func start(executable path: String, _ arguments: [String], in directory: String? = nil) throws -> (Process, Pipe, Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = arguments
@@ -41,7 +45,12 @@ enum Tools {
 
     /// Runs `name` to its end and collects its output.
     static func run(_ name: String, _ arguments: [String], in directory: String? = nil) throws -> ToolRun {
-        let (p, out, err) = try start(name, arguments, in: directory)
+        try run(executable: try #require(binary(name), "\(name) was not built next to the tests"), arguments, in: directory)
+    }
+
+    /// Runs the program at `path` to its end and collects its output.
+    static func run(executable path: String, _ arguments: [String], in directory: String? = nil) throws -> ToolRun {
+        let (p, out, err) = try start(executable: path, arguments, in: directory)
         // Read both pipes to their ends before waiting, so a large output cannot block the child.
         let group = DispatchGroup()
         nonisolated(unsafe) var errData = Data()

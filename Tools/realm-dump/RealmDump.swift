@@ -31,7 +31,10 @@ struct RealmDump: ParsableCommand {
     @Option(name: .customLong("where"), help: ArgumentHelp("With --objects: only objects matching this predicate.", valueName: "PREDICATE"))
     var predicate: String?
     @Option(help: ArgumentHelp("With --objects: at most N objects.", valueName: "N")) var limit: Int?
-    @Option(help: ArgumentHelp("Export every table to DIR as CSV or JSON Lines (binary as base64).", valueName: "csv|jsonl"))
+    @Option(
+        help: ArgumentHelp(
+            "Export every table to DIR as CSV or JSON Lines (binary as base64), or as Parquet (LZ4_RAW), one file per table.",
+            valueName: "csv|jsonl|parquet"))
     var export: String?
     @Option(help: ArgumentHelp("With --export: the directory to write (created when missing).", valueName: "DIR")) var output: String?
     @Flag(
@@ -66,7 +69,7 @@ struct RealmDump: ParsableCommand {
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         if export != nil && output == nil { throw ValidationError("--export needs --output DIR") }
         if output != nil && export == nil { throw ValidationError("--output goes with --export") }
-        if let export, DumpTool.exportFormat(export) == nil { throw ValidationError("--export takes csv or jsonl") }
+        if let export, DumpTool.exportFormat(export) == nil { throw ValidationError("--export takes csv, jsonl or parquet") }
         if let slot, slot != 0 && slot != 1 { throw ValidationError("--slot takes 0 or 1") }
     }
 

@@ -87,6 +87,13 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         return .finite(negative: negative, coefficient: coefficient, exponent: exponent)
     }
 
+    /// The sign, integer coefficient and exponent of a finite value (the value is
+    /// `coefficient × 10^exponent`, negated when `negative`); nil for NaN and the infinities.
+    /// For exports that write decimals in another encoding (`realm-dump --export parquet`).
+    package var finiteParts: (negative: Bool, coefficient: UInt128, exponent: Int)? {
+        if case .finite(let negative, let coefficient, let exponent) = decoded { (negative, coefficient, exponent) } else { nil }
+    }
+
     /// Encodes a finite value; the coefficient must be below 10^34 and the exponent in range.
     init(negative: Bool, coefficient: UInt128, exponent: Int) {
         let biased = UInt64(exponent + Decimal128.exponentBias)
