@@ -2,8 +2,11 @@
 public struct ColumnSchema: Sendable, Hashable {
     /// Stable identifier within its table; never reused after removal.
     public internal(set) var id: UInt32
+    /// The column's name (the property's name).
     public var name: String
+    /// The type of its values (of its elements, for a list, set or map).
     public var type: ColumnType
+    /// Whether a value (element, map value) may be null.
     public var isNullable: Bool
     /// Whether each value is a list of elements of ``type`` (a set column is a list column too).
     public var isList: Bool
@@ -54,7 +57,9 @@ public struct ColumnSchema: Sendable, Hashable {
 public struct TableSchema: Sendable, Hashable {
     /// Stable identifier; never reused after removal.
     public internal(set) var id: UInt32
+    /// The table's name (the class name).
     public var name: String
+    /// Its columns, in the order they were added.
     public internal(set) var columns: [ColumnSchema]
     /// The name of the primary-key column, if any.
     public internal(set) var primaryKey: String?
@@ -77,9 +82,11 @@ public struct TableSchema: Sendable, Hashable {
 
 /// The schema stored in the file: every table and column, so tools need no Swift model classes.
 public struct Catalog: Sendable, Hashable {
+    /// Every table, in the order they were created.
     public internal(set) var tables: [TableSchema] = []
     var nextTableId: UInt32 = 1
 
+    /// An empty catalog.
     public init() {}
 
     /// A catalog of one table that exists in memory only (no file): how the query engine names the
@@ -98,6 +105,7 @@ public struct Catalog: Sendable, Hashable {
         return catalog
     }
 
+    /// The table named `name`, if there is one.
     public func table(_ name: String) -> TableSchema? { tables.first { $0.name == name } }
     func table(id: UInt32) -> TableSchema? { tables.first { $0.id == id } }
 

@@ -1,15 +1,26 @@
 /// The type of a column's values (Spec/FORMAT.md §4.1). Raw values are stored in the file.
 public enum ColumnType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// A 64-bit signed integer.
     case int = 1
+    /// A boolean.
     case bool = 2
+    /// A 32-bit IEEE float.
     case float = 3
+    /// A 64-bit IEEE float.
     case double = 4
+    /// UTF-8 text.
     case string = 5
+    /// Bytes.
     case binary = 6
+    /// An instant: seconds and nanoseconds since 1970 (UTC).
     case timestamp = 7
+    /// A 12-byte BSON ObjectId.
     case objectId = 8
+    /// A UUID.
     case uuid = 9
+    /// An IEEE 754-2008 decimal128.
     case decimal128 = 10
+    /// A link to an object of the column's target table (its object key).
     case link = 11
     /// Any scalar value or a typed link (a link to an object of any table), possibly null; stored in
     /// the bytes lane as a tag byte and a payload (Spec/FORMAT.md §4.7). Format version 2.
@@ -56,6 +67,7 @@ public enum ColumnType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
 public struct ObjectKey: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     public var rawValue: Int64
     public init(rawValue: Int64) { self.rawValue = rawValue }
+    /// The key with raw value `v`.
     public init(_ v: Int64) { rawValue = v }
     public static func < (a: ObjectKey, b: ObjectKey) -> Bool { a.rawValue < b.rawValue }
     public var description: String { "#\(rawValue)" }

@@ -1,11 +1,17 @@
 /// A comparison of an integer column against constants, evaluated in tight typed loops over
 /// plain and bit-packed segments (the building block the query engine pushes down).
 public enum IntComparison: Sendable, Equatable {
+    /// Equal to the constant.
     case equal(Int64)
+    /// Not equal to the constant.
     case notEqual(Int64)
+    /// Less than the constant.
     case less(Int64)
+    /// Less than or equal to the constant.
     case lessOrEqual(Int64)
+    /// Greater than the constant.
     case greater(Int64)
+    /// Greater than or equal to the constant.
     case greaterOrEqual(Int64)
     /// Inclusive range.
     case between(Int64, Int64)
@@ -23,6 +29,7 @@ public enum IntComparison: Sendable, Equatable {
         }
     }
 
+    /// Whether `x` satisfies the comparison.
     public func matches(_ x: Int64) -> Bool {
         let (lo, hi, neg) = range
         return (x >= lo && x <= hi) != neg

@@ -3,21 +3,30 @@ import Foundation
 /// A value stored in (or read from) a column. The engine's dynamic currency: the object layer maps
 /// Swift properties to and from these.
 public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
+    /// No value.
     case null
+    /// An integer (int columns).
     case int(Int64)
+    /// A boolean.
     case bool(Bool)
+    /// A 32-bit float.
     case float(Float)
+    /// A 64-bit float.
     case double(Double)
+    /// A string.
     case string(String)
+    /// Bytes.
     case binary([UInt8])
     /// Seconds and nanoseconds since 1970-01-01T00:00:00Z; nanoseconds in 0..<1_000_000_000 (or negative
     /// with negative seconds, as Realm stores dates before 1970).
     case timestamp(seconds: Int64, nanoseconds: Int32)
     /// The 12 bytes of a BSON ObjectId.
     case objectId([UInt8])
+    /// A UUID.
     case uuid(UUID)
     /// IEEE 754-2008 decimal128 as its low and high 64-bit words (BID encoding).
     case decimal128(low: UInt64, high: UInt64)
+    /// A link: the object key of the target, in the column's target table.
     case link(ObjectKey)
     /// A link to the object `key` of the table whose catalog id is `table` (ids are stable and never
     /// reused). Stored only in mixed columns.
@@ -27,6 +36,7 @@ public enum StorageValue: Hashable, Sendable, CustomStringConvertible {
     /// The entries of a map column: any string keys, including the empty string.
     case map([String: StorageValue])
 
+    /// Whether this is ``null``.
     public var isNull: Bool { if case .null = self { true } else { false } }
 
     /// Whether this value can be stored in a column of `type` (ignoring nullability and lists): a

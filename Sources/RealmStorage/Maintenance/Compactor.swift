@@ -39,6 +39,7 @@ public struct Compactor: Sendable {
     /// A progress report, given to the `progress` closure of ``writeCopy(of:to:progress:)`` and
     /// ``compact(_:progress:)`` as the work goes on.
     public struct Progress: Sendable {
+        /// What the compaction is doing now.
         public var phase: Phase
         /// Bytes of the copy written so far.
         public var bytesWritten: Int
@@ -70,6 +71,7 @@ public struct Compactor: Sendable {
     /// damage the copy here to show that verification stops the replacement).
     package var beforeVerification: (@Sendable (String) -> Void)?
 
+    /// A compactor with no test hooks.
     public init() {}
 
     /// Writes the newest version of `store` to a new file at `destination` (which must not exist).

@@ -13,29 +13,41 @@ import Foundation
 public struct Inspector: Sendable {
     /// One commit slot of the header.
     public struct SlotInfo: Sendable {
+        /// The slot number, 0 or 1.
         public var index: Int
         /// Whether the slot's magic and checksum are intact.
         public var isValid: Bool
+        /// The version the slot names (nil when the slot is not valid).
         public var version: UInt64?
+        /// Where the named version's record lies in the file.
         public var recordOffset: UInt64?
+        /// The committed length of the file at that version.
         public var fileLength: UInt64?
+        /// When that version was committed.
         public var commitTime: Date?
         /// Whether the store reads this slot's commit.
         public var isCurrent: Bool
     }
     /// The header as read straight from the file, without opening a store.
     public struct HeaderInfo: Sendable {
+        /// The size of the file in bytes.
         public var fileSize: Int
+        /// The format version in the header (Spec/FORMAT.md §2).
         public var formatVersion: UInt32
+        /// Both commit slots, slot 0 first.
         public var slots: [SlotInfo]
     }
     /// One version record still reachable through parent links.
     public struct VersionInfo: Sendable {
+        /// The version number.
         public var version: UInt64
+        /// The version it was committed on top of (0 for the first).
         public var parent: UInt64
+        /// When it was committed.
         public var commitTime: Date
         /// Where the version record lies in the file, and its length.
         public var recordOffset: UInt64
+        /// The version record's length in bytes.
         public var recordLength: UInt64
         /// Where the commit's bytes begin (its blocks lie between here and the record).
         public var commitStart: UInt64
@@ -48,15 +60,21 @@ public struct Inspector: Sendable {
     }
     /// One column segment of one row group (with `segments: true`).
     public struct SegmentInfo: Sendable {
+        /// The table's name.
         public var table: String
         /// The column's name, or `(keys)` for the object keys.
         public var column: String
+        /// The row group, counted from 0 in the table.
         public var rowGroup: Int
+        /// Where the segment lies in the file.
         public var offset: UInt64
+        /// Its length in the file (compressed, when it is).
         public var storedBytes: UInt64
+        /// Its length once decoded.
         public var decodedBytes: Int
         /// Array encodings, outermost first (for example `lz4`, `bytes-offsets`).
         public var encodings: [String]
+        /// The rows (values) it holds.
         public var rows: Int
         /// Whether the segment's checksum and structure verified.
         public var checksumOK: Bool
@@ -65,8 +83,11 @@ public struct Inspector: Sendable {
     }
     /// One table of the current version.
     public struct TableInfo: Sendable {
+        /// The table's name.
         public var name: String
+        /// Its objects in the current version.
         public var objects: Int
+        /// Its row groups.
         public var rowGroups: Int
         /// Bytes of its row-group list, row groups, segments and indexes.
         public var bytes: UInt64
@@ -78,7 +99,9 @@ public struct Inspector: Sendable {
         /// for bytes of a commit that the current version no longer reaches, `unknown` for
         /// committed bytes of no reachable commit.
         public var kind: String
+        /// Where the stretch begins.
         public var offset: UInt64
+        /// Its length in bytes.
         public var length: UInt64
         /// The version whose commit wrote the bytes, when a reachable record says so.
         public var version: UInt64?
@@ -87,26 +110,36 @@ public struct Inspector: Sendable {
     }
     /// Everything gathered about a file.
     public struct Report: Sendable {
+        /// The path inspected.
         public var path: String
+        /// The size of the file in bytes.
         public var fileSize: Int
+        /// The format version in the header.
         public var formatVersion: UInt32
+        /// Both commit slots, slot 0 first.
         public var slots: [SlotInfo]
         /// The header slot the report was read from when it was chosen (`slot:`), not the newest.
         public var chosenSlot: Int?
+        /// The version the report describes: the newest, or the chosen slot's.
         public var currentVersion: UInt64
         /// Commits between the newest slot-named one and the current one, each named only by its
         /// commit head (format 3, Spec/FORMAT.md §3.4).
         public var chainedCommits: Int
+        /// The bytes of the file that belong to some commit (the rest is a torn or unused tail).
         public var committedLength: Int
+        /// The bytes the current version reaches.
         public var liveBytes: UInt64
         /// Committed bytes no longer reachable from the current version (reclaimed by compaction).
         public var deadBytes: UInt64 { UInt64(committedLength) - min(UInt64(committedLength), liveBytes) }
+        /// The schema of the current version.
         public var catalog: Catalog
+        /// Each table of the current version, in catalog order.
         public var tables: [TableInfo]
         /// Newest first.
         public var versions: [VersionInfo]
         /// Versions pinned by other stores (any process).
         public var pins: [VersionPin]
+        /// Every segment of the current version (with `segments: true`), in table and row-group order.
         public var segments: [SegmentInfo]
         /// In offset order, covering the committed length (with `blocks: true`).
         public var blocks: [Block]

@@ -4,7 +4,9 @@
 public struct Verifier: Sendable {
     /// One problem found.
     public struct Problem: Sendable, CustomStringConvertible, Equatable {
+        /// The byte offset of the damage, when it has one place.
         public var offset: UInt64?
+        /// What is wrong, in words.
         public var reason: String
         public var description: String { offset.map { "at byte \($0): \(reason)" } ?? reason }
 
@@ -17,14 +19,21 @@ public struct Verifier: Sendable {
 
     /// The outcome of a verification.
     public struct Report: Sendable {
+        /// The version verified (the newest intact one).
         public var version: UInt64
+        /// Every problem found, in the order found.
         public var problems: [Problem] = []
+        /// Blocks whose checksum and structure were checked.
         public var blocksChecked = 0
+        /// Objects whose values were read and checked.
         public var objectsChecked = 0
+        /// Version records of the commit chain that were checked.
         public var versionsChecked = 0
+        /// Whether nothing was found.
         public var isClean: Bool { problems.isEmpty }
     }
 
+    /// A verifier; it holds no state.
     public init() {}
 
     /// Opens `path` read-only and verifies its whole commit chain (every slot, head and record

@@ -54,12 +54,14 @@ public struct StorageError: Error, CustomStringConvertible, Sendable, Equatable 
     public var errno: Int32?
     /// Active and maximum version counts, for ``Code/maximumNumberOfActiveVersionsExceeded``.
     public var active: Int?
+    /// The limit that was reached (see ``active``).
     public var limit: Int?
     /// For a damaged commit chain (``Code/corrupted``): the newest version that exists in the file
     /// but cannot be reached because an earlier commit is damaged. Such a file opens only when
     /// salvaging is asked for (``Store/Options/salvage``).
     public var unreachableVersion: UInt64?
 
+    /// An error of `code` with a reason in words, and where known the file, byte offset, failed operation and `errno`.
     public init(
         _ code: Code, _ reason: String, path: String? = nil, offset: UInt64? = nil,
         operation: String? = nil, errno: Int32? = nil

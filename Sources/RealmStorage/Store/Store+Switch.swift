@@ -9,6 +9,7 @@ public struct SpaceUsage: Sendable, Hashable, CustomStringConvertible {
     /// Bytes of the committed length that the newest version does not reach: what a compaction gives back.
     public var deadBytes: Int { max(0, fileSize - liveBytes) }
 
+    /// A usage of `fileSize` committed bytes of which `liveBytes` are live.
     public init(fileSize: Int, liveBytes: Int) {
         self.fileSize = fileSize
         self.liveBytes = liveBytes
@@ -84,6 +85,7 @@ public struct CompactionReport: Sendable {
     public var bytesAfter: Int
     /// The version it copied without the writer word, and the newest version, at which it switched.
     public var copiedVersion: UInt64
+    /// The newest version, at which the store switched to the compacted file.
     public var version: UInt64
     /// How long it held the writer word (the longest any commit waited for it): copying the commits
     /// made during the copy, and switching.

@@ -69,6 +69,7 @@ public final class Store: Sendable {
         /// and then no number is even computed, until a backend is bootstrapped).
         public var metricsFactory: (any MetricsFactory)?
 
+        /// Options for ``Store/open(at:options:)``: create the file when missing, open it read-only, cap the versions pinned at once, and set how many objects a row group holds (1 to the segment maximum).
         public init(create: Bool = false, readOnly: Bool = false, maximumNumberOfActiveVersions: Int? = nil, rowGroupCapacity: Int = 4096) {
             self.create = create
             self.readOnly = readOnly
@@ -88,6 +89,7 @@ public final class Store: Sendable {
     public let path: String
     /// The lock file's path (`path + ".lock"`).
     public var lockPath: String { path + ".lock" }
+    /// The options the store was opened with.
     public let options: Options
     /// What a salvaging open (``Options/salvage``) skipped: nil when the file was not damaged.
     public let damage: ChainDamage?

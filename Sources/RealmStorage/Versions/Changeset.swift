@@ -3,14 +3,19 @@
 public struct Changeset: Sendable, Equatable {
     /// Changes to one table.
     public struct TableChanges: Sendable, Equatable {
+        /// Objects the commits inserted (and did not delete again).
         public var inserted: Set<ObjectKey> = []
+        /// Objects that existed before and were deleted.
         public var deleted: Set<ObjectKey> = []
+        /// Objects that existed before and whose values changed.
         public var modified: Set<ObjectKey> = []
         /// Ids of the columns whose values changed in ``modified`` objects.
         public var modifiedColumns: Set<UInt32> = []
         /// Inserted keys as runs (the writer's compact form; merged into ``inserted`` when decoded).
         package var insertedRuns: [KeyRun] = []
+        /// No change.
         public init() {}
+        /// Whether the table did not change.
         public var isEmpty: Bool { inserted.isEmpty && insertedRuns.isEmpty && deleted.isEmpty && modified.isEmpty }
     }
 
@@ -19,6 +24,7 @@ public struct Changeset: Sendable, Equatable {
     /// Whether the schema changed.
     public var schemaChanged = false
 
+    /// No change.
     public init() {}
 
     /// Folds a later changeset into this one: an object inserted then deleted disappears; a

@@ -63,7 +63,9 @@ extension Optional: DecodableOptional where Wrapped: Decodable {
 /// missing, as RealmSwift does for optional `@Persisted` properties. Public only because the
 /// decoding overload below names it.
 public protocol OptionalCodingWrapper {
+    /// The wrapped value's type, an optional.
     associatedtype WrappedType: ExpressibleByNilLiteral
+    /// A wrapper holding `wrappedValue` (nil for a missing key).
     init(wrappedValue: WrappedType)
 }
 

@@ -95,21 +95,40 @@ extension Realm {
         public var description: String { "Realm.Error.\(code): \(reason)" + (path.map { " (\($0))" } ?? "") }
 
         /// Each ``Code`` as a pattern of its own: `catch Realm.Error.primaryKeyExists { … }`.
+        ///
+        /// ``Code/fail``: an operation failed (the description says why).
         public static let fail = Code.fail
+        /// ``Code/fileAccess``: the file could not be read or written (I/O).
         public static let fileAccess = Code.fileAccess
+        /// ``Code/filePermissionDenied``: the process lacks permission to open or create the file.
         public static let filePermissionDenied = Code.filePermissionDenied
+        /// ``Code/fileExists``: the file already exists.
         public static let fileExists = Code.fileExists
+        /// ``Code/fileNotFound``: the file does not exist (and was opened read-only, or creation was not allowed).
         public static let fileNotFound = Code.fileNotFound
+        /// ``Code/incompatibleLockFile``: the lock file beside the Realm file is unusable.
         public static let incompatibleLockFile = Code.incompatibleLockFile
+        /// ``Code/fileFormatUpgradeRequired``: the file was written by a newer format version.
         public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+        /// ``Code/invalidDatabase``: the file is not a Realm file or is damaged.
         public static let invalidDatabase = Code.invalidDatabase
+        /// ``Code/schemaMismatch``: the model classes differ from the file's schema and no migration was provided.
         public static let schemaMismatch = Code.schemaMismatch
+        /// ``Code/inUse``: another process has the file open and the operation needs exclusive access.
         public static let inUse = Code.inUse
+        /// ``Code/maximumNumberOfActiveVersionsExceeded``: a commit would leave more pinned versions than
+        /// `maximumNumberOfActiveVersions` allows.
         public static let maximumNumberOfActiveVersionsExceeded = Code.maximumNumberOfActiveVersionsExceeded
+        /// ``Code/primaryKeyExists``: an object with the same primary key already exists.
         public static let primaryKeyExists = Code.primaryKeyExists
+        /// ``Code/invalidProperty``: a property, class or key path named at run time does not exist.
         public static let invalidProperty = Code.invalidProperty
+        /// ``Code/invalidValue``: a value does not fit the property's type.
         public static let invalidValue = Code.invalidValue
+        /// ``Code/readOnly``: a write was attempted on a read-only or frozen Realm.
         public static let readOnly = Code.readOnly
+        /// ``Code/invalidQuery``: a query's text is malformed, names an unknown property, or mismatches
+        /// types (the description shows the position).
         public static let invalidQuery = Code.invalidQuery
 
         static func unknownProperty(_ name: String, _ className: String) -> Error {

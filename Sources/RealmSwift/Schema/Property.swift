@@ -1,17 +1,30 @@
 /// The type of a persisted property, as RealmSwift names it.
 public enum PropertyType: Int, Sendable, CustomStringConvertible {
+    /// Any integer type (`Int`, `Int8` … `Int64`).
     case int = 0
+    /// `Bool`.
     case bool = 1
+    /// `String`.
     case string = 2
+    /// `Data` (binary).
     case data = 3
+    /// `Date`, stored to the nanosecond.
     case date = 4
+    /// `Float`.
     case float = 5
+    /// `Double`.
     case double = 6
+    /// A link to an object (an `Object` subclass, embedded or not).
     case object = 7
+    /// `LinkingObjects`: the objects linking to this one through a property (computed, not stored).
     case linkingObjects = 8
+    /// `AnyRealmValue` (a mixed value).
     case any = 9
+    /// `ObjectId`.
     case objectId = 10
+    /// `Decimal128`.
     case decimal128 = 11
+    /// `UUID`.
     case UUID = 12
 
     public var description: String {

@@ -16,17 +16,27 @@ import RealmStorage
 public enum AnyRealmValue: Hashable, CustomStringConvertible {
     /// No value (null).
     case none
+    /// An integer.
     case int(Int)
+    /// A boolean.
     case bool(Bool)
+    /// A `Float`.
     case float(Float)
+    /// A `Double`.
     case double(Double)
+    /// A string.
     case string(String)
+    /// Binary data.
     case data(Data)
+    /// An instant.
     case date(Date)
     /// A link to an object of any class.
     case object(Object)
+    /// An `ObjectId`.
     case objectId(ObjectId)
+    /// A `Decimal128`.
     case decimal128(Decimal128)
+    /// A `UUID`.
     case uuid(UUID)
 
     /// The value when it is an int, else nil.
