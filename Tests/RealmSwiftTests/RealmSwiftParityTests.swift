@@ -255,6 +255,25 @@ final class RenamedDog: Object, Codable {
         #expect(frozenPerson.thaw()?.realm === realm)
     }
 
+    /// Frozen data from another thread's Realm, thawed on a thread whose Realm never froze
+    /// anything: thaw opens a live Realm, and later thaws on the thread return that same one
+    /// (only Realms that freeze, or that thaw opened, are listed for thaw, see `registerLive`).
+    @Test func thawOnAThreadWithoutAListedRealmOpensOneAndReusesIt() throws {
+        let (realm, dir) = try makeRealm()
+        try realm.write { realm.add(Person(value: ["id": 1])) }
+        let config = realm.configuration
+        let frozen = try DispatchQueue(label: "freezer").sync {
+            try Realm(configuration: config).objects(Person.self).freeze()
+        }
+        let first = try #require(frozen.thaw())
+        #expect(first.realm !== realm && first.realm?.isFrozen == false)
+        let second = try #require(frozen.thaw())
+        #expect(second.realm === first.realm)
+        try first.realm!.write { first.realm!.add(Person(value: ["id": 2])) }
+        #expect(second.count == 2 && frozen.count == 1)
+        _ = dir
+    }
+
     // MARK: Description
 
     @Test func descriptionNumbersTheRowsInOrder() throws {

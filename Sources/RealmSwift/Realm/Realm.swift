@@ -63,6 +63,8 @@ public final class Realm {
     /// Thread-bound notifiers, Realm observers and the run loop to wake for them.
     let notifications = RealmNotifications()
     let handle: StoreHandle
+    /// Whether this Realm is in its file's registry of live Realms (``registerLive()``).
+    private var isRegisteredLive = false
     /// Classes checked against the file's schema, by class.
     var verified: Set<ObjectIdentifier> = []
     /// The last class looked up by type, and the last one found verified (live Realms only: they
@@ -132,7 +134,6 @@ public final class Realm {
         self.isFrozen = false
         self.snapshot = try realmErrors { try store.snapshot(kind: "realm") }
         try SchemaSetup.run(self)
-        if isolation == nil && queue == nil { handle.register(live: self, thread: threadID) }
     }
 
     /// A Realm that reads `snapshot` forever.
@@ -183,8 +184,9 @@ public final class Realm {
     }
 
     /// A live Realm on this frozen Realm's file: the calling thread's newest live instance still
-    /// open (so what is thawed advances with it, like RealmSwift's per-thread Realm), else a new
-    /// live instance on the calling thread. As in RealmSwift it does not throw: if the file cannot
+    /// open that froze something or that an earlier `thaw()` opened (so what is thawed advances
+    /// with it, like RealmSwift's per-thread Realm), else a new live instance on the calling
+    /// thread. As in RealmSwift it does not throw: if the file cannot
     /// be opened again it stops with the reason; ``checkedThaw()`` throws instead.
     public func thaw() -> Realm {
         do {
@@ -201,7 +203,24 @@ public final class Realm {
         // The thread's own live Realm when it has one open, as RealmSwift's per-thread instance:
         // what it thaws then advances whenever that Realm does.
         if let live = handle.liveRealm(thread: currentThreadIdentity()) { return live }
-        return try Realm(configuration: configuration)
+        let live = try Realm(configuration: configuration)
+        live.registerLive()
+        return live
+    }
+
+    /// Lists this live, thread-confined Realm in its file's registry of live Realms by thread,
+    /// where ``thaw()`` finds it (once; queue- and actor-confined Realms are not listed).
+    ///
+    /// Only a Realm that freezes something (its frozen data is what gets thawed) or that `thaw()`
+    /// opened is listed, not every Realm: the registry's weak reference moves the Realm's
+    /// reference count to a side table for good, which makes every retain and release of it (one
+    /// each per object accessor) take the runtime's slow path — 8% of W10's instructions when
+    /// every Realm was listed (`valgrind --tool=callgrind`, `REALM_BENCH_ONLY=W10 realm-bench
+    /// 100000`: 800 M instructions against 735 M).
+    func registerLive() {
+        guard !isRegisteredLive, !isFrozen, isolation == nil, queue == nil, !isActorIsolated else { return }
+        isRegisteredLive = true
+        handle.register(live: self, thread: threadID)
     }
 
     /// A frozen copy of this Realm: it reads the current version forever (pinning it until the
@@ -215,6 +234,7 @@ public final class Realm {
         if transaction != nil {
             fatalError("Cannot freeze during a write transaction; commit or cancel it first (frozen data reads committed versions only).")
         }
+        registerLive()
         return Realm(frozen: currentSnapshot.retained(kind: "frozen"), of: self)
     }
 
