@@ -473,6 +473,22 @@ public final class Store: Sendable {
         withExtendedLifetime(dropped) {}
     }
 
+    /// Logs (`.critical`, through ``Options/logger``) that reading `what` failed with `error`
+    /// where the caller cannot throw and is about to stop the process; returns the message to stop
+    /// with: for damage, where it is and how to list every problem.
+    package func readFailed(_ error: any Error, reading what: String) -> String {
+        telemetry.readFailed(error, reading: what, path: path)
+        guard let e = error as? StorageError else { return "could not read \(what) from \(path): \(error)" }
+        switch e.code {
+        case .corrupted:
+            let at = e.offset.map { " at byte \($0)" } ?? ""
+            return "could not read \(what): \(path) is damaged\(at) (\(e.reason)). Nothing was written; "
+                + "`realm-dump \(path) --verify` lists every problem, and a copy of the file from before the damage restores it."
+        default:
+            return "could not read \(what) from \(path): \(e.description)"
+        }
+    }
+
     /// Every pinned version, by whom: this store's pins and those other live stores publish in the lock file.
     public func pinnedVersions() -> [VersionPin] {
         let local = state.withLock { s in

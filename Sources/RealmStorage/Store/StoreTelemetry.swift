@@ -6,7 +6,8 @@ import Metrics
 /// reports (swift-metrics, through ``Store/Options/metricsFactory``).
 ///
 /// Logged: the version a store opened at, and a torn last commit recovery discarded (`.notice`);
-/// damage found at open (`.error`) or skipped by a salvaging open (`.warning`); each compaction
+/// damage found at open (`.error`) or skipped by a salvaging open (`.warning`); damage or an I/O
+/// error met by a read that cannot throw, just before the object layer stops (`.critical`); each compaction
 /// started and finished (`.info`, with bytes and how long the writer lock was held) or failed
 /// (`.warning`); a write refused by the active-version limit (`.warning`); a commit slower than
 /// ``Store/Options/slowCommitThreshold`` (`.warning`). Reported, with the dimension `path`:
@@ -90,6 +91,19 @@ final class StoreTelemetry: Sendable {
             logger.warning(
                 "slow commit: version \(version) took \(duration)",
                 metadata: ["bytes": "\(bytes)", "fileSize": "\(fileSize)"])
+        }
+    }
+
+    /// A read that failed where its caller cannot throw (the object layer's property reads and
+    /// iteration), just before the caller stops the process.
+    func readFailed(_ error: any Error, reading what: String, path: String) {
+        guard let logger else { return }
+        if let e = error as? StorageError {
+            logger.critical(
+                e.code == .corrupted ? "damage found while reading \(what)" : "could not read \(what)",
+                metadata: Self.metadata(e, path: path))
+        } else {
+            logger.critical("could not read \(what)", metadata: ["realm.path": "\(path)", "error": "\(error)"])
         }
     }
 

@@ -271,7 +271,7 @@ final class ResultsBase {
                     cachedKeys = []
                 }
             } catch {
-                fatalError("Realm could not read '\(info.className)': \(error)")
+                realm.readFailed(error, reading: "'\(info.className)'")
             }
         } else {
             cachedKeys = realm.objectKeys(info.className)
@@ -330,7 +330,7 @@ final class ResultsBase {
         do {
             return try realm.reader(info, realm.currentSnapshot)
         } catch {
-            fatalError("Realm could not read '\(info.className)': \(error)")
+            realm.readFailed(error, reading: "'\(info.className)'")
         }
     }
 }
@@ -381,7 +381,7 @@ struct ObjectWalk {
                 let lane = try reader.reader.keys(group: group)
                 keys = (0..<lane.count).map { lane[$0] }
             } catch {
-                fatalError("Realm could not read '\(info.className)': \(error)")
+                realm.readFailed(error, reading: "'\(info.className)'")
             }
             rows = min(keys.count, reader.reader.rowCount(group: group))
             row = 0

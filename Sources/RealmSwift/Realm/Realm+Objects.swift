@@ -59,7 +59,7 @@ extension Realm {
 
     /// Stops with the reason a lookup of `info`'s objects failed (a damaged file).
     private func lookUpFailed(_ info: ClassInfo, _ error: any Swift.Error) -> Never {
-        fatalError("Realm could not look up '\(info.className)': \(error)")
+        readFailed(error, reading: "'\(info.className)'")
     }
 
     /// The type description of `info`'s primary-key property (stops when it has none).
@@ -115,7 +115,7 @@ extension Realm {
             if let tx = transaction { return try tx.objectKeys(table) }
             return try currentSnapshot.objectKeys(table)
         } catch {
-            fatalError("Realm could not read '\(table)': \(error)")
+            readFailed(error, reading: "'\(table)'")
         }
     }
 
@@ -192,7 +192,7 @@ extension Realm {
         } catch let e as StorageError where e.code == .notFound {
             fatalError("Object has been deleted or invalidated (reading \(info.className).\(info.properties[index].name)).")
         } catch {
-            fatalError("Realm could not read \(info.className).\(info.properties[index].name): \(error)")
+            readFailed(error, reading: "\(info.className).\(info.properties[index].name)")
         }
     }
 

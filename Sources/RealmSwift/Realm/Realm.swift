@@ -271,8 +271,17 @@ public final class Realm {
             stamp += 1
             return s
         } catch {
-            fatalError("Realm could not read its file: \(error)")
+            readFailed(error, reading: "its file")
         }
+    }
+
+    /// Stops the process because reading `what` failed (damage or an I/O error) where no error can
+    /// be thrown: a property's getter, an iteration, a count. RealmSwift raises an exception there,
+    /// which ends the process too. The failure is logged first (`.critical`, through
+    /// ``Configuration/logger``); the message names the file and, for damage, the byte offset and
+    /// `realm-dump --verify`. Nothing is written to the file.
+    func readFailed(_ error: any Swift.Error, reading what: String) -> Never {
+        fatalError("Realm " + store.readFailed(error, reading: what))
     }
 
     /// Advances to the newest version. Returns whether anything changed.
