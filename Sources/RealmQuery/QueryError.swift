@@ -33,8 +33,8 @@ package struct QueryError: Error, CustomStringConvertible, Sendable, Equatable {
         /// A key path is malformed for its use: a collection operator in the wrong place, a property
         /// after a non-link, an aggregate without a list.
         case invalidKeyPath = 7
-        /// A `$variable` is used outside its `SUBQUERY`, or a key path inside a `SUBQUERY` does not
-        /// start with the subquery's variable.
+        /// A `$variable` is used outside its `SUBQUERY`, a key path inside a `SUBQUERY` starts with
+        /// another variable, or names a property of an element that is a value.
         case unknownVariable = 8
         /// A literal cannot be represented: an integer beyond 64 bits, a bad escape in a string, a
         /// decimal with more than 34 significant digits.

@@ -63,10 +63,10 @@ import Testing
         e("‸age.@count > 1", .invalidKeyPath), e("‸best.@count > 1", .invalidKeyPath), e("‸age.@avg > 1", .invalidKeyPath),
         e("‸dogs.@avg > 1", .invalidKeyPath), e("‸best.@avg.age > 1", .invalidKeyPath), e("‸dogs.@avg.toys.price > 1", .invalidKeyPath),
         e("‸scores.@avg.x > 1", .invalidKeyPath), e("SUBQUERY(‸best, $d, $d.age > 1).@count > 0", .invalidKeyPath),
-        e("SUBQUERY(dogs, $d, ‸age > 1).@count > 0", .unknownVariable), e("SUBQUERY(dogs, $d, ‸$x.age > 1).@count > 0", .unknownVariable),
+        e("SUBQUERY(scores, $s, ‸x > 1).@count > 0", .unknownVariable), e("SUBQUERY(dogs, $d, ‸$x.age > 1).@count > 0", .unknownVariable),
         e("‸$d.age > 1", .unknownVariable),
         e("SUBQUERY(dogs, $d, SUBQUERY($d.toys, $t, ‸$d.age > 1).@count > 0).@count > 0", .unknownVariable),
-        e("SUBQUERY(dogs, $d, SUBQUERY(‸toys, $t, $t.price > 1).@count > 0).@count > 0", .unknownVariable),
+        e("SUBQUERY(dogs, $d, SUBQUERY(toys, $t, ‸$d.price > 1).@count > 0).@count > 0", .unknownVariable),
     ]
 
     static let literals: [ErrorCase] = [

@@ -81,6 +81,14 @@ import Testing
             "SUBQUERY(dogs, $d, $d.toys.@count > 1 AND ANY $d.toys.name == 'x').@count == dogs.@count",
             #"SUBQUERY(dogs, $d, $d.toys.@count > 1 AND ANY $d.toys.name == "x").@count == dogs.@count"#),
         c("SUBQUERY(dogs.toys, $t, $t.name == 'x').@count > 1", #"SUBQUERY(dogs.toys, $t, $t.name == "x").@count > 1"#),
+        // Without the variable, a key path names a property of the collection's objects, as in
+        // RealmSwift (its query builder resolves the predicate against the objects' class).
+        c(
+            "SUBQUERY(dogs, $d, age > 5 AND $d.name BEGINSWITH 'R').@count > 1",
+            #"SUBQUERY(dogs, $d, $d.age > 5 AND $d.name BEGINSWITH "R").@count > 1"#),
+        c(
+            "SUBQUERY(dogs, $d, SUBQUERY(toys, $t, price > 5).@count > 0).@count > 0",
+            "SUBQUERY(dogs, $d, SUBQUERY($d.toys, $t, $t.price > Decimal128(3476778912330022912:5)).@count > 0).@count > 0"),
         // LinkingObjects and other tables.
         c("owners.name == 'Ada'", #"ANY @links.Person.dogs.name == "Ada""#, table: "Dog"),
         c("owners.@count > 1", "@links.Person.dogs.@count > 1", table: "Dog"),

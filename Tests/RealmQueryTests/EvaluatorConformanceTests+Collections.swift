@@ -61,7 +61,7 @@ extension EvaluatorConformanceTests {
         q("ANY linkMap == nil", [4]), q("linkMap.name == 'blue'", [2]), q("linkMap.@count == 2", [2, 7]),
         q("linkMap.@count == 1", [1, 4, 5]),
         q("ALL linkMap.weight > 1", [0, 2, 3, 4, 5, 6]), q("linkMap.@sum.weight == 2", [7]),
-        q("SUBQUERY(linkMap, $t, $t.weight > 1).@count == 2", [2]),
+        q("SUBQUERY(linkMap, $t, $t.weight > 1).@count == 2", [2]), q("SUBQUERY(linkMap, $t, weight > 1).@count == 2", [2]),
     ]
 
     static let aggregates: [QueryCase] = [
@@ -76,6 +76,7 @@ extension EvaluatorConformanceTests {
         q("doubles.@sum == 3", [2, 6, 7]), q("doubles.@avg == 1.5", [1, 2, 7]), q("doubles.@max == nil", [0, 5]),
         q("doubles.@min < 0", [4]), q("doubles.@sum > 100", []), q("links.@max.weight >= ints.@max", [0, 1, 2, 3, 6]),
         q("SUBQUERY(links, $t, $t.owner != nil).@count == links.@count", [0, 1, 2, 4, 6, 7]),
+        q("SUBQUERY(links, $t, owner != nil).@count == links.@count", [0, 1, 2, 4, 6, 7]),
     ]
 
     static let subqueries: [QueryCase] = [

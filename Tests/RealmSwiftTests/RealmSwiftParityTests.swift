@@ -240,6 +240,28 @@ final class RenamedDog: Object, Codable {
         #expect(byAge.allKeys == [1, 2, 7])
     }
 
+    // MARK: Queries
+
+    /// Inside a SUBQUERY a key path without the variable names a property of the collection's
+    /// objects (RealmSwift resolves the predicate against their class); a fractional number
+    /// against an int property is an error, as RealmSwift's query builder makes it.
+    @Test func subqueryKeyPathsWithoutTheVariableAndFractionsAgainstInts() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write {
+            for i in 0..<4 {
+                let p = Person(value: ["id": i, "name": "p\(i)"])
+                for a in 0..<i { p.dogs.append(Dog(value: ["name": "d\(i)\(a)", "age": a * 3])) }
+                realm.add(p)
+            }
+        }
+        let people = realm.objects(Person.self)
+        let bare = people.filter("SUBQUERY(dogs, $d, age > 2 AND name BEGINSWITH 'd').@count > 0").map(\.id)
+        let named = people.filter("SUBQUERY(dogs, $d, $d.age > 2 AND $d.name BEGINSWITH 'd').@count > 0").map(\.id)
+        #expect(Array(bare) == [2, 3] && Array(bare) == Array(named))
+        #expect(throws: Realm.Error.self) { try people.filter(checking: "age > 1.5") }
+        #expect(throws: Realm.Error.self) { try people.filter(checking: "age == %@", [2.0]) }
+    }
+
     // MARK: Thawing
 
     @Test func thawedResultsAdvanceWithTheThreadsRealm() throws {

@@ -124,9 +124,13 @@ extension Binder {
         case (.element(let name, _), let v?):
             throw QueryError(
                 .unknownVariable, "$\(v) is not defined here; key paths in this SUBQUERY start with $\(name)", offset: path.position)
-        case (.element(let name, _), nil):
+        case (.element(_, .object(let table)), nil):
+            // As RealmSwift resolves it: a key path without a variable inside a SUBQUERY names a
+            // property of the collection's objects.
+            element = .object(table)
+        case (.element(let name, .value), nil):
             throw QueryError(
-                .unknownVariable, "every key path inside SUBQUERY(…, $\(name), …) starts with $\(name): write $\(name).\(path)",
+                .unknownVariable, "the elements of this SUBQUERY are values, with no properties: write $\(name) for the element",
                 offset: path.position)
         }
         var steps: [PathStep] = []
@@ -177,6 +181,6 @@ extension Binder {
         let isToMany = steps.contains(where: \.isToMany)
         return BoundKeyPath(
             steps: steps, valueType: type, targetTable: target, isNullable: nullable || (throughOptionalLink && !isToMany),
-            variable: path.variable)
+            variable: path.variable ?? scope.variable)
     }
 }

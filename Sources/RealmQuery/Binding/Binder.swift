@@ -32,8 +32,15 @@ struct Binder {
     enum Scope {
         /// The object being tested; key paths have no variable.
         case object(TableSchema)
-        /// The element of a subquery; key paths start with `$variable`.
+        /// The element of a subquery; key paths start at it, with `$variable` or (on objects)
+        /// without a variable.
         case element(variable: String, Element)
+
+        /// The subquery's variable (nil at the object): a key path written without it still
+        /// prints with it.
+        var variable: String? {
+            if case .element(let name, _) = self { name } else { nil }
+        }
     }
 
     /// What a key path starts at, or reaches: an object of a table, or a value.
