@@ -85,8 +85,8 @@ final class Player: Object {
         #expect(p.pets.contains(key: "first") && p.pets["first"] == .some(nil))
         #expect(realm.schema["Player"]?["scores"]?.isMap == true)
         let dynamic = try Realm(configuration: .init(fileURL: dir.url(), objectTypes: []))
-        let scores = dynamic.dynamicObjects("Player")[0]["scores"] as? [String: Any?]
-        #expect(scores?["a"] as? Int == 1)
+        let scores = dynamic.dynamicObjects("Player")[0]["scores"] as? Map<String, Int>
+        #expect(scores?["a"] == 1)
     }
 }
 

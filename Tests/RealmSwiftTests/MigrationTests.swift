@@ -125,7 +125,7 @@ enum PetV2 {
         #expect(ada["name"] as? String == "Ada")
         #expect(ada["age"] as? Int == 36)
         #expect((ada["dog"] as? DynamicObject)?["name"] as? String == "Rex")
-        #expect(((ada["dogs"] as? [Any?])?.first as? DynamicObject)?["name"] as? String == "Rex")
+        #expect((ada["dogs"] as? List<DynamicObject>)?.first?["name"] as? String == "Rex")
         #expect(try realm.dynamicObject(ofType: "Person", forPrimaryKey: 1)?["name"] as? String == "Ada")
         #expect(throws: Realm.Error.self) { try realm.checkedDynamicObjects("Nope") }
         #expect(throws: Realm.Error.self) { try ada.value(forProperty: "nope") }
@@ -136,5 +136,60 @@ enum PetV2 {
             #expect(throws: Realm.Error.self) { try ada.setValue("x", forProperty: "age") }
         }
         #expect(realm.dynamicObjects("Person").map { $0["name"] as? String } == ["Grace", "Linus"])
+    }
+
+    /// As in RealmSwift: a dynamic object's collections are live `List`, `MutableSet` and `Map`
+    /// (of `DynamicObject` for objects, typed for values), `dynamicList`/`dynamicMutableSet`/
+    /// `dynamicMap` read any managed object's collections of objects that way, writes through them
+    /// land in the file, and members read as properties.
+    @Test func collectionsAreLiveListsSetsAndMaps() throws {
+        let dir = TempDir()
+        var config = Realm.Configuration(fileURL: dir.url())
+        config.objectTypes = [Kennel.self, Dog.self]
+        let typed = try Realm(configuration: config)
+        let kennel = Kennel(value: ["id": 1])
+        try typed.write {
+            kennel.dogs.append(objectsIn: [Dog(value: ["name": "Rex"]), Dog(value: ["name": "Fido"])])
+            kennel.dogSet.insert(Dog(value: ["name": "Set"]))
+            kennel.dogMap["a"] = Dog(value: ["name": "Mapped"])
+            kennel.dogMap["none"] = nil as Dog?
+            kennel.ints.append(objectsIn: [1, 2, 3])
+            kennel.scores["x"] = 7
+            typed.add(kennel)
+        }
+        // The typed object's collections of objects, read dynamically.
+        #expect(kennel.dynamicList("dogs").map { $0["name"] as? String } == ["Rex", "Fido"])
+        #expect(kennel.dynamicMutableSet("dogSet").first?["name"] as? String == "Set")
+        let map: Map<String, DynamicObject?> = kennel.dynamicMap("dogMap")
+        #expect(map["a"]??["name"] as? String == "Mapped" && map.count == 2)
+
+        let realm = try Realm(configuration: .init(fileURL: dir.url(), objectTypes: []))
+        let k = try #require(realm.dynamicObjects("Kennel").first)
+        let dogs = try #require(k["dogs"] as? List<DynamicObject>)
+        #expect(dogs.map { $0.name as? String } == ["Rex", "Fido"])
+        #expect((k["ints"] as? List<Int>).map(Array.init) == [1, 2, 3])
+        #expect((k["dogSet"] as? MutableSet<DynamicObject>)?.count == 1)
+        #expect((k["dogMap"] as? Map<String, DynamicObject?>)?["a"]??["name"] as? String == "Mapped")
+        #expect((k["scores"] as? Map<String, Int>)?["x"] == 7)
+        #expect(k.id as? Int == 1)
+        // Live: a write through the dynamic list is in the file, and the list sees it.
+        try realm.write {
+            let rover = realm.dynamicCreate("Dog", value: ["name": "Rover"])
+            dogs.append(rover)
+            k.dynamicList("dogs").swapAt(0, 1)
+        }
+        #expect(dogs.map { $0["name"] as? String } == ["Fido", "Rex", "Rover"])
+        typed.refresh()
+        #expect(kennel.dogs.map(\.name) == ["Fido", "Rex", "Rover"])
+    }
+
+    @Test func dynamicListOfAPropertyThatIsNotAListOfObjectsStops() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (realm, _) = try makeRealm()
+            let p = Person(value: ["id": 1])
+            try realm.write { realm.add(p) }
+            _ = p.dynamicList("name")
+        }
+        #expect(ConfinementTests.stderr(result).contains("Property 'name' of Person is not a list of objects."))
     }
 }

@@ -48,7 +48,10 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
         return [:]
     }
 
-    func decode(_ v: StorageValue) -> Value { Value._rlmDecode(_RLMRaw(v), realm) }
+    func decode(_ v: StorageValue) -> Value {
+        if Value.self == DynamicObject?.self, let o = property?.dynamicLink(v) { return Optional(o) as! Value }
+        return Value._rlmDecode(_RLMRaw(v), realm)
+    }
 
     /// The number of entries.
     public var count: Int { property == nil ? storage.count : managed.count }

@@ -30,7 +30,10 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
         return []
     }
 
-    func decode(_ v: StorageValue) -> Element { Element._rlmDecode(_RLMRaw(v), realm) }
+    func decode(_ v: StorageValue) -> Element {
+        if Element.self == DynamicObject.self, let o = property?.dynamicLink(v) { return o as! Element }
+        return Element._rlmDecode(_RLMRaw(v), realm)
+    }
 
     /// The stored form of `e` when it can already be stored without adding anything (nil for an
     /// unmanaged object, which no managed set can contain yet).
@@ -178,6 +181,15 @@ struct ManagedProperty {
     var realm: Realm? { parent._rlmRealm }
 
     func read() -> StorageValue { parent._rlmRealm!.readValue(parent, index) }
+
+    /// The link `value` of this property as a ``DynamicObject`` of the property's target class
+    /// (a collection of `DynamicObject`s has no class of its own to read its links with); nil
+    /// when `value` is not a link.
+    func dynamicLink(_ value: StorageValue) -> DynamicObject? {
+        guard case .link(let key) = value, let realm, let target = parent._rlmClass.properties[index].property.objectClassName
+        else { return nil }
+        return realm.dynamicObject(target, key)
+    }
 
     /// Rewrites the stored value with `body` (the current value goes in, the new one comes out).
     func write(_ body: (inout StorageValue) throws -> Void) {

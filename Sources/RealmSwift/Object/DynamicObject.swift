@@ -9,16 +9,70 @@ import RealmStorage
 /// for dog in realm.dynamicObjects("Dog") { print(dog["name"] ?? "-") }
 /// ```
 ///
-/// Links read as `DynamicObject`s and lists as arrays. Thread-confined like its Realm.
+/// Links read as `DynamicObject`s; lists, sets and maps as live `List`, `MutableSet` and `Map`
+/// (of `DynamicObject` for links), as in RealmSwift. Thread-confined like its Realm.
+@dynamicMemberLookup
 public final class DynamicObject: Object {
     /// The class (table) name.
     public var className: String { _rlmClass.className }
 
-    /// The property value as stored: scalars, `DynamicObject` for links, `[Any?]` for lists.
+    /// A property by name, written as a member (`dog.name` for `dog["name"]`), as in RealmSwift.
+    public subscript(dynamicMember member: String) -> Any? {
+        get { self[member] }
+        set { self[member] = newValue }
+    }
+
+    /// The property value: scalars, `DynamicObject` for links, and for a list, set or map the
+    /// live collection (`List<DynamicObject>`, `List<Int>`, `Map<String, DynamicObject?>`, …).
     override func propertyValue(_ index: Int) -> Any {
         guard let realm = _rlmRealm else { return super.propertyValue(index) }
         let p = _rlmClass.properties[index]
+        if p.property.isCollection {
+            func live<T: _Persistable>(_: T.Type) -> Any { T._rlmGet(self, index) }
+            return live(p.valueType)
+        }
         return DynamicValues.swiftValue(realm.readValue(self, index), target: p.property.objectClassName, realm: realm) as Any
+    }
+}
+
+extension ObjectBase {
+    /// The list of objects named `propertyName`, its elements read as ``DynamicObject``s (any
+    /// managed object: a model object, an embedded one, a dynamic one). Stops with a message when
+    /// the object is unmanaged or the property is not a list of objects, as RealmSwift does.
+    ///
+    /// ```swift
+    /// migration.enumerateObjects(ofType: "Person") { _, new in
+    ///     let dogs = new!.dynamicList("dogs")
+    ///     print(dogs.count, dogs.first?["name"] ?? "-")
+    /// }
+    /// ```
+    public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
+        List._rlmGet(self, dynamicCollectionIndex(propertyName, kind: "a list of objects") { $0.isArray })
+    }
+
+    /// The set of objects named `propertyName`, its elements read as ``DynamicObject``s (see
+    /// ``dynamicList(_:)``).
+    public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
+        MutableSet._rlmGet(self, dynamicCollectionIndex(propertyName, kind: "a set of objects") { $0.isSet })
+    }
+
+    /// The map of objects named `propertyName`, its values read as ``DynamicObject``s (see
+    /// ``dynamicList(_:)``).
+    public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
+        Map._rlmGet(self, dynamicCollectionIndex(propertyName, kind: "a map of objects") { $0.isMap })
+    }
+
+    /// The index of the managed collection-of-objects property `name` that `isKind` accepts.
+    private func dynamicCollectionIndex(_ name: String, kind: String, _ isKind: (Property) -> Bool) -> Int {
+        guard _rlmRealm != nil else {
+            fatalError("Only managed objects have dynamic collections; '\(name)' was asked of an unmanaged object.")
+        }
+        guard let i = _rlmClass.indexByName[name] else { fatalError("\(Realm.Error.unknownProperty(name, _rlmClass.className))") }
+        let p = _rlmClass.properties[i].property
+        guard p.type == .object, isKind(p) else {
+            fatalError("Property '\(name)' of \(_rlmClass.className) is not \(kind).")
+        }
+        return i
     }
 }
 
