@@ -407,3 +407,74 @@ import Testing
         return Layout(sections)
     }
 }
+
+/// Sections of values (issue 29): RealmSwift's `sectioned(by:ascending:)` on any collection of
+/// values — sorted by the values, grouped by the block's key, live, frozen and observed.
+@Suite struct SectionedValuesTests {
+    static func kennel() throws -> (Realm, Kennel, TempDir) {
+        let dir = TempDir()
+        var config = Realm.Configuration(fileURL: dir.url())
+        config.objectTypes = [Kennel.self, Dog.self]
+        let realm = try Realm(configuration: config)
+        let k = Kennel(value: ["id": 1])
+        k.strings.append(objectsIn: ["banana", "apple", "cherry", "avocado", "blueberry", "apple"])
+        k.ints.append(objectsIn: [5, 2, 8, 3, 2])
+        try realm.write { realm.add(k) }
+        return (realm, k, dir)
+    }
+
+    @Test func valuesAreSortedAndGroupedLiveAndFrozen() throws {
+        let (realm, k, _) = try Self.kennel()
+        let byInitial = k.strings.sectioned(by: { String($0.prefix(1)) })
+        #expect(byInitial.allKeys == ["a", "b", "c"])
+        #expect(byInitial.map { Array($0) } == [["apple", "apple", "avocado"], ["banana", "blueberry"], ["cherry"]])
+        #expect(byInitial[IndexPath(item: 1, section: 1)] == "blueberry")
+        #expect(k.strings.sectioned(by: { String($0.prefix(1)) }, ascending: false).allKeys == ["c", "b", "a"])
+        // Results of values too, and a key of another type.
+        let parity = k.ints.where { $0 > 2 }.sectioned(by: { $0 % 2 == 0 })
+        #expect(parity.allKeys == [false, true] && parity.map { Array($0) } == [[3, 5], [8]])
+        // Live, and a frozen copy keeps its version.
+        let frozen = byInitial.freeze()
+        try realm.write { k.strings.append(objectsIn: ["date", "apricot"]) }
+        #expect(byInitial.allKeys == ["a", "b", "c", "d"] && byInitial[0].count == 4)
+        #expect(frozen.allKeys == ["a", "b", "c"] && frozen[0].count == 3 && frozen.isFrozen)
+        #expect(frozen.thaw()?[0].count == 4)
+        // An unmanaged list's values section too (grouped on each read).
+        let loose = List<String>()
+        loose.append(objectsIn: ["b", "a"])
+        #expect(loose.sectioned(by: { $0 }).allKeys == ["a", "b"])
+    }
+
+    @Test func observingSectionsOfValuesReportsRowsAndSections() throws {
+        let (realm, k, _) = try Self.kennel()
+        let byInitial = k.strings.sectioned(by: { String($0.prefix(1)) })
+        var updates: [(deletions: [IndexPath], insertions: [IndexPath], toInsert: IndexSet, toDelete: IndexSet)] = []
+        var initial = 0
+        let token = byInitial.observe { change in
+            switch change {
+            case .initial: initial += 1
+            case .update(_, let deletions, let insertions, let modifications, let toInsert, let toDelete):
+                #expect(modifications.isEmpty)
+                updates.append((deletions, insertions, toInsert, toDelete))
+            }
+        }
+        realm.refresh()
+        #expect(initial == 1)
+        // A new value joins its section; a new key makes a section.
+        try realm.write { k.strings.append(objectsIn: ["apricot", "date"]) }
+        realm.refresh()
+        #expect(updates.count == 1)
+        #expect(updates.last?.insertions == [IndexPath(item: 2, section: 0), IndexPath(item: 0, section: 3)])
+        #expect(updates.last?.toInsert == [3])
+        // Removing every value of a section deletes the section (as sections of objects report it).
+        try realm.write { k.strings.remove(at: k.strings.firstIndex(of: "cherry")!) }
+        realm.refresh()
+        #expect(updates.count == 2)
+        #expect(updates.last?.toDelete == [2] && updates.last?.deletions == [], "\(updates.last!)")
+        // Deleting the object that holds the list deletes every section, once.
+        try realm.write { realm.delete(k) }
+        realm.refresh()
+        #expect(updates.count == 3 && updates.last?.toDelete == [0, 1, 2], "\(updates.last!)")
+        token.invalidate()
+    }
+}

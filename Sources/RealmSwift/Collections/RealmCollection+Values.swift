@@ -27,6 +27,22 @@ extension RealmCollection where Element: _HasPersistedType, Element.PersistedTyp
 }
 
 extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: SortableType {
+    /// The values sorted (``sorted(ascending:)``) and grouped into sections by the key `block`
+    /// returns for each, as in RealmSwift; live, frozen and observed like sections of objects.
+    ///
+    /// ```swift
+    /// let byInitial = person.nicknames.sectioned(by: { String($0.prefix(1)) })
+    /// for section in byInitial { print(section.key, Array(section)) }
+    /// ```
+    ///
+    /// When the sort order of the values does not follow their keys, values with the same key
+    /// still go to one section (the section of the first of them), in sorted order.
+    public func sectioned<Key: _Persistable & Hashable>(by block: @escaping (Element) -> Key, ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        SectionedResults(sorted(ascending: ascending), sectionKey: block)
+    }
+
     /// The values sorted (stably; nil first ascending, strings by UTF-8 bytes), as live results.
     public func sorted(ascending: Bool = true) -> Results<Element> {
         do { return try valueResults(.sort(ascending: ascending)) } catch { fatalError("\(error)") }

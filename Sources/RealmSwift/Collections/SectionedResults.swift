@@ -123,11 +123,14 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 /// never held while the section key block runs: two threads may both group a frozen version,
 /// with the same outcome, and the last stores it.
 final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCollectionValue> {
-    /// The sections, in order: each key with the object keys of its rows.
+    /// The sections, in order: each key with the object keys of its rows (for results of values:
+    /// each row's position in ``values``, as an `ObjectKey`).
     struct Layout {
         var keys: [Key] = []
         var rows: [[ObjectKey]] = []
         var sectionOfKey: [Key: Int] = [:]
+        /// For results of values: the values the rows were grouped from.
+        var values: [Element] = []
 
         /// The rows of the section keyed `key` (none when there is no such section).
         func rows(of key: Key) -> [ObjectKey] { sectionOfKey[key].map { rows[$0] } ?? [] }
@@ -161,7 +164,8 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
     /// The sections, computed again only when the Realm changed since the last call (none once
     /// the Realm was invalidated).
     var layout: Layout {
-        let realm = results.base.realm
+        // An unmanaged collection's values have no version to cache the sections at.
+        guard let realm = results.realm else { return resolve() }
         realm.checkThread()
         if results.isInvalidated { return Layout() }
         let cached = synchronized { cachedStamp == realm.stamp && realm.snapshot != nil ? cachedLayout : nil }
@@ -184,15 +188,22 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
     }
 
     private func resolve() -> Layout {
-        // One pass over the results: their iterator reads through the rows' locations.
-        var iterator = Results<Element>.Iterator(base: results.base, walk: false)
-        let objectKeys = iterator.keys
+        var layout = Layout()
         var keyed: [(key: Key, object: ObjectKey)] = []
-        keyed.reserveCapacity(objectKeys.count)
-        var i = 0
-        while let element = iterator.next() {
-            keyed.append((sectionKey(element), objectKeys[i]))
-            i += 1
+        if let values = results.values {
+            // Values have no keys: a row is the value's position.
+            layout.values = values.elements
+            keyed = layout.values.enumerated().map { (sectionKey($1), ObjectKey(Int64($0))) }
+        } else {
+            // One pass over the results: their iterator reads through the rows' locations.
+            var iterator = Results<Element>.Iterator(base: results.base, walk: false)
+            let objectKeys = iterator.keys
+            keyed.reserveCapacity(objectKeys.count)
+            var i = 0
+            while let element = iterator.next() {
+                keyed.append((sectionKey(element), objectKeys[i]))
+                i += 1
+            }
         }
         if let keyOrder {
             // Stable: equal keys keep the results' order.
@@ -201,7 +212,6 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
             }
             keyed = order.map { keyed[$0] }
         }
-        var layout = Layout()
         for (key, object) in keyed {
             if let s = layout.sectionOfKey[key] {
                 layout.rows[s].append(object)
@@ -214,8 +224,11 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
         return layout
     }
 
-    /// The element of the object `key`.
-    func element(_ key: ObjectKey) -> Element { Element._rlmCast(results.base.object(key)) }
+    /// The element of the object `key` (for results of values: the value at that position).
+    func element(_ key: ObjectKey) -> Element {
+        if results.values != nil { return layout.values[Int(key.rawValue)] }
+        return Element._rlmCast(results.base.object(key))
+    }
 
     // MARK: Freezing
 
@@ -223,13 +236,14 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
     /// (it was computed at the version the frozen results read), so freezing does not group again.
     func frozen() -> SectionedResultsBase {
         if results.isFrozen { return self }
-        let realm = results.base.realm
-        realm.checkThread()
-        let current = cachedStamp == realm.stamp && realm.snapshot != nil && realm.transaction == nil && !results.isInvalidated
+        let realm = results.realm
+        realm?.checkThread()
+        let current =
+            realm.map { cachedStamp == $0.stamp && $0.snapshot != nil && $0.transaction == nil } == true && !results.isInvalidated
         let frozen = SectionedResultsBase(results.freeze(), sectionKey: sectionKey, keyOrder: keyOrder)
-        if current {
+        if current, let stamp = frozen.results.realm?.stamp {
             frozen.cachedLayout = cachedLayout
-            frozen.cachedStamp = frozen.results.base.realm.stamp
+            frozen.cachedStamp = stamp
         }
         return frozen
     }

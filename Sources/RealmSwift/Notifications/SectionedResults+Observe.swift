@@ -23,6 +23,7 @@ extension SectionedResultsBase {
     /// (in a frozen Realm, off the delivering thread), then diffed by section and row.
     /// `only`: restrict the change to the section with this key (``ResultsSection``).
     func notifierLogic(_ keyPaths: [String]?, only: AnyHashable? = nil) -> NotifierLogic<SectionList, SectionsDelta> {
+        if let values = results.values { return valueNotifierLogic(values, only: only) }
         let realm = results.base.realm
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen sections do not change and cannot be observed; observe the live ones (thaw()).") }
@@ -45,22 +46,102 @@ extension SectionedResultsBase {
                 let newSections = sections(new)
                 let context = ChangeContext(old: old, new: new, changes: changes)
                 let modified = context.modifiedKeys(table, among: newSections.flatMap(\.keys), paths)
-                let c = SectionedDiff.changes(oldSections: oldSections, newSections: newSections, modified: modified.contains)
-                var d = SectionsDelta(
-                    deletions: c.deletions, insertions: c.insertions, modifications: c.modifications, sectionsToInsert: c.sectionsToInsert,
-                    sectionsToDelete: c.sectionsToDelete)
-                if let only {
-                    let before = oldSections.firstIndex { $0.key == only }
-                    let after = newSections.firstIndex { $0.key == only }
-                    d.deletions = d.deletions.filter { $0.section == before }
-                    d.modifications = d.modifications.filter { $0.section == before }
-                    d.insertions = d.insertions.filter { $0.section == after }
-                    d.sectionsToInsert = d.sectionsToInsert.filteredIndexSet { $0 == after }
-                    d.sectionsToDelete = d.sectionsToDelete.filteredIndexSet { $0 == before }
-                }
+                let d = Self.delta(oldSections, newSections, modified: modified.contains, only: only)
                 return NotifierOutcome(state: newSections, change: d.isEmpty ? nil : d)
             })
     }
+
+    /// Sections of a managed collection's values change when its values do: the sections are
+    /// grouped again at each version and diffed with equal values as the same element (the k-th
+    /// occurrence of a value is the same element in both versions; nothing is a modification).
+    /// When the object holding the collection is deleted, every row is reported deleted once.
+    private func valueNotifierLogic(_ values: ValueResults<Element>, only: AnyHashable?) -> NotifierLogic<SectionList, SectionsDelta> {
+        guard let origin = values.origin, let realm = values.realm else {
+            fatalError("Only sections of a managed collection's values can be observed; add its object to a Realm first.")
+        }
+        realm.checkThread()
+        if realm.isFrozen { fatalError("Frozen sections do not change and cannot be observed; observe the live ones (thaw()).") }
+        let template = realm.template
+        let target = PropertyTarget(origin.property, keyPaths: nil, what: "sections")
+        let rebuild = Unchecked(values.rebuilder)
+        let grouping = Unchecked((sectionKey, keyOrder))
+        // Identities of (value, occurrence) pairs, kept for the life of the observation.
+        let identities = Locked<[Occurrence: Int64]>([:])
+        func sections(_ snap: Snapshot) -> SectionList {
+            let frozen = Realm(frozen: snap.retained(kind: "notifier"), template: template)
+            let base = SectionedResultsBase(
+                Results(values: rebuild.value(frozen)), sectionKey: grouping.value.0, keyOrder: grouping.value.1)
+            let layout = base.layout
+            let ids: [ObjectKey] = identities.withLock { known in
+                var seen: [Element: Int] = [:]
+                return layout.values.map { v in
+                    let k = seen[v, default: 0]
+                    seen[v] = k + 1
+                    let occurrence = Occurrence(value: AnyHashable(v), index: k)
+                    if let id = known[occurrence] { return ObjectKey(id) }
+                    let id = Int64(known.count)
+                    known[occurrence] = id
+                    return ObjectKey(id)
+                }
+            }
+            return zip(layout.keys, layout.rows).map { (AnyHashable($0.0), $0.1.map { ids[Int($0.rawValue)] }) }
+        }
+        return NotifierLogic(
+            tables: [target.table], initial: sections,
+            compute: { _, oldSections, new, changes in
+                if target.isDeleted(changes) {
+                    let d = Self.delta(oldSections, [], modified: { _ in false }, only: only)
+                    return NotifierOutcome(state: [], change: d.isEmpty ? nil : d, isFinal: true)
+                }
+                let newSections = sections(new)
+                let d = Self.delta(oldSections, newSections, modified: { _ in false }, only: only)
+                return NotifierOutcome(state: newSections, change: d.isEmpty ? nil : d)
+            })
+    }
+
+    /// The change between two section lists, narrowed to the section keyed `only` when given.
+    static func delta(_ oldSections: SectionList, _ newSections: SectionList, modified: (ObjectKey) -> Bool, only: AnyHashable?)
+        -> SectionsDelta
+    {
+        let c = SectionedDiff.changes(oldSections: oldSections, newSections: newSections, modified: modified)
+        var d = SectionsDelta(
+            deletions: c.deletions, insertions: c.insertions, modifications: c.modifications, sectionsToInsert: c.sectionsToInsert,
+            sectionsToDelete: c.sectionsToDelete)
+        if let only {
+            let before = oldSections.firstIndex { $0.key == only }
+            let after = newSections.firstIndex { $0.key == only }
+            d.deletions = d.deletions.filter { $0.section == before }
+            d.modifications = d.modifications.filter { $0.section == before }
+            d.insertions = d.insertions.filter { $0.section == after }
+            d.sectionsToInsert = d.sectionsToInsert.filteredIndexSet { $0 == after }
+            d.sectionsToDelete = d.sectionsToDelete.filteredIndexSet { $0 == before }
+        }
+        return d
+    }
+
+    /// The make step of an observation: these sections, at the version of `realm`.
+    func remade(in realm: Realm) -> SectionedResultsBase {
+        if let values = results.values {
+            return SectionedResultsBase(Results(values: values.rebuilder(realm)), sectionKey: sectionKey, keyOrder: keyOrder)
+        }
+        return SectionedResultsBase(
+            Results(realm: realm, info: results.base.info, query: results.base.query), sectionKey: sectionKey, keyOrder: keyOrder)
+    }
+
+    /// The Realm whose thread observations of these sections are delivered on.
+    var observedRealm: Realm {
+        guard let realm = results.realm else {
+            fatalError("Only sections of a managed collection's values can be observed; add its object to a Realm first.")
+        }
+        return realm
+    }
+}
+
+/// The k-th occurrence of a value among a collection's values: what a value is, for the diff.
+struct Occurrence: Hashable, @unchecked Sendable {
+    // `@unchecked Sendable`: persistable values, only read under the observation's lock.
+    let value: AnyHashable
+    let index: Int
 }
 
 /// Turns a sections event into RealmSwift's change for `value` (errors are not reported:
@@ -89,7 +170,7 @@ extension SectionedResults {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
     ) -> NotificationToken {
-        return observation(keyPaths).observe(base.results.base.realm, on: queue, value: self, block)
+        return observation(keyPaths).observe(base.observedRealm, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with these sections' changes.
@@ -97,26 +178,21 @@ extension SectionedResults {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @escaping @Sendable (isolated A, SectionedResultsChange<SectionedResults>) -> Void
     ) async -> NotificationToken {
-        observation(keyPaths).onActor(base.results.base.realm, actor, block)
+        observation(keyPaths).onActor(base.observedRealm, actor, block)
     }
 
     /// These sections' changes as an async sequence of frozen sections.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<SectionedResultsChange<SectionedResults>> {
-        observation(keyPaths).stream(base.results.base.realm)
+        observation(keyPaths).stream(base.observedRealm)
     }
 
     func observation(_ keyPaths: [String]?) -> Observation<
         SectionList, SectionsDelta, SectionedResults, SectionedResultsChange<SectionedResults>
     > {
         let b = Unchecked(base)
-        let info = base.results.base.info
-        let query = base.results.base.query
         return Observation(
             logic: base.notifierLogic(keyPaths),
-            make: { realm, _ in
-                SectionedResults(
-                    Results(realm: realm, info: info, query: query), sectionKey: b.value.sectionKey, keyOrder: b.value.keyOrder)
-            },
+            make: { realm, _ in SectionedResults(b.value.remade(in: realm)) },
             report: sectionsReport, delivers: sectionsDelivers)
     }
 }
@@ -128,7 +204,7 @@ extension ResultsSection {
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (SectionedResultsChange<ResultsSection>) -> Void
     ) -> NotificationToken {
-        return observation(keyPaths).observe(base.results.base.realm, on: queue, value: self, block)
+        return observation(keyPaths).observe(base.observedRealm, on: queue, value: self, block)
     }
 
     /// Registers a block called on `actor` with this section's changes.
@@ -136,28 +212,22 @@ extension ResultsSection {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @escaping @Sendable (isolated A, SectionedResultsChange<ResultsSection>) -> Void
     ) async -> NotificationToken {
-        observation(keyPaths).onActor(base.results.base.realm, actor, block)
+        observation(keyPaths).onActor(base.observedRealm, actor, block)
     }
 
     /// This section's changes as an async sequence of frozen sections.
     public func changes(keyPaths: [String]? = nil) -> AsyncStream<SectionedResultsChange<ResultsSection>> {
-        observation(keyPaths).stream(base.results.base.realm)
+        observation(keyPaths).stream(base.observedRealm)
     }
 
     func observation(_ keyPaths: [String]?) -> Observation<
         SectionList, SectionsDelta, ResultsSection, SectionedResultsChange<ResultsSection>
     > {
         let b = Unchecked(base)
-        let info = base.results.base.info
-        let query = base.results.base.query
         let key = Unchecked(key)
         return Observation(
             logic: base.notifierLogic(keyPaths, only: AnyHashable(key.value)),
-            make: { realm, _ in
-                let sections = SectionedResultsBase(
-                    Results(realm: realm, info: info, query: query), sectionKey: b.value.sectionKey, keyOrder: b.value.keyOrder)
-                return ResultsSection(sections, key: key.value)
-            },
+            make: { realm, _ in ResultsSection(b.value.remade(in: realm), key: key.value) },
             report: sectionsReport, delivers: sectionsDelivers)
     }
 }
