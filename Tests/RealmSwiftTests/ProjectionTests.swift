@@ -79,6 +79,29 @@ final class PersonView: Projection<Person> {
         onlyName.invalidate()
     }
 
+    /// Observing a `projectTo` property observes the elements' property, as RealmSwift does: a
+    /// dog's name, or the list itself; not the dogs' other properties.
+    @Test func observingAProjectToPropertyObservesTheElementsProperty() throws {
+        let (realm, _) = try seeded()
+        let ada = try #require(realm.objects(PersonView.self).filter("id == 1").first)
+        var changes: [[String]] = []
+        let token = ada.observe(keyPaths: [\PersonView.dogNames]) { change in
+            if case .change(_, let properties) = change { changes.append(properties.map(\.name)) }
+        }
+        realm.refresh()
+        try realm.write { ada.rootObject.dogs[0].age = 9 }
+        realm.refresh()
+        #expect(changes.isEmpty)
+        try realm.write { ada.rootObject.dogs[0].name = "Rexy" }
+        realm.refresh()
+        #expect(changes == [["dogNames"]])
+        try realm.write { ada.rootObject.dogs.append(Dog(value: ["name": "Bolt"])) }
+        realm.refresh()
+        #expect(changes == [["dogNames"], ["dogNames"]])
+        #expect(Array(ada.dogNames) == ["Rexy", "Fido", "Bolt"])
+        token.invalidate()
+    }
+
     @Test func projectionsFreezeThawAndSection() throws {
         let (realm, _) = try seeded()
         let people = realm.objects(PersonView.self)

@@ -101,7 +101,17 @@ public struct Persisted<Value: _Persistable> {
             proto._rlmRecorder = recorder
             if let v = (proto as Any) as? Value { return v }
         }
-        return Value._rlmDefaultValue()
+        let value = Value._rlmDefaultValue()
+        if info.kind == .list || info.kind == .set, let target = info.objectType,
+            let collection = value as? any RecordingPrototypeHolder
+        {
+            // One recording element, so that a path mapped through the elements
+            // (`\Person.dogs.projectTo.name`) records the element's property too.
+            let proto = target.init()
+            proto._rlmRecorder = recorder
+            collection.holdRecordingPrototype(proto)
+        }
+        return value
     }
 }
 

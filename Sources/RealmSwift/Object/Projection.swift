@@ -418,9 +418,26 @@ public struct CollectionElementMapper<Element: ObjectBase & RealmCollectionValue
 
     /// The elements' values of `member`, as a live projected collection.
     public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
+        // While a key path is recorded, its element reads `member`, so that the recorded path
+        // names the elements' property (`dogs.name`), as observing it needs.
+        if let element = list?.storage.first ?? set?.storage.first, element._rlmRecorder != nil { _ = element[keyPath: member] }
         if let list { return ProjectedCollection(list, member) }
         return ProjectedCollection(set!, member)
     }
+}
+
+/// A collection that can hold the recording element of a key-path recording (see
+/// `Persisted.recorded`).
+protocol RecordingPrototypeHolder {
+    func holdRecordingPrototype(_ element: ObjectBase)
+}
+
+extension List: RecordingPrototypeHolder where Element: ObjectBase {
+    func holdRecordingPrototype(_ element: ObjectBase) { storage.append(element as! Element) }
+}
+
+extension MutableSet: RecordingPrototypeHolder where Element: ObjectBase {
+    func holdRecordingPrototype(_ element: ObjectBase) { storage.append(element as! Element) }
 }
 
 extension List where Element: ObjectBase {
