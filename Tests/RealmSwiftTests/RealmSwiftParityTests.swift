@@ -262,6 +262,33 @@ final class RenamedDog: Object, Codable {
         #expect(throws: Realm.Error.self) { try people.filter(checking: "age == %@", [2.0]) }
     }
 
+    // MARK: Two instances on one thread
+
+    /// A second Realm instance on a thread whose other instance is writing to the same file stops
+    /// with a message instead of waiting for the write lock forever (RealmSwift's instances would
+    /// be one, already in the transaction); once the first commits, the second writes.
+    @Test func aSecondInstanceOnTheWritingThreadStopsInsteadOfWaitingForever() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let (first, dir) = try makeRealm()
+            let second = try Realm(configuration: first.configuration)
+            first.beginWrite()
+            second.beginWrite()
+            _ = dir
+        }
+        #expect(ConfinementTests.stderr(result).contains("Another Realm instance on this thread already has a write transaction open"))
+        let (first, _) = try makeRealm()
+        let second = try Realm(configuration: first.configuration)
+        try first.write { first.add(Person(value: ["id": 1])) }
+        try second.write { second.add(Person(value: ["id": 2])) }
+        do {
+            let dropped = try Realm(configuration: first.configuration)
+            dropped.beginWrite()
+        }
+        // The dropped instance's transaction ended with it.
+        try first.write { first.add(Person(value: ["id": 3])) }
+        #expect(first.objects(Person.self).count == 3)
+    }
+
     // MARK: Thawing
 
     @Test func thawedResultsAdvanceWithTheThreadsRealm() throws {

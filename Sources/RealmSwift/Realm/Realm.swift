@@ -27,8 +27,14 @@ public final class Realm {
         // The table readers of another version go with it (each pins its version).
         didSet { if snapshot?.version != readersVersion { dropReaders() } }
     }
-    /// The open write transaction, if any.
-    var transaction: WriteTransaction?
+    /// The open write transaction, if any. A thread-confined Realm marks its thread as writing
+    /// to the file while one is open (see ``checkedBeginWrite()``).
+    var transaction: WriteTransaction? {
+        didSet {
+            guard readState.confinedThread != 0, (transaction == nil) != (oldValue == nil) else { return }
+            handle.setWriting(thread: threadID, transaction != nil)
+        }
+    }
     /// Changes with every mutation and every version change; collections and accessors cache
     /// against it (kept in ``ReadState``).
     package var stamp: Int {
@@ -134,6 +140,11 @@ public final class Realm {
         self.isFrozen = false
         self.snapshot = try realmErrors { try store.snapshot(kind: "realm") }
         try SchemaSetup.run(self)
+    }
+
+    deinit {
+        // A write transaction left open ends with its Realm (the transaction cancels itself).
+        if transaction != nil, readState.confinedThread != 0 { handle.setWriting(thread: threadID, false) }
     }
 
     /// A Realm that reads `snapshot` forever.
@@ -377,6 +388,13 @@ public final class Realm {
         guard transaction == nil else {
             fatalError("The Realm is already in a write transaction; commit or cancel it before beginning another.")
         }
+        // Another instance on this thread holds the file's write lock: waiting for it would never
+        // end. In RealmSwift both would be the thread's one Realm, already in that transaction.
+        if readState.confinedThread != 0, handle.isWriting(thread: threadID) {
+            fatalError(
+                "Another Realm instance on this thread already has a write transaction open on this file; commit or cancel it "
+                    + "before beginning another (waiting for it here would never end).")
+        }
         if isFrozen { fatalError("Can't perform transactions on a frozen Realm; use thaw() or the live Realm.") }
         if configuration.readOnly { throw Realm.Error(.readOnly, "the Realm was opened read-only", path: store.path) }
         // Observers on this thread see every earlier version before the write begins.
@@ -516,6 +534,21 @@ final class StoreHandle: Sendable {
         // Only read and written under the registry's lock.
         weak var value: StoreHandle?
     }
+
+    /// The thread whose thread-confined Realm on this file has a write transaction open (0: none).
+    private let writingThread = Atomic<UInt>(0)
+
+    /// Notes that the thread-confined Realm on `thread` opened (`true`) or ended a write transaction.
+    func setWriting(thread: UInt, _ writing: Bool) {
+        if writing {
+            writingThread.store(thread, ordering: .releasing)
+        } else {
+            _ = writingThread.compareExchange(expected: thread, desired: 0, ordering: .acquiringAndReleasing)
+        }
+    }
+
+    /// Whether a thread-confined Realm on `thread` has a write transaction open on this file.
+    func isWriting(thread: UInt) -> Bool { writingThread.load(ordering: .acquiring) == thread }
 
     private init(store: Store, path: String, inMemory: Bool) {
         self.store = store
