@@ -36,9 +36,10 @@ struct RealmVsSQLite {
                 let v = value()
                 options.systems = v == "this" ? [Runner.this] : v == "sqlite" ? [Runner.full] : [Runner.this, Runner.full]
             case "--only": options.only = Set(value().split(separator: ",").map(String.init))
+            case "--no-duckdb": options.duckdb = false
             case "-h", "--help":
                 print(
-                    "usage: realm-vs-sqlite [--quick] [--n N] [--repetitions R] [--json FILE] [--svg FILE] [--dir DIR] [--systems this|sqlite|both] [--only W2,W7,...]"
+                    "usage: realm-vs-sqlite [--quick] [--n N] [--repetitions R] [--json FILE] [--svg FILE] [--dir DIR] [--systems this|sqlite|both] [--only W2,W7,...] [--no-duckdb]"
                 )
                 return
             default: fail("unknown option \(a)")
@@ -81,6 +82,9 @@ struct Options {
     var systems = [Runner.this, Runner.full]
     /// The workloads to run besides W1 (all when nil; for profiling).
     var only: Set<String>?
+    /// Run DuckDB (the `duckdb` Python package, one thread) on the read workloads W2–W5 and W10 in
+    /// each repetition, when `python3` can import it (`--no-duckdb`: never).
+    var duckdb = true
 }
 
 /// One workload of the report.
@@ -106,6 +110,8 @@ final class Runner {
     static let this = "this library"
     static let full = "SQLite WAL FULL"
     static let normal = "SQLite WAL NORMAL"
+    static let duckdb = "DuckDB (1 thread)"
+    var duckdbVersion = ""
 
     init(_ options: Options) {
         self.options = options
@@ -164,6 +170,7 @@ final class Runner {
                     try runWorkloads(s, system, n: n, keys: keys, path: path)
                 }
                 if options.only?.contains("W9") ?? true { try runW9(system, path) }
+                if system == order.last && options.duckdb { try runDuckDB() }
                 // REALM_BENCH_KEEP=1 keeps the files (to profile W9 by hand).
                 if ProcessInfo.processInfo.environment["REALM_BENCH_KEEP"] == nil {
                     if system == Self.this { RealmSystem.remove(path) } else { SQLiteSystem.remove(path) }
@@ -222,6 +229,45 @@ final class Runner {
         size(system, "compacted", try s.compactedSize())
     }
 
+    /// DuckDB's read workloads, timed inside Python around each query and its fetch
+    /// (`Scripts/duckdb_workloads.py`): recorded as a third system when `python3` imports `duckdb`.
+    func runDuckDB() throws {
+        let read = ["W2", "W3", "W4", "W5", "W10"].filter { options.only?.contains($0) ?? true }
+        guard !read.isEmpty else { return }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Scripts/duckdb_workloads.py").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", script, "\(options.n)", options.dir]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        FileHandle.standardError.write(Data("  \(Self.duckdb)\n".utf8))
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        struct Run: Decodable {
+            var first: Double
+            var third: Double
+            var answer: String
+        }
+        struct Output: Decodable {
+            var version: String
+            var workloads: [String: Run]
+        }
+        guard p.terminationStatus == 0, let o = try? JSONDecoder().decode(Output.self, from: data) else {
+            FileHandle.standardError.write(Data("  DuckDB skipped: python3 with the duckdb package is needed (pip install duckdb)\n".utf8))
+            return
+        }
+        duckdbVersion = o.version
+        for id in read {
+            guard let r = o.workloads[id] else { continue }
+            let value = { (seconds: Double) in id == "W10" ? Double(self.options.n) / seconds / 1e6 : seconds * 1000 }
+            record(id, Self.duckdb, value(r.third), peak: 0, answer: r.answer)
+            recordFirst(id, Self.duckdb, value(r.first))
+        }
+    }
+
     func runW9(_ system: String, _ path: String) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
@@ -243,7 +289,8 @@ final class Runner {
 
     func report() -> Report {
         Report(
-            n: options.n, repetitions: options.repetitions, machine: Report.machine(sqlite: sqliteVersion), workloads: workloads,
+            n: options.n, repetitions: options.repetitions, machine: Report.machine(sqlite: sqliteVersion, duckdb: duckdbVersion),
+            workloads: workloads,
             sizes: sizes.mapValues { $0.mapValues { Samples(values: $0.map(Double.init)) } })
     }
 }

@@ -12,8 +12,10 @@ struct Report: Codable {
     static let this = Runner.this
     static let sqlite = Runner.full
 
-    /// CPU, cores, OS, SQLite version.
-    static func machine(sqlite: String) -> String {
+    static let duckdb = Runner.duckdb
+
+    /// CPU, cores, OS, SQLite version (and DuckDB's, when it ran).
+    static func machine(sqlite: String, duckdb: String = "") -> String {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let model =
             cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }.map {
@@ -21,6 +23,7 @@ struct Report: Codable {
             } ?? "unknown CPU"
         let os = ProcessInfo.processInfo.operatingSystemVersionString
         return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(os), SQLite \(sqlite)"
+            + (duckdb.isEmpty ? "" : ", DuckDB \(duckdb)")
     }
 
     /// Whether every workload's answers agree across systems (and, for N = 1,000,000, equal the
@@ -43,11 +46,13 @@ struct Report: Codable {
         return out
     }
 
-    /// How many times faster this library is than SQLite FULL on `w` (< 1: slower).
-    func speedup(_ w: Workload) -> Double? {
-        guard let a = w.samples[Self.this]?.median, let b = w.samples[Self.sqlite]?.median, a > 0, b > 0 else { return nil }
+    /// How many times faster this library is than SQLite FULL (or `other`) on `w` (< 1: slower).
+    func speedup(_ w: Workload, than other: String = Report.sqlite) -> Double? {
+        guard let a = w.samples[Self.this]?.median, let b = w.samples[other]?.median, a > 0, b > 0 else { return nil }
         return w.higherIsBetter ? a / b : b / a
     }
+
+    static func ratioText(_ r: Double) -> String { r >= 1 ? String(format: "%.1f× faster", r) : String(format: "%.1f× slower", 1 / r) }
 
     func met(_ w: Workload) -> Bool? {
         guard let m = w.samples[Self.this]?.median else { return nil }
@@ -93,13 +98,27 @@ struct Report: Codable {
             out +=
                 "| \(w.id) \(w.title) | \(w.unit) | \(Self.cell(w.samples[Self.this], w.unit)) | \(sqlite) | \(ratio) | \(w.target) | \(ok) |\n"
         }
+        let withDuckDB = workloads.filter { $0.samples[Self.duckdb] != nil }
+        if !withDuckDB.isEmpty {
+            out += "\nDuckDB (one thread, the same rows, timed inside Python around each query and its fetch):\n\n"
+            out += "| workload | unit | this library | DuckDB (1 thread) | ratio |\n|---|---|---|---|---|\n"
+            for w in withDuckDB {
+                let ratio = speedup(w, than: Self.duckdb).map(Self.ratioText) ?? "–"
+                out += "| \(w.id) \(w.title) | \(w.unit) | \(Self.cell(w.samples[Self.this], w.unit)) | "
+                out += "\(Self.cell(w.samples[Self.duckdb], w.unit)) | \(ratio) |\n"
+            }
+        }
         out += "\nFirst run of each read workload after W1 (caches cold; medians across repetitions):\n\n"
-        out += "| workload | this library | SQLite WAL FULL |\n|---|---|---|\n"
+        let duckColumn = !withDuckDB.isEmpty
+        out +=
+            "| workload | this library | SQLite WAL FULL |"
+            + (duckColumn ? " DuckDB (1 thread) |\n|---|---|---|---|\n" : "\n|---|---|---|\n")
         for w in workloads {
             guard w.samples.values.contains(where: { !$0.firstRuns.isEmpty }) else { continue }
             let mine = w.samples[Self.this]?.firstRunMedian.map { Self.format($0, w.unit) } ?? "–"
             let theirs = w.samples[Self.sqlite]?.firstRunMedian.map { Self.format($0, w.unit) } ?? "–"
-            out += "| \(w.id) (\(w.unit)) | \(mine) | \(theirs) |\n"
+            let duck = duckColumn ? " \(w.samples[Self.duckdb]?.firstRunMedian.map { Self.format($0, w.unit) } ?? "–") |" : ""
+            out += "| \(w.id) (\(w.unit)) | \(mine) | \(theirs) |\(duck)\n"
         }
         out += "\n| file size | this library | SQLite WAL |\n|---|---|---|\n"
         for what in ["after W1", "after W8", "W8 growth", "compacted"] {
@@ -116,7 +135,7 @@ struct Report: Codable {
         out += "\nanswers: "
         out +=
             problems.isEmpty
-            ? "both systems agree" + (n == 1_000_000 ? " and match the expected values" : "") : problems.joined(separator: "; ")
+            ? "every system agrees" + (n == 1_000_000 ? " and matches the expected values" : "") : problems.joined(separator: "; ")
         for w in workloads { if let a = w.answers[Self.this] { out += "\n  \(w.id): \(a)" } }
         return out + "\n"
     }
@@ -124,16 +143,16 @@ struct Report: Codable {
     /// A bar per workload: how many times faster (right, green) or slower (left, red) this library
     /// is than SQLite (WAL, synchronous FULL), on a log scale.
     func svg() -> String {
-        let rowHeight = 30
+        let rowHeight = 38
         let labelWidth = 330
         let half = 260
-        let width = labelWidth + 2 * half + 120
+        let width = labelWidth + 2 * half + 420
         let height = 60 + rowHeight * workloads.count + 30
         let maxLog = 6.0  // 64×
         var s = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" font-family="sans-serif" font-size="13">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="10" y="22" font-size="15" font-weight="bold">This library vs SQLite (WAL, synchronous FULL), N = \(n): times faster (→) or slower (←)</text>
+            <text x="10" y="22" font-size="15" font-weight="bold">This library vs SQLite (WAL, synchronous FULL; thin blue bars: vs DuckDB, one thread), N = \(n): times faster (→) or slower (←)</text>
 
             """
         let center = labelWidth + half
@@ -146,9 +165,19 @@ struct Report: Codable {
             let x = l >= 0 ? center : center - length
             s +=
                 "<rect x=\"\(x)\" y=\"\(y + 5)\" width=\"\(Swift.max(length, 1))\" height=\"18\" fill=\"\(l >= 0 ? "#3a9d5d" : "#c8553d")\"/>\n"
-            let label = r >= 1 ? String(format: "%.1f× faster", r) : String(format: "%.1f× slower", 1 / r)
+            let label = Self.ratioText(r)
             let tx = l >= 0 ? x + length + 6 : x - 6
             s += "<text x=\"\(tx)\" y=\"\(y + 18)\" text-anchor=\"\(l >= 0 ? "start" : "end")\">\(label)</text>\n"
+            // Against DuckDB, where it ran: a thin blue bar under SQLite's.
+            if let d = speedup(w, than: Self.duckdb) {
+                let dl = Swift.max(-maxLog, Swift.min(maxLog, log2(d)))
+                let dlength = Int(abs(dl) / maxLog * Double(half))
+                let dx = dl >= 0 ? center : center - dlength
+                s += "<rect x=\"\(dx)\" y=\"\(y + 24)\" width=\"\(Swift.max(dlength, 1))\" height=\"5\" fill=\"#3d6fc8\"/>\n"
+                let dtx = dl >= 0 ? dx + dlength + 6 : dx - 6
+                s += "<text x=\"\(dtx)\" y=\"\(y + 30)\" font-size=\"10\" fill=\"#3d6fc8\" text-anchor=\"\(dl >= 0 ? "start" : "end")\">"
+                s += "DuckDB: \(Self.ratioText(d))</text>\n"
+            }
         }
         s += "<line x1=\"\(center)\" y1=\"40\" x2=\"\(center)\" y2=\"\(height - 25)\" stroke=\"black\"/>\n"
         for k in [-6, -3, 3, 6] {
