@@ -72,6 +72,7 @@ extension QueryEvaluator {
         let reader = try TableReader(snapshot, table)
         guard let index = reader.columnIndex(c.name) else { return nil }
         var orderKeys: [UInt64] = []
+        orderKeys.reserveCapacity((0..<reader.groupCount).reduce(0) { $0 + reader.rowCount(group: $1) })
         var rows = 0
         for g in 0..<reader.groupCount {
             rows += reader.rowCount(group: g)
@@ -84,17 +85,23 @@ extension QueryEvaluator {
         guard k > 0 else { return [] }
         let threshold = k == rows ? UInt64.max : Self.kthSmallest(orderKeys, k)
         // Every object whose first key is not past the k-th best, in key order (the tie order).
-        var candidates: [ObjectKey] = []
+        var candidates: [(order: UInt64, key: ObjectKey)] = []
         var row = 0
         for g in 0..<reader.groupCount {
             let keys = try reader.keys(group: g)
             guard keys.count == reader.rowCount(group: g) else { return nil }
             for r in 0..<keys.count {
-                if orderKeys[row] <= threshold { candidates.append(ObjectKey(keys[r])) }
+                if orderKeys[row] <= threshold { candidates.append((orderKeys[row], ObjectKey(keys[r]))) }
                 row += 1
             }
         }
-        return try sort(table, candidates, by: sortKeys, limit: k)
+        guard sortKeys.count == 1 else { return try sort(table, candidates.map(\.key), by: sortKeys, limit: k) }
+        // One sort key: its order keys order the candidates exactly (equal keys are equal values),
+        // and ties keep key order — no need to read the values again.
+        let order = candidates.indices.sorted { a, b in
+            candidates[a].order < candidates[b].order || (candidates[a].order == candidates[b].order && a < b)
+        }
+        return order.prefix(k).map { candidates[$0].key }
     }
 
     /// The `k`-th smallest of `values` (1 ≤ k ≤ count), kept in a max-heap of the `k` smallest.

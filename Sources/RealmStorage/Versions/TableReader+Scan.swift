@@ -88,6 +88,8 @@ package struct ColumnScan {
     /// to `0.0`; `descending` complements the keys (the exact reverse). For top-k selection over
     /// typed lanes. Returns false (appending nothing) unless the group is a single-value int, bool,
     /// float or double column without null rows (a group predating the column uses its default).
+    /// The caller reserves `out`'s capacity for every group it appends (reserving per group would
+    /// copy the array each time).
     package func appendOrderKeys(descending: Bool, to out: inout [UInt64]) throws -> Bool {
         let flip: UInt64 = descending ? ~0 : 0
         @inline(__always) func intKey(_ v: Int64) -> UInt64 { (UInt64(bitPattern: v) ^ (1 << 63)) ^ flip }
@@ -111,7 +113,13 @@ package struct ColumnScan {
         switch (segment.type, segment.values) {
         case (.int, .integers(let lane)), (.bool, .integers(let lane)):
             for i in 0..<lane.count { out.append(intKey(lane[i])) }
-        case (.double, .fixed(_, 8, _)), (.float, .fixed(_, 4, _)):
+        case (.double, .fixed(let view, 8, let count)):
+            // One copy of the lane, then a loop the optimizer keeps tight (no closure per value).
+            let words = try view.int64Array(0, count: count)
+            // `map` over a contiguous array, then one bulk append: appending value by value through
+            // `inout` costs ~40 instructions a value (callgrind, W5 at 100k rows).
+            out.append(contentsOf: words.map { doubleKey(Double(bitPattern: UInt64(bitPattern: $0))) })
+        case (.float, .fixed(_, 4, _)):
             try forEachDouble { out.append(doubleKey($0)) }
         default: return false
         }
