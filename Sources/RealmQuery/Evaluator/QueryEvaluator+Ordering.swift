@@ -71,6 +71,7 @@ extension QueryEvaluator {
         else { return nil }
         let reader = try TableReader(snapshot, table)
         guard let index = reader.columnIndex(c.name) else { return nil }
+        if sortKeys.count == 1 { return try smallestByOrderKey(reader, index, descending: !first.ascending, limit: limit) }
         var orderKeys: [UInt64] = []
         orderKeys.reserveCapacity((0..<reader.groupCount).reduce(0) { $0 + reader.rowCount(group: $1) })
         var rows = 0
@@ -95,13 +96,57 @@ extension QueryEvaluator {
                 row += 1
             }
         }
-        guard sortKeys.count == 1 else { return try sort(table, candidates.map(\.key), by: sortKeys, limit: k) }
-        // One sort key: its order keys order the candidates exactly (equal keys are equal values),
-        // and ties keep key order — no need to read the values again.
-        let order = candidates.indices.sorted { a, b in
-            candidates[a].order < candidates[b].order || (candidates[a].order == candidates[b].order && a < b)
+        return try sort(table, candidates.map(\.key), by: sortKeys, limit: k)
+    }
+
+    /// ``sortedPrefix(ofAll:by:limit:)`` for one sort key, in one pass: a max-heap keeps the `limit`
+    /// smallest (order key, row) pairs. Rows come in key order, which is the tie order, so a row
+    /// whose key equals the heap's largest comes after it and never displaces it: each row costs a
+    /// comparison with the largest kept key, and no key array for every row is built. The order
+    /// keys order the rows exactly (equal keys are equal values), so no value is read again.
+    private func smallestByOrderKey(_ reader: TableReader, _ index: Int, descending: Bool, limit: Int) throws -> [ObjectKey]? {
+        var heap = SmallestKeys(capacity: limit)
+        var groupKeys: [UInt64] = []
+        var groupStarts: [Int] = []
+        var base = 0
+        for g in 0..<reader.groupCount {
+            groupKeys.removeAll(keepingCapacity: true)
+            guard try reader.scan(group: g, column: index).appendOrderKeys(descending: descending, to: &groupKeys),
+                groupKeys.count == reader.rowCount(group: g)
+            else { return nil }
+            groupStarts.append(base)
+            var r = base
+            for key in groupKeys {
+                if !heap.isFull {
+                    heap.insert(key, r)
+                } else if key < heap.largestKey {
+                    heap.replaceLargest(key, r)
+                }
+                r += 1
+            }
+            base = r
         }
-        return order.prefix(k).map { candidates[$0].key }
+        let heapKeys = heap.keys
+        let heapRows = heap.rows
+        let order = heapKeys.indices.sorted { a, b in heapKeys[a] < heapKeys[b] || (heapKeys[a] == heapKeys[b] && heapRows[a] < heapRows[b])
+        }
+        var keysOfGroup: [Int: IntegerLane] = [:]
+        var out: [ObjectKey] = []
+        out.reserveCapacity(order.count)
+        for i in order {
+            let row = heapRows[i]
+            // The group holding `row`: the last whose start is not past it.
+            var lo = 0
+            var hi = groupStarts.count - 1
+            while lo < hi {
+                let mid = (lo + hi + 1) / 2
+                if groupStarts[mid] <= row { lo = mid } else { hi = mid - 1 }
+            }
+            if keysOfGroup[lo] == nil { keysOfGroup[lo] = try reader.keys(group: lo) }
+            guard let lane = keysOfGroup[lo], row - groupStarts[lo] < lane.count else { return nil }
+            out.append(ObjectKey(lane[row - groupStarts[lo]]))
+        }
+        return out
     }
 
     /// The `k`-th smallest of `values` (1 ≤ k ≤ count), kept in a max-heap of the `k` smallest.
@@ -367,6 +412,58 @@ enum TypedSortColumn {
             if a.isNaN { return b.isNaN ? 0 : -1 }
             if b.isNaN { return 1 }
             return a < b ? -1 : a > b ? 1 : 0
+        }
+    }
+}
+
+/// The `capacity` smallest (key, row) pairs offered, kept as a max-heap ordered by key, then row
+/// (a value type with mutating methods, so that the top-k loop reads plain arrays).
+struct SmallestKeys {
+    private(set) var keys: [UInt64] = []
+    private(set) var rows: [Int] = []
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        keys.reserveCapacity(capacity)
+        rows.reserveCapacity(capacity)
+    }
+
+    var isFull: Bool { keys.count >= capacity }
+    /// The largest key kept (the heap must not be empty).
+    var largestKey: UInt64 { keys[0] }
+
+    private func above(_ a: Int, _ b: Int) -> Bool { keys[a] > keys[b] || (keys[a] == keys[b] && rows[a] > rows[b]) }
+
+    private mutating func swap(_ a: Int, _ b: Int) {
+        keys.swapAt(a, b)
+        rows.swapAt(a, b)
+    }
+
+    /// Adds a pair while the heap is not full.
+    mutating func insert(_ key: UInt64, _ row: Int) {
+        keys.append(key)
+        rows.append(row)
+        var i = keys.count - 1
+        while i > 0, above(i, (i - 1) / 2) {
+            swap(i, (i - 1) / 2)
+            i = (i - 1) / 2
+        }
+    }
+
+    /// Replaces the largest pair with a smaller one.
+    mutating func replaceLargest(_ key: UInt64, _ row: Int) {
+        keys[0] = key
+        rows[0] = row
+        var i = 0
+        while true {
+            let (l, r) = (2 * i + 1, 2 * i + 2)
+            var largest = i
+            if l < keys.count && above(l, largest) { largest = l }
+            if r < keys.count && above(r, largest) { largest = r }
+            if largest == i { return }
+            swap(i, largest)
+            i = largest
         }
     }
 }
