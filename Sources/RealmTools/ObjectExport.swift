@@ -95,28 +95,32 @@ package enum ObjectExport {
         var out: [ExportedTable] = []
         for t in s.catalog.tables {
             let path = (directory as NSString).appendingPathComponent(fileName(t.name, format))
-            if format == .parquet {
-                out.append(ExportedTable(table: t.name, objects: try ParquetExport.write(s, table: t, to: path), file: path))
-                continue
-            }
-            let file = try LineWriter(path: path)
-            var n = 0
-            if format == .csv { try file.write(CSV.record(["_key"] + t.columns.map(\.name))) }
-            try forEachObject(s, t) { key, values in
-                switch format {
-                case .csv:
-                    try file.write(
-                        CSV.record(["\(key.rawValue)"] + zip(t.columns, values).map { c, v in v.isNull ? nil : text.csvField(v, c) }))
-                case .jsonl, .parquet:
-                    try file.write(json(key, values, t, text).compact + "\n")
-                }
-                n += 1
-                return true
-            }
-            try file.close()
-            out.append(ExportedTable(table: t.name, objects: n, file: path))
+            let objects =
+                format == .parquet
+                ? try ParquetExport.write(s, table: t, to: path) : try writeLines(s, table: t, csv: format == .csv, to: path, text)
+            out.append(ExportedTable(table: t.name, objects: objects, file: path))
         }
         return out
+    }
+
+    /// Writes the objects of `table` to `path` as CSV (a header row, then one record per object)
+    /// or JSON Lines; returns how many.
+    static func writeLines(_ s: Snapshot, table t: TableSchema, csv: Bool, to path: String, _ text: ValueText) throws -> Int {
+        let file = try LineWriter(path: path)
+        var n = 0
+        if csv { try file.write(CSV.record(["_key"] + t.columns.map(\.name))) }
+        try forEachObject(s, t) { key, values in
+            if csv {
+                try file.write(
+                    CSV.record(["\(key.rawValue)"] + zip(t.columns, values).map { c, v in v.isNull ? nil : text.csvField(v, c) }))
+            } else {
+                try file.write(json(key, values, t, text).compact + "\n")
+            }
+            n += 1
+            return true
+        }
+        try file.close()
+        return n
     }
 }
 

@@ -44,8 +44,13 @@ package struct ValueText: Sendable {
             .object([("table", .string(catalog.tables.first { $0.id == table }?.name ?? "#\(table)")), ("key", .int(key.rawValue))])
         case .list(let items): .array(items.map(json))
         case .map(let entries):
-            .object(entries.sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) }.map { ($0.key, json($0.value)) })
+            .object(Self.sorted(entries).map { ($0.key, json($0.value)) })
         }
+    }
+
+    /// A map's entries in the UTF-8 order of their keys: the order every export writes them in.
+    package static func sorted(_ entries: [String: StorageValue]) -> [(key: String, value: StorageValue)] {
+        entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 
     /// One CSV field (before quoting) of a value of `column`: empty for null; collections and

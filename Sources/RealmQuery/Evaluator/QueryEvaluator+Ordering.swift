@@ -86,17 +86,17 @@ extension QueryEvaluator {
         guard k > 0 else { return [] }
         let threshold = k == rows ? UInt64.max : Self.kthSmallest(orderKeys, k)
         // Every object whose first key is not past the k-th best, in key order (the tie order).
-        var candidates: [(order: UInt64, key: ObjectKey)] = []
+        var candidates: [ObjectKey] = []
         var row = 0
         for g in 0..<reader.groupCount {
             let keys = try reader.keys(group: g)
             guard keys.count == reader.rowCount(group: g) else { return nil }
             for r in 0..<keys.count {
-                if orderKeys[row] <= threshold { candidates.append((orderKeys[row], ObjectKey(keys[r]))) }
+                if orderKeys[row] <= threshold { candidates.append(ObjectKey(keys[r])) }
                 row += 1
             }
         }
-        return try sort(table, candidates.map(\.key), by: sortKeys, limit: k)
+        return try sort(table, candidates, by: sortKeys, limit: k)
     }
 
     /// ``sortedPrefix(ofAll:by:limit:)`` for one sort key, in one pass: a max-heap keeps the `limit`
@@ -117,11 +117,7 @@ extension QueryEvaluator {
             groupStarts.append(base)
             var r = base
             for key in groupKeys {
-                if !heap.isFull {
-                    heap.insert(key, r)
-                } else if key < heap.largestKey {
-                    heap.replaceLargest(key, r)
-                }
+                heap.offer(key, r)
                 r += 1
             }
             base = r
@@ -149,27 +145,11 @@ extension QueryEvaluator {
         return out
     }
 
-    /// The `k`-th smallest of `values` (1 ≤ k ≤ count), kept in a max-heap of the `k` smallest.
+    /// The `k`-th smallest of `values` (1 ≤ k ≤ count): the largest of the `k` smallest.
     static func kthSmallest(_ values: [UInt64], _ k: Int) -> UInt64 {
-        var heap = Array(values.prefix(k))
-        func siftDown(_ start: Int) {
-            var i = start
-            while true {
-                let (l, r) = (2 * i + 1, 2 * i + 2)
-                var largest = i
-                if l < k && heap[l] > heap[largest] { largest = l }
-                if r < k && heap[r] > heap[largest] { largest = r }
-                if largest == i { return }
-                heap.swapAt(i, largest)
-                i = largest
-            }
-        }
-        for i in stride(from: k / 2 - 1, through: 0, by: -1) { siftDown(i) }
-        for v in values.dropFirst(k) where v < heap[0] {
-            heap[0] = v
-            siftDown(0)
-        }
-        return heap[0]
+        var heap = SmallestKeys(capacity: k)
+        for (i, v) in values.enumerated() { heap.offer(v, i) }
+        return heap.largestKey
     }
 
     /// `keys` keeping the first object of each group of objects with equal values of `paths`, in
@@ -429,9 +409,20 @@ struct SmallestKeys {
         rows.reserveCapacity(capacity)
     }
 
-    var isFull: Bool { keys.count >= capacity }
     /// The largest key kept (the heap must not be empty).
     var largestKey: UInt64 { keys[0] }
+
+    /// Keeps (`key`, `row`) when it is among the `capacity` smallest so far. Rows offered in
+    /// increasing order never displace an equal key (the earlier row is smaller), so a tie costs
+    /// one comparison.
+    @inline(__always)
+    mutating func offer(_ key: UInt64, _ row: Int) {
+        if keys.count < capacity {
+            insert(key, row)
+        } else if key < keys[0] {
+            replaceLargest(key, row)
+        }
+    }
 
     private func above(_ a: Int, _ b: Int) -> Bool { keys[a] > keys[b] || (keys[a] == keys[b] && rows[a] > rows[b]) }
 
@@ -441,7 +432,7 @@ struct SmallestKeys {
     }
 
     /// Adds a pair while the heap is not full.
-    mutating func insert(_ key: UInt64, _ row: Int) {
+    private mutating func insert(_ key: UInt64, _ row: Int) {
         keys.append(key)
         rows.append(row)
         var i = keys.count - 1
@@ -452,7 +443,7 @@ struct SmallestKeys {
     }
 
     /// Replaces the largest pair with a smaller one.
-    mutating func replaceLargest(_ key: UInt64, _ row: Int) {
+    private mutating func replaceLargest(_ key: UInt64, _ row: Int) {
         keys[0] = key
         rows[0] = row
         var i = 0

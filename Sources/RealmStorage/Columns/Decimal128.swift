@@ -94,6 +94,19 @@ public struct Decimal128: Hashable, Comparable, Sendable, CustomStringConvertibl
         if case .finite(let negative, let coefficient, let exponent) = decoded { (negative, coefficient, exponent) } else { nil }
     }
 
+    /// The value × 10^`scale` as an integer, when that is exact and fits `Int128`: the unscaled
+    /// integer of a fixed-point decimal with `scale` fractional digits. Nil for NaN, the
+    /// infinities, digits below the scale and values too large. For the tools' exports.
+    package func unscaledInteger(scale: Int) -> Int128? {
+        guard let (negative, coefficient, exponent) = finiteParts else { return nil }
+        guard coefficient != 0 else { return 0 }
+        let shift = exponent + scale
+        guard shift >= 0, shift < powersOfTen.count else { return nil }
+        let (unscaled, overflow) = coefficient.multipliedReportingOverflow(by: powersOfTen[shift])
+        guard !overflow, unscaled <= UInt128(Int128.max) else { return nil }
+        return negative ? -Int128(unscaled) : Int128(unscaled)
+    }
+
     /// Encodes a finite value; the coefficient must be below 10^34 and the exponent in range.
     init(negative: Bool, coefficient: UInt128, exponent: Int) {
         let biased = UInt64(exponent + Decimal128.exponentBias)
@@ -370,7 +383,7 @@ let powersOfTen: [UInt128] = {
 let maxCoefficient: UInt128 = powersOfTen[34] - 1
 
 /// The number of decimal digits of `value` (0 for zero).
-func decimalDigitCount(_ value: UInt128) -> Int {
+package func decimalDigitCount(_ value: UInt128) -> Int {
     var low = 0
     var high = powersOfTen.count
     // Find the smallest n with value < 10^n (or 39 if value >= 10^38).

@@ -42,8 +42,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     func encode(_ e: Element) throws -> StorageValue { try e._rlmEncode(realm).value }
 
     func decode(_ v: StorageValue) -> Element {
-        if Element.self == DynamicObject.self, let o = property?.dynamicLink(v) { return o as! Element }
-        return Element._rlmDecode(_RLMRaw(v), realm)
+        guard let property else { return Element._rlmDecode(_RLMRaw(v), nil) }
+        return property.decode(v)
     }
 
     // MARK: Collection

@@ -49,8 +49,8 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     }
 
     func decode(_ v: StorageValue) -> Value {
-        if Value.self == DynamicObject?.self, let o = property?.dynamicLink(v) { return Optional(o) as! Value }
-        return Value._rlmDecode(_RLMRaw(v), realm)
+        guard let property else { return Value._rlmDecode(_RLMRaw(v), nil) }
+        return property.decode(v)
     }
 
     /// The number of entries.

@@ -31,8 +31,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     }
 
     func decode(_ v: StorageValue) -> Element {
-        if Element.self == DynamicObject.self, let o = property?.dynamicLink(v) { return o as! Element }
-        return Element._rlmDecode(_RLMRaw(v), realm)
+        guard let property else { return Element._rlmDecode(_RLMRaw(v), nil) }
+        return property.decode(v)
     }
 
     /// The stored form of `e` when it can already be stored without adding anything (nil for an
@@ -182,13 +182,16 @@ struct ManagedProperty {
 
     func read() -> StorageValue { parent._rlmRealm!.readValue(parent, index) }
 
-    /// The link `value` of this property as a ``DynamicObject`` of the property's target class
-    /// (a collection of `DynamicObject`s has no class of its own to read its links with); nil
-    /// when `value` is not a link.
-    func dynamicLink(_ value: StorageValue) -> DynamicObject? {
-        guard case .link(let key) = value, let realm, let target = parent._rlmClass.properties[index].property.objectClassName
-        else { return nil }
-        return realm.dynamicObject(target, key)
+    /// An element (a map's value) of this property. A link read into a collection of
+    /// ``DynamicObject``s becomes a dynamic object of the property's target class: the element
+    /// type has no class of its own to read it with.
+    func decode<T: RealmCollectionValue>(_ value: StorageValue) -> T {
+        if T.self == DynamicObject.self || T.self == DynamicObject?.self, case .link(let key) = value, let realm,
+            let target = parent._rlmClass.properties[index].property.objectClassName
+        {
+            return (realm.dynamicObject(target, key) as Any) as! T
+        }
+        return T._rlmDecode(_RLMRaw(value), realm)
     }
 
     /// Rewrites the stored value with `body` (the current value goes in, the new one comes out).

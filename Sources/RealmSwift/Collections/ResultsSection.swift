@@ -56,29 +56,35 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: RealmCollect
 
     /// The object at `position` in the section.
     public subscript(position: Int) -> Element {
-        let rows = base.layout.rows(of: key)
+        let layout = base.layout
+        let rows = layout.rows(of: key)
         precondition(position >= 0 && position < rows.count, "Index \(position) is out of bounds (count \(rows.count)).")
-        return base.element(rows[position])
+        return base.element(rows[position], in: layout)
     }
 
     /// Iterates the objects in the section when iteration begins.
-    public func makeIterator() -> Iterator { Iterator(base: base, rows: base.layout.rows(of: key)) }
+    public func makeIterator() -> Iterator {
+        let layout = base.layout
+        return Iterator(base: base, layout: layout, rows: layout.rows(of: key))
+    }
 
-    /// Iterates a fixed list of objects.
+    /// Iterates a fixed list of objects (of values: the values there were when it began).
     public struct Iterator: IteratorProtocol {
         let base: SectionedResultsBase<Key, Element>
+        let layout: SectionedResultsBase<Key, Element>.Layout
         let rows: [ObjectKey]
         var i = 0
         public mutating func next() -> Element? {
             guard i < rows.count else { return nil }
             defer { i += 1 }
-            return base.element(rows[i])
+            return base.element(rows[i], in: layout)
         }
     }
 
     public var description: String {
-        let rows = base.layout.rows(of: key)
-        let shown = rows.prefix(100).enumerated().map { "\t[\($0)] \(base.element($1))" }
+        let layout = base.layout
+        let rows = layout.rows(of: key)
+        let shown = rows.prefix(100).enumerated().map { "\t[\($0)] \(base.element($1, in: layout))" }
         return "ResultsSection<\(ObjectBase.describe(key))> <count \(rows.count)> (\n" + shown.joined(separator: ",\n")
             + (rows.count > 100 ? ",\n\t..." : "") + "\n)"
     }

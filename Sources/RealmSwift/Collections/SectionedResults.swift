@@ -87,7 +87,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
             section >= 0 && section < layout.rows.count, "Section index \(section) is out of bounds (count \(layout.rows.count)).")
         let rows = layout.rows[section]
         precondition(item >= 0 && item < rows.count, "Item index \(item) is out of bounds (section \(section) has \(rows.count)).")
-        return base.element(rows[item])
+        return base.element(rows[item], in: layout)
     }
 
     /// Iterates the sections there are when iteration begins.
@@ -224,8 +224,10 @@ final class SectionedResultsBase<Key: _Persistable & Hashable, Element: RealmCol
         return layout
     }
 
-    /// The element of the object `key` (for results of values: the value at that position).
-    func element(_ key: ObjectKey) -> Element {
+    /// The element of row `key` of `layout`: the object with that key, or for results of values
+    /// the value at that position (read from the layout itself, so that a walk over an unmanaged
+    /// collection's sections does not group them again for every element).
+    func element(_ key: ObjectKey, in layout: Layout) -> Element {
         if results.values != nil { return layout.values[Int(key.rawValue)] }
         return Element._rlmCast(results.base.object(key))
     }

@@ -56,33 +56,38 @@ extension SectionedResultsBase {
     /// occurrence of a value is the same element in both versions; nothing is a modification).
     /// When the object holding the collection is deleted, every row is reported deleted once.
     private func valueNotifierLogic(_ values: ValueResults<Element>, only: AnyHashable?) -> NotifierLogic<SectionList, SectionsDelta> {
-        guard let origin = values.origin, let realm = values.realm else {
-            fatalError("Only sections of a managed collection's values can be observed; add its object to a Realm first.")
-        }
+        guard let origin = values.origin else { fatalError(Self.unmanagedValues) }
+        let realm = observedRealm
         realm.checkThread()
         if realm.isFrozen { fatalError("Frozen sections do not change and cannot be observed; observe the live ones (thaw()).") }
         let template = realm.template
         let target = PropertyTarget(origin.property, keyPaths: nil, what: "sections")
         let rebuild = Unchecked(values.rebuilder)
         let grouping = Unchecked((sectionKey, keyOrder))
-        // Identities of (value, occurrence) pairs, kept for the life of the observation.
-        let identities = Locked<[Occurrence: Int64]>([:])
+        // Identities of the (value, occurrence) pairs of the newest version grouped (the next diff
+        // compares with it), and the next identity to give.
+        let identities = Locked<(known: [Occurrence: Int64], next: Int64)>(([:], 0))
         func sections(_ snap: Snapshot) -> SectionList {
             let frozen = Realm(frozen: snap.retained(kind: "notifier"), template: template)
             let base = SectionedResultsBase(
                 Results(values: rebuild.value(frozen)), sectionKey: grouping.value.0, keyOrder: grouping.value.1)
             let layout = base.layout
-            let ids: [ObjectKey] = identities.withLock { known in
+            let ids: [ObjectKey] = identities.withLock { state in
                 var seen: [Element: Int] = [:]
-                return layout.values.map { v in
+                var current: [Occurrence: Int64] = [:]
+                let ids = layout.values.map { v in
                     let k = seen[v, default: 0]
                     seen[v] = k + 1
                     let occurrence = Occurrence(value: AnyHashable(v), index: k)
-                    if let id = known[occurrence] { return ObjectKey(id) }
-                    let id = Int64(known.count)
-                    known[occurrence] = id
+                    let id = state.known[occurrence] ?? state.next
+                    if id == state.next { state.next += 1 }
+                    current[occurrence] = id
                     return ObjectKey(id)
                 }
+                // Only this version's values are kept: the table does not grow with the values
+                // the collection had once.
+                state.known = current
+                return ids
             }
             return zip(layout.keys, layout.rows).map { (AnyHashable($0.0), $0.1.map { ids[Int($0.rawValue)] }) }
         }
@@ -130,10 +135,12 @@ extension SectionedResultsBase {
 
     /// The Realm whose thread observations of these sections are delivered on.
     var observedRealm: Realm {
-        guard let realm = results.realm else {
-            fatalError("Only sections of a managed collection's values can be observed; add its object to a Realm first.")
-        }
+        guard let realm = results.realm else { fatalError(Self.unmanagedValues) }
         return realm
+    }
+
+    static var unmanagedValues: String {
+        "Only sections of a managed collection's values can be observed; add its object to a Realm first."
     }
 }
 

@@ -5,7 +5,8 @@ import RealmStorage
 /// wrapped type's). The value operations of collections are constrained on it, as in RealmSwift:
 /// `list.min()` exists where `Element.PersistedType: MinMaxType`.
 public protocol _HasPersistedType {
-    associatedtype PersistedType
+    /// The type values are stored as: the type itself unless a conformance says otherwise.
+    associatedtype PersistedType = Self
 }
 
 /// Types with an order for `min()` and `max()`: integers, `Float`, `Double`, `Date`, `Decimal128`.
@@ -18,62 +19,20 @@ public protocol AddableType {}
 /// `UUID` and `ObjectId`.
 public protocol SortableType {}
 
-extension Bool: _HasPersistedType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Bool
-}
-extension Int: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Int
-}
-extension Int8: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Int8
-}
-extension Int16: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Int16
-}
-extension Int32: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Int32
-}
-extension Int64: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Int64
-}
-extension Float: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Float
-}
-extension Double: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Double
-}
-extension Decimal128: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Decimal128
-}
-extension Date: _HasPersistedType, MinMaxType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Date
-}
-extension String: _HasPersistedType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = String
-}
-extension Data: _HasPersistedType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = Data
-}
-extension UUID: _HasPersistedType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = UUID
-}
-extension ObjectId: _HasPersistedType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = ObjectId
-}
+extension Bool: _HasPersistedType, SortableType {}
+extension Int: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Int8: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Int16: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Int32: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Int64: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Float: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Double: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Decimal128: _HasPersistedType, MinMaxType, AddableType, SortableType {}
+extension Date: _HasPersistedType, MinMaxType, SortableType {}
+extension String: _HasPersistedType, SortableType {}
+extension Data: _HasPersistedType, SortableType {}
+extension UUID: _HasPersistedType, SortableType {}
+extension ObjectId: _HasPersistedType, SortableType {}
 
 extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
     /// The type stored for an optional: the wrapped type's (a nullable column).
@@ -82,7 +41,4 @@ extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
 
 /// A mixed value is its own persisted type; like RealmSwift, its collections and properties take
 /// every value operation and aggregate (values of other kinds are skipped, see Spec/QUERY.md).
-extension AnyRealmValue: _HasPersistedType, MinMaxType, AddableType, SortableType {
-    /// The type stored for this type: itself.
-    public typealias PersistedType = AnyRealmValue
-}
+extension AnyRealmValue: _HasPersistedType, MinMaxType, AddableType, SortableType {}

@@ -176,7 +176,7 @@ package enum ParquetExport {
                             return
                         }
                         guard parts.coefficient != 0 else { return }
-                        integerDigits[i] = max(integerDigits[i], digitCount(parts.coefficient) + parts.exponent)
+                        integerDigits[i] = max(integerDigits[i], decimalDigitCount(parts.coefficient) + parts.exponent)
                         scales[i] = max(scales[i], -parts.exponent)
                         if scales[i] > 38 { decimalFits[i] = false }
                     }
@@ -198,16 +198,6 @@ package enum ParquetExport {
         return plans
     }
 
-    static func digitCount(_ v: UInt128) -> Int {
-        var n = 1
-        var v = v
-        while v >= 10 {
-            v /= 10
-            n += 1
-        }
-        return n
-    }
-
     /// An instant in `unit`s since 1970, or nil when it does not fit in 64 bits.
     static func timestamp(_ seconds: Int64, _ nanoseconds: Int32, _ unit: ParquetNode.TimeUnit) -> Int64? {
         let (perSecond, divisor): (Int64, Int64) =
@@ -226,19 +216,8 @@ package enum ParquetExport {
 
     /// The 16 big-endian two's-complement bytes of a decimal's unscaled integer at `scale`.
     static func decimalBytes(_ d: Decimal128, scale: Int) -> [UInt8]? {
-        guard let parts = d.finiteParts else { return nil }
-        var unscaled = parts.coefficient
-        if unscaled != 0 {
-            guard parts.exponent + scale >= 0 else { return nil }  // digits below the scale
-            for _ in 0..<(parts.exponent + scale) {
-                let (m, overflow) = unscaled.multipliedReportingOverflow(by: 10)
-                guard !overflow else { return nil }
-                unscaled = m
-            }
-        }
-        guard unscaled <= UInt128(Int128.max) else { return nil }
-        let signed = parts.negative ? -Int128(unscaled) : Int128(unscaled)
-        let bits = UInt128(bitPattern: signed)
+        guard let unscaled = d.unscaledInteger(scale: scale) else { return nil }
+        let bits = UInt128(bitPattern: unscaled)
         return (0..<16).map { UInt8(truncatingIfNeeded: bits >> (8 * (15 - $0))) }
     }
 
@@ -279,7 +258,7 @@ package enum ParquetExport {
                 data[keys].level(repetition: 0, definition: 0)
                 data[values].level(repetition: 0, definition: 0)
             }
-            let sorted = entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            let sorted = ValueText.sorted(entries)
             for (k, e) in sorted.enumerated() {
                 data[keys].level(repetition: k == 0 ? 0 : 1, definition: 1)
                 data[keys].byteArray(e.key.utf8)

@@ -72,56 +72,57 @@ package struct ParquetNode: Sendable {
         }
     }
 
-    /// Writes this node and its descendants as SchemaElements, depth first.
-    func writeSchema(into elements: inout [(inout ThriftCompactWriter) -> Void]) {
-        elements.append { w in
-            if case .leaf(let type, let length) = kind {
-                w.i32(1, type.rawValue)
-                if let length { w.i32(2, length) }
-            }
-            w.i32(3, repetition.rawValue)
-            w.string(4, name)
-            if case .group(let children) = kind { w.i32(5, Int32(children.count)) }
-            // The legacy converted type, for readers older than logical types.
-            switch logical {
-            case .string: w.i32(6, 0)
-            case .map: w.i32(6, 1)
-            case .list: w.i32(6, 3)
-            case .json: w.i32(6, 19)
-            case .decimal(let precision, let scale):
-                w.i32(6, 5)
-                w.i32(7, scale)
-                w.i32(8, precision)
-            case .timestamp(.millis): w.i32(6, 9)
-            case .timestamp(.micros): w.i32(6, 10)
-            case .timestamp(.nanos), .uuid, nil: break
-            }
-            if let logical {
-                w.beginStruct(10)
-                switch logical {
-                case .string: w.emptyStruct(1)
-                case .map: w.emptyStruct(2)
-                case .list: w.emptyStruct(3)
-                case .decimal(let precision, let scale):
-                    w.beginStruct(5)
-                    w.i32(1, scale)
-                    w.i32(2, precision)
-                    w.endStruct()
-                case .timestamp(let unit):
-                    w.beginStruct(8)
-                    w.bool(1, true)
-                    w.beginStruct(2)
-                    w.emptyStruct(unit == .millis ? 1 : unit == .micros ? 2 : 3)
-                    w.endStruct()
-                    w.endStruct()
-                case .json: w.emptyStruct(12)
-                case .uuid: w.emptyStruct(14)
-                }
-                w.endStruct()
-            }
+    /// This node and its descendants, depth first: the order of the footer's schema list.
+    var depthFirst: [ParquetNode] {
+        guard case .group(let children) = kind else { return [self] }
+        return [self] + children.flatMap(\.depthFirst)
+    }
+
+    /// Writes this node's SchemaElement fields (the root's carries no repetition).
+    func writeElement(_ w: inout ThriftCompactWriter, isRoot: Bool) {
+        if case .leaf(let type, let length) = kind {
+            w.i32(1, type.rawValue)
+            if let length { w.i32(2, length) }
         }
-        if case .group(let children) = kind {
-            for c in children { c.writeSchema(into: &elements) }
+        if !isRoot { w.i32(3, repetition.rawValue) }
+        w.string(4, name)
+        if case .group(let children) = kind { w.i32(5, Int32(children.count)) }
+        // The legacy converted type, for readers older than logical types.
+        switch logical {
+        case .string: w.i32(6, 0)
+        case .map: w.i32(6, 1)
+        case .list: w.i32(6, 3)
+        case .json: w.i32(6, 19)
+        case .decimal(let precision, let scale):
+            w.i32(6, 5)
+            w.i32(7, scale)
+            w.i32(8, precision)
+        case .timestamp(.millis): w.i32(6, 9)
+        case .timestamp(.micros): w.i32(6, 10)
+        case .timestamp(.nanos), .uuid, nil: break
+        }
+        if let logical {
+            w.beginStruct(10)
+            switch logical {
+            case .string: w.emptyStruct(1)
+            case .map: w.emptyStruct(2)
+            case .list: w.emptyStruct(3)
+            case .decimal(let precision, let scale):
+                w.beginStruct(5)
+                w.i32(1, scale)
+                w.i32(2, precision)
+                w.endStruct()
+            case .timestamp(let unit):
+                w.beginStruct(8)
+                w.bool(1, true)
+                w.beginStruct(2)
+                w.emptyStruct(unit == .millis ? 1 : unit == .micros ? 2 : 3)
+                w.endStruct()
+                w.endStruct()
+            case .json: w.emptyStruct(12)
+            case .uuid: w.emptyStruct(14)
+            }
+            w.endStruct()
         }
     }
 }
@@ -209,12 +210,7 @@ package struct ParquetColumnData {
         while i < levels.count {
             var j = i + 1
             while j < levels.count && levels[j] == levels[i] { j += 1 }
-            var header = UInt64(j - i) << 1
-            while header >= 0x80 {
-                runs.append(UInt8(header & 0x7F) | 0x80)
-                header >>= 7
-            }
-            runs.append(UInt8(header))
+            appendULEB128(UInt64(j - i) << 1, to: &runs)
             runs.append(levels[i])
             i = j
         }
@@ -309,16 +305,10 @@ package final class ParquetFileWriter {
 
     /// Writes the footer and closes the file.
     package func close() throws {
-        var elements: [(inout ThriftCompactWriter) -> Void] = [
-            { [fields] w in
-                w.string(4, "schema")
-                w.i32(5, Int32(fields.count))
-            }
-        ]
-        for f in fields { f.writeSchema(into: &elements) }
+        let schema = ParquetNode("schema", .required, .group(fields)).depthFirst
         var w = ThriftCompactWriter()
         w.i32(1, 2)  // version
-        w.structList(2, elements) { w, element in element(&w) }
+        w.structList(2, Array(schema.enumerated())) { w, e in e.element.writeElement(&w, isRoot: e.offset == 0) }
         w.i64(3, rowGroups.reduce(0) { $0 + $1.rows })
         w.structList(4, rowGroups) { w, g in
             w.structList(1, g.chunks) { w, c in

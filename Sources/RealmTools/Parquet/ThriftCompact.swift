@@ -39,14 +39,7 @@ package struct ThriftCompactWriter {
         lastField[lastField.count - 1] = id
     }
 
-    package mutating func varint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(v & 0x7F) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
+    private mutating func varint(_ value: UInt64) { appendULEB128(value, to: &bytes) }
 
     private func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
 
@@ -131,4 +124,15 @@ package struct ThriftCompactWriter {
             lastField.removeLast()
         }
     }
+}
+
+/// Appends `value` as a ULEB128 varint (seven bits a byte, low first, the high bit set on every
+/// byte but the last): Thrift's compact integers and the run headers of Parquet's levels.
+func appendULEB128(_ value: UInt64, to out: inout [UInt8]) {
+    var v = value
+    while v >= 0x80 {
+        out.append(UInt8(v & 0x7F) | 0x80)
+        v >>= 7
+    }
+    out.append(UInt8(v))
 }
