@@ -319,8 +319,10 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
         }
         try realm.write { realm.add(Person(value: ["id": 1])) }
         #expect(seen == [.didChange])
-        let other = try self.realm(dir)
-        try other.write { other.add(Person(value: ["id": 2])) }
+        try onAnotherThread {
+            let other = try self.realm(dir)
+            try other.write { other.add(Person(value: ["id": 2])) }
+        }
         #expect(realm.refresh())
         #expect(seen == [.didChange, .didChange])
         token.invalidate()

@@ -102,10 +102,12 @@ final class Recorder<T: Sendable>: Sendable {
         #expect(seen.count == 2)
         realm.refresh()
         #expect(seen.last == .update([2, 3], deletions: [0], insertions: [], modifications: []))
-        // Two commits by another Realm instance, one delivery.
-        let other = try self.realm(dir)
-        try add(other, [4])
-        try add(other, [5])
+        // Two commits by another thread, one delivery.
+        try onAnotherThread {
+            let other = try self.realm(dir)
+            try self.add(other, [4])
+            try self.add(other, [5])
+        }
         realm.refresh()
         #expect(seen.count == 4)
         #expect(seen.last == .update([2, 3, 4, 5], deletions: [], insertions: [2, 3], modifications: []))

@@ -262,31 +262,90 @@ final class RenamedDog: Object, Codable {
         #expect(throws: Realm.Error.self) { try people.filter(checking: "age == %@", [2.0]) }
     }
 
-    // MARK: Two instances on one thread
+    // MARK: One instance per thread
 
-    /// A second Realm instance on a thread whose other instance is writing to the same file stops
-    /// with a message instead of waiting for the write lock forever (RealmSwift's instances would
-    /// be one, already in the transaction); once the first commits, the second writes.
-    @Test func aSecondInstanceOnTheWritingThreadStopsInsteadOfWaitingForever() async throws {
+    /// As in RealmSwift, `Realm(configuration:)` returns the instance already open on the file on
+    /// this thread: it shares its write transaction and its version, and an object read through
+    /// one `Realm()` can be changed inside a write on another.
+    @Test func openingAgainOnAThreadReturnsItsInstance() throws {
+        let (realm, dir) = try makeRealm()
+        let config = realm.configuration
+        let again = try Realm(configuration: config)
+        #expect(again === realm)
+        try realm.write { realm.add(Person(value: ["id": 1, "age": 1])) }
+        // An object read through a Realm that was not kept, changed in a write on a new `Realm()`.
+        func first() throws -> Person? { try Realm(configuration: config).objects(Person.self).first }
+        let person = try #require(try first())
+        let writer = try Realm(configuration: config)
+        try writer.write { person.age += 1 }
+        #expect(person.realm === writer && person.age == 2)
+        // Inside a write, a `Realm()` is that Realm, already writing.
+        realm.beginWrite()
+        let inside = try Realm(configuration: config)
+        #expect(inside.isInWriteTransaction)
+        inside.add(Person(value: ["id": 2]))
+        try realm.commitWrite()
+        #expect(again.objects(Person.self).count == 2)
+        // Another thread has its own instance.
+        let elsewhere = try onAnotherThread { ObjectIdentifier(try Realm(configuration: config)) }
+        #expect(elsewhere != ObjectIdentifier(realm))
+        // A queue has its own, and returns it again on the queue.
+        let queue = DispatchQueue(label: "realm")
+        let onQueue = try Realm(configuration: config, queue: queue)
+        queue.sync {
+            let again = try? Realm(configuration: config, queue: queue)
+            #expect(again === onQueue)
+            #expect(onQueue !== realm && onQueue.objects(Person.self).count == 2)
+        }
+        _ = dir
+    }
+
+    /// When every reference to a thread's instance is gone, the next open is a new instance, and a
+    /// write left open ended with the old one.
+    @Test func aReleasedInstanceIsNotReturnedAgain() throws {
+        let dir = TempDir()
+        let config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
+        weak var dropped: Realm?
+        do {
+            let realm = try Realm(configuration: config)
+            dropped = realm
+            realm.beginWrite()
+            realm.add(Person(value: ["id": 1]))
+        }
+        #expect(dropped == nil)
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.add(Person(value: ["id": 2])) }
+        #expect(realm.objects(Person.self).map(\.id) == [2])
+    }
+
+    /// Opening the thread's file again with a different `readOnly` setting fails, as in RealmSwift
+    /// ("already opened with different read permissions"); on another thread it opens.
+    @Test func aDifferentReadOnlySettingOnTheSameThreadFails() throws {
+        let (realm, dir) = try makeRealm()
+        try realm.write { realm.add(Person(value: ["id": 1])) }
+        var readOnly = realm.configuration
+        readOnly.readOnly = true
+        let config = readOnly
+        do {
+            _ = try Realm(configuration: config)
+            Issue.record("opened read-only on a thread whose instance is read-write")
+        } catch let error as Realm.Error {
+            #expect("\(error)".contains("different read permissions"))
+        }
+        #expect(try onAnotherThread { try Realm(configuration: config).objects(Person.self).count } == 1)
+        _ = dir
+    }
+
+    /// Beginning a write on the thread's instance while it is writing stops, as RealmSwift's
+    /// "already in a write transaction".
+    @Test func beginningASecondWriteOnTheThreadStops() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (first, dir) = try makeRealm()
-            let second = try Realm(configuration: first.configuration)
             first.beginWrite()
-            second.beginWrite()
+            try Realm(configuration: first.configuration).beginWrite()
             _ = dir
         }
-        #expect(ConfinementTests.stderr(result).contains("Another Realm instance on this thread already has a write transaction open"))
-        let (first, _) = try makeRealm()
-        let second = try Realm(configuration: first.configuration)
-        try first.write { first.add(Person(value: ["id": 1])) }
-        try second.write { second.add(Person(value: ["id": 2])) }
-        do {
-            let dropped = try Realm(configuration: first.configuration)
-            dropped.beginWrite()
-        }
-        // The dropped instance's transaction ended with it.
-        try first.write { first.add(Person(value: ["id": 3])) }
-        #expect(first.objects(Person.self).count == 3)
+        #expect(ConfinementTests.stderr(result).contains("already in a write transaction"))
     }
 
     // MARK: Thawing
@@ -304,23 +363,23 @@ final class RenamedDog: Object, Codable {
         #expect(frozenPerson.thaw()?.realm === realm)
     }
 
-    /// Frozen data from another thread's Realm, thawed on a thread whose Realm never froze
-    /// anything: thaw opens a live Realm, and later thaws on the thread return that same one
-    /// (only Realms that freeze, or that thaw opened, are listed for thaw, see `registerLive`).
-    @Test func thawOnAThreadWithoutAListedRealmOpensOneAndReusesIt() throws {
-        let (realm, dir) = try makeRealm()
-        try realm.write { realm.add(Person(value: ["id": 1])) }
-        let config = realm.configuration
-        let frozen = try DispatchQueue(label: "freezer").sync {
-            try Realm(configuration: config).objects(Person.self).freeze()
-        }
+    /// Frozen data from another thread's Realm, thawed on a thread with no instance alive: thaw
+    /// opens the thread's instance, and later thaws (and `Realm()`) on the thread return it.
+    @Test func thawOnAThreadWithoutAnInstanceOpensOneAndReusesIt() throws {
+        let dir = TempDir()
+        let config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
+        let frozen = try onAnotherThread {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(Person(value: ["id": 1])) }
+            return UncheckedBox(realm.objects(Person.self).freeze())
+        }.value
         let first = try #require(frozen.thaw())
-        #expect(first.realm !== realm && first.realm?.isFrozen == false)
+        #expect(first.realm?.isFrozen == false)
         let second = try #require(frozen.thaw())
         #expect(second.realm === first.realm)
+        #expect(try Realm(configuration: config) === first.realm)
         try first.realm!.write { first.realm!.add(Person(value: ["id": 2])) }
         #expect(second.count == 2 && frozen.count == 1)
-        _ = dir
     }
 
     // MARK: Description
@@ -339,12 +398,15 @@ final class RenamedDog: Object, Codable {
 
     @Test func observingAReadOnlyRealmStops() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let (realm, dir) = try makeRealm()
-            try realm.write { realm.add(Person(value: ["id": 1])) }
-            var config = realm.configuration
+            let dir = TempDir()
+            var config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
+            // The thread's read-write instance is released before the read-only open.
+            do {
+                let realm = try Realm(configuration: config)
+                try realm.write { realm.add(Person(value: ["id": 1])) }
+            }
             config.readOnly = true
             let readOnly = try Realm(configuration: config)
-            _ = dir
             _ = readOnly.objects(Person.self).observe { _ in }
         }
         #expect(ConfinementTests.stderr(result).contains("Read-only Realms do not have change notifications"))
@@ -352,11 +414,11 @@ final class RenamedDog: Object, Codable {
 
     @Test func freezingAReadOnlyRealmStops() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let (realm, dir) = try makeRealm()
-            var config = realm.configuration
+            let dir = TempDir()
+            var config = Realm.Configuration(fileURL: dir.url(), objectTypes: [Person.self, Dog.self, Address.self])
+            do { _ = try Realm(configuration: config) }
             config.readOnly = true
             let readOnly = try Realm(configuration: config)
-            _ = dir
             _ = readOnly.objects(Person.self).freeze()
         }
         #expect(ConfinementTests.stderr(result).contains("A read-only Realm cannot be frozen"))

@@ -17,15 +17,19 @@ import Testing
         let live = frozen.thaw()
         #expect(frozen.isFrozen && !live.isFrozen)
         #expect(live.objects(Person.self).first?.name == "Ada")
-        // The throwing twins say why instead of stopping.
-        var config = realm.configuration
-        config.readOnly = true
-        let readOnly = try Realm(configuration: config)
-        do {
-            try readOnly.checkedBeginWrite()
-            Issue.record("a read-only Realm began a write")
-        } catch let e as Realm.Error {
-            #expect(e.code == .readOnly)
+        // The throwing twins say why instead of stopping (a read-only Realm on another thread:
+        // this thread's instance is read-write).
+        var readOnlyConfig = realm.configuration
+        readOnlyConfig.readOnly = true
+        let config = readOnlyConfig
+        try onAnotherThread {
+            let readOnly = try Realm(configuration: config)
+            do {
+                try readOnly.checkedBeginWrite()
+                Issue.record("a read-only Realm began a write")
+            } catch let e as Realm.Error {
+                #expect(e.code == .readOnly)
+            }
         }
         #expect(try frozen.checkedThaw().objects(Person.self).count == 1)
     }

@@ -68,7 +68,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
             let event = Unchecked(e)
             queue.async {
                 me.value.deliver(
-                    event.value, in: target, open: { try Realm(configuration: config, isolation: nil, queue: queue) }, to: blk.value)
+                    event.value, in: target, open: { try Realm.cached(config, isolation: nil, queue: queue) }, to: blk.value)
             }
         }
     }
@@ -93,7 +93,7 @@ struct Observation<State, Change, Value, Report>: @unchecked Sendable {
         _ actor: isolated A, _ me: Unchecked<Self>, _ event: NotifierEvent<State, Change>, _ target: TargetRealm,
         _ config: Realm.Configuration, _ block: @Sendable (isolated A, Report) -> Void
     ) {
-        me.value.deliver(event, in: target, open: { try Realm(configuration: config, isolation: actor) }, to: { block(actor, $0) })
+        me.value.deliver(event, in: target, open: { try Realm.cached(config, isolation: actor, queue: nil) }, to: { block(actor, $0) })
     }
 
     /// Moves the target Realm to the event's version, builds the value there and reports it.

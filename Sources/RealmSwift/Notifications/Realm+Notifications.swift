@@ -57,9 +57,12 @@ final class RealmNotifications: @unchecked Sendable {
     }
 }
 
-/// A weak reference to a Realm that may cross threads; only dereferenced on the Realm's thread.
+/// A weak reference to a Realm that may cross threads; only dereferenced on the Realm's thread
+/// (``isAlive`` does not use the Realm).
 struct WeakRealm: @unchecked Sendable {
     weak var realm: Realm?
+    /// Whether the Realm is still alive.
+    var isAlive: Bool { realm != nil }
 }
 
 extension Realm {

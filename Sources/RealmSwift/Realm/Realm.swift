@@ -27,14 +27,8 @@ public final class Realm {
         // The table readers of another version go with it (each pins its version).
         didSet { if snapshot?.version != readersVersion { dropReaders() } }
     }
-    /// The open write transaction, if any. A thread-confined Realm marks its thread as writing
-    /// to the file while one is open (see ``checkedBeginWrite()``).
-    var transaction: WriteTransaction? {
-        didSet {
-            guard readState.confinedThread != 0, (transaction == nil) != (oldValue == nil) else { return }
-            handle.setWriting(thread: threadID, transaction != nil)
-        }
-    }
+    /// The open write transaction, if any.
+    var transaction: WriteTransaction?
     /// Changes with every mutation and every version change; collections and accessors cache
     /// against it (kept in ``ReadState``).
     package var stamp: Int {
@@ -69,8 +63,6 @@ public final class Realm {
     /// Thread-bound notifiers, Realm observers and the run loop to wake for them.
     let notifications = RealmNotifications()
     let handle: StoreHandle
-    /// Whether this Realm is in its file's registry of live Realms (``registerLive()``).
-    private var isRegisteredLive = false
     /// Classes checked against the file's schema, by class.
     var verified: Set<ObjectIdentifier> = []
     /// The last class looked up by type, and the last one found verified (live Realms only: they
@@ -106,45 +98,18 @@ public final class Realm {
     /// and at the start of each write.
     public var autorefresh = true
 
-    /// Opens the default Realm (``Configuration/defaultConfiguration``).
-    /// - Throws: ``Realm/Error``.
-    public convenience init() throws {
-        try self.init(configuration: .defaultConfiguration)
-    }
-
-    /// Opens the Realm `configuration` describes, creating the file and its tables when needed,
-    /// checking the model classes against the file's schema and migrating when asked.
-    /// - Throws: ``Realm/Error`` — `.fileNotFound` (read-only and missing), `.invalidDatabase`,
-    ///   `.fileFormatUpgradeRequired`, `.schemaMismatch`, `.filePermissionDenied`, `.fileAccess`.
-    public convenience init(configuration: Configuration) throws {
-        try self.init(configuration: configuration, isolation: nil)
-    }
-
-    /// Opens a Realm confined to a serial dispatch queue: use it (and its objects) only from
-    /// blocks running on `queue`, whichever thread runs them. Notifications observed on it are
-    /// delivered on `queue`.
-    /// - Throws: ``Realm/Error`` as ``init(configuration:)``.
-    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
-        try self.init(configuration: configuration, isolation: nil, queue: queue)
-    }
-
-    init(configuration: Configuration, isolation: (any Actor)?, queue: DispatchQueue? = nil) throws {
+    init(configuration: Configuration, isolation: (any Actor)?, queue: DispatchQueue? = nil, handle: StoreHandle? = nil) throws {
         self.configuration = configuration
         self.isolation = isolation
         self.isActorIsolated = isolation != nil
         self.queue = queue
         self.threadID = currentThreadIdentity()
         self.readState = ReadState(confinedThread: isolation == nil && queue == nil ? threadID : 0)
-        self.handle = try StoreHandle.open(configuration)
-        self.store = handle.store
+        self.handle = try handle ?? StoreHandle.open(configuration)
+        self.store = self.handle.store
         self.isFrozen = false
         self.snapshot = try realmErrors { try store.snapshot(kind: "realm") }
         try SchemaSetup.run(self)
-    }
-
-    deinit {
-        // A write transaction left open ends with its Realm (the transaction cancels itself).
-        if transaction != nil, readState.confinedThread != 0 { handle.setWriting(thread: threadID, false) }
     }
 
     /// A Realm that reads `snapshot` forever.
@@ -194,11 +159,10 @@ public final class Realm {
         stamp += 1
     }
 
-    /// A live Realm on this frozen Realm's file: the calling thread's newest live instance still
-    /// open that froze something or that an earlier `thaw()` opened (so what is thawed advances
-    /// with it, like RealmSwift's per-thread Realm), else a new live instance on the calling
-    /// thread. As in RealmSwift it does not throw: if the file cannot
-    /// be opened again it stops with the reason; ``checkedThaw()`` throws instead.
+    /// A live Realm on this frozen Realm's file: the calling thread's instance, the one
+    /// `Realm(configuration:)` returns there (so what is thawed advances with it). As in RealmSwift
+    /// it does not throw: if the file cannot be opened again it stops with the reason;
+    /// ``checkedThaw()`` throws instead.
     public func thaw() -> Realm {
         do {
             return try checkedThaw()
@@ -211,27 +175,7 @@ public final class Realm {
     /// - Throws: ``Realm/Error`` when the file cannot be opened.
     public func checkedThaw() throws -> Realm {
         if !isFrozen { return self }
-        // The thread's own live Realm when it has one open, as RealmSwift's per-thread instance:
-        // what it thaws then advances whenever that Realm does.
-        if let live = handle.liveRealm(thread: currentThreadIdentity()) { return live }
-        let live = try Realm(configuration: configuration)
-        live.registerLive()
-        return live
-    }
-
-    /// Lists this live, thread-confined Realm in its file's registry of live Realms by thread,
-    /// where ``thaw()`` finds it (once; queue- and actor-confined Realms are not listed).
-    ///
-    /// Only a Realm that freezes something (its frozen data is what gets thawed) or that `thaw()`
-    /// opened is listed, not every Realm: the registry's weak reference moves the Realm's
-    /// reference count to a side table for good, which makes every retain and release of it (one
-    /// each per object accessor) take the runtime's slow path — 8% of W10's instructions when
-    /// every Realm was listed (`valgrind --tool=callgrind`, `REALM_BENCH_ONLY=W10 realm-bench
-    /// 100000`: 800 M instructions against 735 M).
-    func registerLive() {
-        guard !isRegisteredLive, !isFrozen, isolation == nil, queue == nil, !isActorIsolated else { return }
-        isRegisteredLive = true
-        handle.register(live: self, thread: threadID)
+        return try Realm.cached(configuration, isolation: nil, queue: nil)
     }
 
     /// A frozen copy of this Realm: it reads the current version forever (pinning it until the
@@ -245,7 +189,6 @@ public final class Realm {
         if transaction != nil {
             fatalError("Cannot freeze during a write transaction; commit or cancel it first (frozen data reads committed versions only).")
         }
-        registerLive()
         return Realm(frozen: currentSnapshot.retained(kind: "frozen"), of: self)
     }
 
@@ -388,13 +331,6 @@ public final class Realm {
         guard transaction == nil else {
             fatalError("The Realm is already in a write transaction; commit or cancel it before beginning another.")
         }
-        // Another instance on this thread holds the file's write lock: waiting for it would never
-        // end. In RealmSwift both would be the thread's one Realm, already in that transaction.
-        if readState.confinedThread != 0, handle.isWriting(thread: threadID) {
-            fatalError(
-                "Another Realm instance on this thread already has a write transaction open on this file; commit or cancel it "
-                    + "before beginning another (waiting for it here would never end).")
-        }
         if isFrozen { fatalError("Can't perform transactions on a frozen Realm; use thaw() or the live Realm.") }
         if configuration.readOnly { throw Realm.Error(.readOnly, "the Realm was opened read-only", path: store.path) }
         // Observers on this thread see every earlier version before the write begins.
@@ -508,25 +444,30 @@ final class StoreHandle: Sendable {
     let coordinator: ChangeCoordinator
 
     private static let open = Locked<[String: Weak]>([:])
-    /// The live thread-confined Realms on this file, by thread, newest last (``Realm/thaw()``
-    /// returns the calling thread's, so thawed objects and collections advance with it).
-    private let live = Locked<[UInt: [WeakRealm]]>([:])
+    /// The live Realm instances on this file by what they are confined to: what
+    /// `Realm(configuration:)` returns again there while the instance is alive (RealmSwift's
+    /// per-thread cache).
+    ///
+    /// The weak references move each Realm's reference count to a side table, which makes its
+    /// retains and releases take the runtime's slower path; accessors therefore read through the
+    /// Realm's row-group views and retain the Realm once per object, not per property read.
+    private let instances = Locked<(realms: [Realm.Confinement: WeakRealm], sweepAt: Int)>(([:], 16))
 
-    /// Records `realm`, a live Realm confined to the calling thread.
-    func register(live realm: Realm, thread: UInt) {
-        live.withLock { r in
-            var list = r[thread, default: []].filter { $0.realm != nil }
-            list.append(WeakRealm(realm: realm))
-            r[thread] = list
-        }
+    /// The live Realm on this file confined to `confinement`, if one is still alive.
+    func cachedRealm(_ confinement: Realm.Confinement) -> Realm? {
+        instances.withLock { $0.realms[confinement]?.realm }
     }
 
-    /// The newest live Realm on this file confined to `thread`, if one is still open.
-    func liveRealm(thread: UInt) -> Realm? {
-        live.withLock { r in
-            let list = (r[thread] ?? []).filter { $0.realm != nil }
-            r[thread] = list.isEmpty ? nil : list
-            return list.last?.realm
+    /// Records `realm` as the instance confined to `confinement`. Entries of instances no longer
+    /// alive (threads that ended, queues released) are swept when the table has doubled since the
+    /// last sweep, so it stays bounded in a process that runs for months.
+    func cache(_ realm: Realm, _ confinement: Realm.Confinement) {
+        instances.withLock { r in
+            r.realms[confinement] = WeakRealm(realm: realm)
+            if r.realms.count >= r.sweepAt {
+                r.realms = r.realms.filter { $0.value.isAlive }
+                r.sweepAt = max(16, 2 * r.realms.count)
+            }
         }
     }
 
@@ -534,21 +475,6 @@ final class StoreHandle: Sendable {
         // Only read and written under the registry's lock.
         weak var value: StoreHandle?
     }
-
-    /// The thread whose thread-confined Realm on this file has a write transaction open (0: none).
-    private let writingThread = Atomic<UInt>(0)
-
-    /// Notes that the thread-confined Realm on `thread` opened (`true`) or ended a write transaction.
-    func setWriting(thread: UInt, _ writing: Bool) {
-        if writing {
-            writingThread.store(thread, ordering: .releasing)
-        } else {
-            _ = writingThread.compareExchange(expected: thread, desired: 0, ordering: .acquiringAndReleasing)
-        }
-    }
-
-    /// Whether a thread-confined Realm on `thread` has a write transaction open on this file.
-    func isWriting(thread: UInt) -> Bool { writingThread.load(ordering: .acquiring) == thread }
 
     private init(store: Store, path: String, inMemory: Bool) {
         self.store = store

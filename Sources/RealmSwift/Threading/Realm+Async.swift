@@ -1,19 +1,6 @@
 import RealmStorage
 
 extension Realm {
-    /// Opens a Realm isolated to `actor`: use it (and its objects) only from that actor.
-    ///
-    /// ```swift
-    /// actor Store {
-    ///     var realm: Realm!
-    ///     func setUp() async throws { realm = try await Realm(configuration: config, actor: self) }
-    /// }
-    /// ```
-    /// - Throws: ``Realm/Error`` as ``init(configuration:)``.
-    public convenience init(configuration: Configuration = .defaultConfiguration, actor: isolated any Actor) async throws {
-        try self.init(configuration: configuration, isolation: actor)
-    }
-
     /// Runs `block` in a write transaction and commits it, waiting for the write lock without
     /// blocking the actor's executor. For Realms isolated to an actor.
     /// - Throws: what `block` throws (the transaction is then rolled back), or ``Realm/Error``.
