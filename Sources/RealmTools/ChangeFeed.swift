@@ -6,12 +6,15 @@ import RealmStorage
 /// One line per object a commit inserted, modified or deleted, in table order then key order
 /// within a version (insertions, then modifications, then deletions), each with the version and
 /// its commit time; insertions and modifications carry the object's values right after the commit
-/// (in `--objects`' value forms), deletions only the key. A commit that changed the schema gives a
-/// `"schema"` line first.
+/// (in `--objects`' value forms), deletions only the key; a modification in a file of format
+/// version 6 or later also lists the properties the commit set (`"set"`, in catalog order, a
+/// write of the same value included). A commit that changed the schema gives a `"schema"` line
+/// first.
 ///
 /// ```
 /// {"version":3,"committed":"2026-11-27T10:00:00.5Z","table":"Person","change":"insert","key":7,"values":{"name":"Ada","age":36}}
-/// {"version":4,"committed":"2026-11-27T10:00:01Z","table":"Person","change":"delete","key":7}
+/// {"version":4,"committed":"2026-11-27T10:00:01Z","table":"Person","change":"modify","key":7,"set":["age"],"values":{"name":"Ada","age":37}}
+/// {"version":5,"committed":"2026-11-27T10:00:02Z","table":"Person","change":"delete","key":7}
 /// ```
 package enum ChangeFeed {
     /// Writes the changes of `versions` (oldest first, from ``Snapshot/history(since:)``).
@@ -29,6 +32,10 @@ package enum ChangeFeed {
                 for (change, keys) in [("insert", t.inserted), ("modify", t.modified), ("delete", t.deleted)] {
                     for key in keys.sorted(by: { $0.rawValue < $1.rawValue }) {
                         var line = head + [("table", .string(name)), ("change", .string(change)), ("key", .int(key.rawValue))]
+                        if change == "modify", t.knowsColumnsPerObject, let table {
+                            let set = table.columns.filter { t.modifiedByColumn[$0.id]?.contains(key) == true }
+                            line.append(("set", .array(set.map { .string($0.name) })))
+                        }
                         if change != "delete", let table {
                             let values = try v.object(name, key)
                             line.append(("values", .object(table.columns.map { ($0.name, text.json(values[$0.name] ?? .null)) })))

@@ -19,13 +19,13 @@ import Testing
         return (8..<12).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1 - 8)) }
     }
 
-    @Test func newFilesAreVersion5() throws {
+    @Test func newFilesAreVersion6() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))
-        #expect(FileHeader.formatVersion == 5)
-        #expect(try store.snapshot().formatVersion == 5)
-        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 5))
-        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 5)
+        #expect(FileHeader.formatVersion == 6)
+        #expect(try store.snapshot().formatVersion == 6)
+        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 6))
+        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 6)
     }
 
     @Test func aVersion2FileKeepsItsVersionAndNamesEveryCommitByASlot() throws {

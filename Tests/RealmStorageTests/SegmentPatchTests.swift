@@ -261,7 +261,7 @@ import Testing
         #expect(try store.snapshot().formatVersion == 4)
         #expect(try Self.livePatches(path) == 0)
         _ = try store.compact()
-        #expect(try store.snapshot().formatVersion == 5)
+        #expect(try store.snapshot().formatVersion == FileHeader.formatVersion)
         try store.write { try $0.delete("Tick", ObjectKey(301)) }
         #expect(try store.snapshot().objectCount("Tick") == 598)
         #expect(try store.snapshot().objectKey("Tick", primaryKey: .int(302)) == ObjectKey(302))

@@ -46,12 +46,15 @@ func replay<T>(_ previous: [T], _ now: [T], deletions: [Int], insertions: [Int])
             p.age = 5
         }
         realm.refresh()
-        try realm.write { p.age = 5 }  // same value: nothing changed
+        // A write of the value a property already has is a change, as in RealmSwift.
+        try realm.write { p.age = 5 }
+        realm.refresh()
+        try realm.write { p.name = "b" }
         realm.refresh()
         try realm.write { realm.delete(p) }
         realm.refresh()
-        #expect(all == ["1:age 3→4", "1:name a→b,age 4→5", "deleted"])
-        #expect(named == ["name", "deleted"])
+        #expect(all == ["1:age 3→4", "1:name a→b,age 4→5", "1:age 5→5", "1:name b→b", "deleted"])
+        #expect(named == ["name", "name", "deleted"])
         t1.invalidate()
         t2.invalidate()
     }
@@ -461,4 +464,62 @@ func runLoopThread(
     }
     thread.start()
     return stop
+}
+
+/// `Item` of the format-5 golden file `Spec/vectors/v5-patches.realm`.
+final class Item: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var count: Int?
+}
+
+@Suite struct SameValueWriteTests {
+    /// A key-path observer hears a write of the value a property already has (RealmSwift reports
+    /// it), and not a write of another property.
+    @Test func aSameValueWriteIsReportedToKeyPathObservers() throws {
+        let (realm, dir) = try makeRealm()
+        try realm.write { for i in 0..<3 { realm.add(Person(value: ["id": i, "name": "p\(i)", "age": i])) } }
+        let people = realm.objects(Person.self).sorted(byKeyPath: "id")
+        var modified: [[Int]] = []
+        let token = people.observe(keyPaths: ["name"]) { change in
+            if case .update(_, _, _, let m) = change { modified.append(m) }
+        }
+        realm.refresh()
+        try realm.write { people[1].name = "p1" }
+        realm.refresh()
+        try realm.write { people[2].age = 7 }
+        realm.refresh()
+        try realm.write { realm.create(Person.self, value: ["id": 0, "name": "p0", "age": 0], update: .all) }
+        realm.refresh()
+        try realm.write { realm.create(Person.self, value: ["id": 0, "name": "p0", "age": 9], update: .modified) }
+        realm.refresh()
+        // `.all` sets every property; `.modified` sets only the ones that differ (here `age`).
+        #expect(modified == [[1], [0]])
+        token.invalidate()
+        _ = dir
+    }
+
+    /// A file of format 5 records only which columns a commit set, not on which object: there a
+    /// key-path observer hears a property whose value differs, as before format 6.
+    @Test func aFormat5FileReportsPropertiesWhoseValueDiffers() throws {
+        let dir = TempDir()
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Spec/vectors/v5-patches.realm")
+        try FileManager.default.copyItem(at: source, to: dir.url())
+        let realm = try Realm(configuration: .init(fileURL: dir.url(), objectTypes: [Item.self]))
+        let item = try #require(realm.object(ofType: Item.self, forPrimaryKey: 1))
+        var seen: [String] = []
+        let token = item.observe(keyPaths: ["count"]) { change in
+            if case .change(_, let props) = change { seen.append(props.map(\.name).joined()) }
+        }
+        try realm.write {
+            item.count = 3  // the value it has
+            realm.object(ofType: Item.self, forPrimaryKey: 2)!.count = 100
+        }
+        realm.refresh()
+        try realm.write { item.count = 4 }
+        realm.refresh()
+        #expect(seen == ["count"])
+        token.invalidate()
+    }
 }

@@ -202,16 +202,15 @@ final class Recorder<T: Sendable>: Sendable {
         let filtered = realm.objects(Person.self).filter("age < 60")
         let results = sorted ? filtered.sorted(byKeyPath: "name") : filtered
         var previous: [Int] = []
-        var names: [Int: String] = [:]
+        var renamed: Set<Int> = []
         var failures = 0
         let token = results.observe(keyPaths: ["name"]) { change in
             switch change {
             case .initial(let r):
                 previous = r.map(\.id)
-                names = Dictionary(uniqueKeysWithValues: r.map { ($0.id, $0.name) })
             case .update(let r, let deletions, let insertions, let modifications):
                 let now = r.map(\.id)
-                let newNames = Dictionary(uniqueKeysWithValues: r.map { ($0.id, $0.name) })
+                let present = Set(now)
                 var replay = previous
                 for i in deletions.reversed() { replay.remove(at: i) }
                 for i in insertions { replay.insert(now[i], at: i) }
@@ -219,10 +218,11 @@ final class Recorder<T: Sendable>: Sendable {
                     failures += 1
                     print("replay \(replay) != \(now)")
                 }
-                // Renamed objects still in the results, except moved ones (deletion + insertion).
+                // Objects whose name was set (to a new name or the same one, as in RealmSwift)
+                // still in the results, except moved ones (deletion + insertion).
                 let expected = Set(
                     previous.enumerated().filter { i, id in
-                        newNames[id].map { $0 != names[id] } == true && !deletions.contains(i)
+                        renamed.contains(id) && present.contains(id) && !deletions.contains(i)
                     }.map(\.element))
                 let modifiedIDs = Set(modifications.map { previous[$0] })
                 if modifiedIDs != expected {
@@ -230,13 +230,13 @@ final class Recorder<T: Sendable>: Sendable {
                     print("modified \(modifiedIDs) != \(expected)")
                 }
                 previous = now
-                names = newNames
             case .error: failures += 1
             }
         }
         realm.refresh()
         var nextID = 1000
         for _ in 0..<60 {
+            renamed = []
             try realm.write {
                 for _ in 0..<Int(rng.next() % 5) + 1 {
                     let all = realm.objects(Person.self)
@@ -248,6 +248,7 @@ final class Recorder<T: Sendable>: Sendable {
                     case 2 where !all.isEmpty:
                         let p = all[Int(rng.next() % UInt64(all.count))]
                         p.name = "n\(rng.next() % 50)"
+                        renamed.insert(p.id)
                     default:
                         if !all.isEmpty { all[Int(rng.next() % UInt64(all.count))].age = Int(rng.next() % 100) }
                     }

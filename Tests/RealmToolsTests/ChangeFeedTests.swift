@@ -68,6 +68,8 @@ import Testing
             guard let change = o["change"] as? String, change != "schema" else { continue }
             #expect(o["table"] as? String == "Item")
             let key = Int64(o["key"] as! Int)
+            // A modification names the properties the commit set (format 6): here always `n`.
+            #expect((o["set"] as? [String]) == (change == "modify" ? ["n"] : nil), "\(line)")
             let values = (o["values"] as? [String: Any]).map { $0.mapValues { Int64($0 as! Int) } }
             out[v, default: ["insert": [:], "modify": [:], "delete": [:]]][change]![key] = .some(values)
         }

@@ -9,10 +9,10 @@
 package enum FileHeader {
     package static let magic: [UInt8] = Array("RLMSWIFT".utf8)
     /// The format version of the files this library creates (Spec/FORMAT.md §3.1, §9).
-    package static let formatVersion: UInt32 = 5
+    package static let formatVersion: UInt32 = 6
     /// The format versions this library reads. A file keeps the version it was created with; only
     /// compaction, which writes a new file, upgrades it.
-    package static let readableVersions: ClosedRange<UInt32> = 1...5
+    package static let readableVersions: ClosedRange<UInt32> = 1...6
     /// The first format version whose commits may be chained: named by a commit head in front of
     /// their region instead of a slot (Spec/FORMAT.md §3.4).
     package static let chainedCommitsVersion: UInt32 = 3
@@ -21,6 +21,9 @@ package enum FileHeader {
     package static let pagedListsVersion: UInt32 = 4
     /// The first format version whose row groups may name segment patches (Spec/FORMAT.md §4.8).
     package static let segmentPatchesVersion: UInt32 = 5
+    /// The first format version whose changesets say, per column, which objects had it set
+    /// (Spec/FORMAT.md §5.6).
+    package static let columnChangesVersion: UInt32 = 6
     package static let size = 12288
     package static let slotOffsets = [4096, 8192]
     package static let slotSize = 64

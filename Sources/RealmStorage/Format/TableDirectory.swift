@@ -197,6 +197,9 @@ package struct VersionRecord: Sendable {
     package var tables: [UInt32: TableState]
     /// The changeset to write (writer side).
     package var changeset: Changeset
+    /// The format version of the file the record belongs to: it decides how the changeset is
+    /// encoded (§5.6).
+    package var formatVersion: UInt32
     /// The encoded changeset (reader side), decoded on demand.
     package var changesetView: ByteView?
     /// The catalog as encoded in this record (in place, for a record read from the file): the next
@@ -207,7 +210,7 @@ package struct VersionRecord: Sendable {
     package func decodeChangeset() throws -> Changeset {
         guard let v = changesetView else { return changeset }
         var r = BlockReader(v)
-        return try Changeset.decode(&r)
+        return try Changeset.decode(&r, formatVersion: formatVersion)
     }
 
     /// Per table, how many objects the changeset inserts, deletes and modifies, and whether the
@@ -217,7 +220,7 @@ package struct VersionRecord: Sendable {
             return (changeset.schemaChanged, changeset.tables.mapValues { ($0.inserted.count, $0.deleted.count, $0.modified.count) })
         }
         var r = BlockReader(v)
-        return try Changeset.counts(&r)
+        return try Changeset.counts(&r, formatVersion: formatVersion)
     }
 
     /// Offset of the live-bytes field in an encoded record.
@@ -257,7 +260,7 @@ package struct VersionRecord: Sendable {
         w.u32(UInt32(tables.count))
         for (_, t) in tables.sorted(by: { $0.key < $1.key }) { t.encode(into: &w) }
         let changesetStart = w.count
-        changeset.encode(into: &w)
+        changeset.encode(into: &w, formatVersion: formatVersion)
         let changesetEnd = w.count
         w.sealBlock()
         return (w.bytes, changesetStart..<changesetEnd, catalogStart..<catalogEnd)
@@ -287,7 +290,7 @@ package struct VersionRecord: Sendable {
         }
         let changesetStart = r.offset
         var skip = r
-        try Changeset.skip(&skip)
+        try Changeset.skip(&skip, formatVersion: formatVersion)
         let changesetView = try v.slice(changesetStart, skip.offset - changesetStart)
         // Versions ascend along the chain; a number is skipped after a commit that failed late.
         guard version >= 1, (parentVersion < version && !parentRecord.isNone) || (parentVersion == 0 && parentRecord.isNone) else {
@@ -299,6 +302,6 @@ package struct VersionRecord: Sendable {
         return VersionRecord(
             version: version, parentVersion: parentVersion, parentRecord: parentRecord, commitStart: commitStart,
             commitChecksum: commitChecksum, commitTime: time, liveBytes: live, catalog: catalog, tables: tables,
-            changeset: Changeset(), changesetView: changesetView, catalogBytes: catalogBytes)
+            changeset: Changeset(), formatVersion: formatVersion, changesetView: changesetView, catalogBytes: catalogBytes)
     }
 }

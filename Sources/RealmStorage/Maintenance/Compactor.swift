@@ -250,7 +250,7 @@ public struct Compactor: Sendable {
         var record = VersionRecord(
             version: s.version, parentVersion: 0, parentRecord: .none, commitStart: UInt64(w.start),
             commitChecksum: w.hasher.finalize(), commitTime: s.record.commitTime, liveBytes: 0, catalog: s.catalog,
-            tables: states, changeset: Changeset())
+            tables: states, changeset: Changeset(), formatVersion: FileHeader.formatVersion)
         let recordLength = record.encode().count
         record.liveBytes = UInt64(FileHeader.size + reachable + recordLength)
         let bytes = record.encode()

@@ -237,7 +237,7 @@ public final class Store: Sendable {
         var record = VersionRecord(
             version: 1, parentVersion: 0, parentRecord: .none, commitStart: UInt64(FileHeader.size),
             commitChecksum: XXH64.hash([]), commitTime: Self.now(), liveBytes: 0, catalog: Catalog(), tables: [:],
-            changeset: Changeset())
+            changeset: Changeset(), formatVersion: FileHeader.formatVersion)
         // liveBytes = header + this record.
         record.liveBytes = UInt64(FileHeader.size + record.encode().count)
         let bytes = record.encode()

@@ -9,14 +9,46 @@ public struct Changeset: Sendable, Equatable {
         public var deleted: Set<ObjectKey> = []
         /// Objects that existed before and whose values changed.
         public var modified: Set<ObjectKey> = []
-        /// Ids of the columns whose values changed in ``modified`` objects.
+        /// Ids of the columns set on objects that existed before (a write of the same value
+        /// counts: it is a change, as in RealmSwift).
         public var modifiedColumns: Set<UInt32> = []
+        /// For each column id of ``modifiedColumns``, the ``modified`` objects that had it set:
+        /// recorded by files of format version 6 and later (``knowsColumnsPerObject``).
+        public var modifiedByColumn: [UInt32: Set<ObjectKey>] = [:]
+        /// Whether ``modifiedByColumn`` is known. False for changes read from a file of format
+        /// version 5 or earlier, which records only the table's ``modifiedColumns``: every modified
+        /// object may then have had any of them set.
+        public var knowsColumnsPerObject = true
         /// Inserted keys as runs (the writer's compact form; merged into ``inserted`` when decoded).
         package var insertedRuns: [KeyRun] = []
         /// No change.
         public init() {}
         /// Whether the table did not change.
         public var isEmpty: Bool { inserted.isEmpty && insertedRuns.isEmpty && deleted.isEmpty && modified.isEmpty }
+
+        /// Whether column `column` of object `key` may have been set: certainly when the columns
+        /// are known per object (format version 6 and later), else whenever the object was modified
+        /// and some modified object had the column set.
+        public func mayHaveSet(_ column: UInt32, of key: ObjectKey) -> Bool {
+            if knowsColumnsPerObject { return modifiedByColumn[column]?.contains(key) == true }
+            return modifiedColumns.contains(column) && modified.contains(key)
+        }
+
+        /// Records that column `column` of object `key` (which existed before) was set.
+        package mutating func recordSet(_ column: UInt32, of key: ObjectKey) {
+            modified.insert(key)
+            if modifiedByColumn[column]?.insert(key) == nil {
+                modifiedByColumn[column] = [key]
+                modifiedColumns.insert(column)
+            }
+        }
+
+        /// Records that object `key` (which existed before) was deleted.
+        package mutating func recordDelete(_ key: ObjectKey) {
+            deleted.insert(key)
+            guard modified.remove(key) != nil else { return }
+            for column in modifiedByColumn.keys { modifiedByColumn[column]?.remove(key) }
+        }
     }
 
     /// Changes by table name.
@@ -35,11 +67,17 @@ public struct Changeset: Sendable, Equatable {
             var t = tables[name] ?? TableChanges()
             for k in l.inserted { t.inserted.insert(k) }
             for k in l.modified where !t.inserted.contains(k) { t.modified.insert(k) }
+            for (column, keys) in l.modifiedByColumn {
+                for k in keys where !t.inserted.contains(k) { t.modifiedByColumn[column, default: []].insert(k) }
+            }
             for k in l.deleted {
                 if t.inserted.remove(k) == nil { t.deleted.insert(k) }
-                t.modified.remove(k)
+                if t.modified.remove(k) != nil {
+                    for column in t.modifiedByColumn.keys { t.modifiedByColumn[column]?.remove(k) }
+                }
             }
             t.modifiedColumns.formUnion(l.modifiedColumns)
+            t.knowsColumnsPerObject = t.knowsColumnsPerObject && l.knowsColumnsPerObject
             tables[name] = t
         }
     }
@@ -69,7 +107,9 @@ public struct Changeset: Sendable, Equatable {
         return out
     }
 
-    func encode(into w: inout ByteWriter) {
+    /// Encodes the changeset as a file of format `formatVersion` stores it (§5.6: from version 6,
+    /// each modified column's objects follow the column ids).
+    func encode(into w: inout ByteWriter, formatVersion: UInt32) {
         w.u32(schemaChanged ? 1 : 0)
         w.u32(UInt32(tables.count))
         for (name, t) in tables.sorted(by: { $0.key < $1.key }) {
@@ -87,6 +127,18 @@ public struct Changeset: Sendable, Equatable {
             put(t.modified)
             w.u32(UInt32(t.modifiedColumns.count))
             for c in t.modifiedColumns.sorted() { w.u32(c) }
+            guard formatVersion >= FileHeader.columnChangesVersion else { continue }
+            // Only the columns set on some of the modified objects are listed (a column's objects
+            // are a subset of them): a commit that sets one column adds four bytes.
+            let partial = t.modifiedColumns.sorted().compactMap { c -> (UInt32, Set<ObjectKey>)? in
+                let keys = t.modifiedByColumn[c] ?? []
+                return keys.count == t.modified.count ? nil : (c, keys)
+            }
+            w.u32(UInt32(partial.count))
+            for (c, keys) in partial {
+                w.u32(c)
+                put(keys)
+            }
         }
     }
 
@@ -94,27 +146,58 @@ public struct Changeset: Sendable, Equatable {
     static let maximumKeys = 1 << 28
 
     /// Walks an encoded changeset without building it, validating its structure.
-    static func skip(_ r: inout BlockReader) throws {
+    static func skip(_ r: inout BlockReader, formatVersion: UInt32) throws {
+        func skipKeySet() throws {
+            let nr = try r.count(max: 1 << 26, "key run count")
+            for _ in 0..<nr {
+                _ = try r.i64()
+                _ = try r.i64()
+            }
+        }
         _ = try r.u32()
         let n = try r.count(max: 1 << 16, "changeset table count")
         for _ in 0..<n {
             _ = try r.string()
-            for _ in 0..<3 {
-                let nr = try r.count(max: 1 << 26, "key run count")
-                for _ in 0..<nr {
-                    _ = try r.i64()
-                    _ = try r.i64()
-                }
-            }
+            for _ in 0..<3 { try skipKeySet() }
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { _ = try r.u32() }
+            guard formatVersion >= FileHeader.columnChangesVersion else { continue }
+            let ns = try r.count(max: 1 << 16, "column key set count")
+            for _ in 0..<ns {
+                _ = try r.u32()
+                try skipKeySet()
+            }
         }
+    }
+
+    /// Reads a key set's runs (§5.6), counting their keys into `total` against ``maximumKeys``.
+    private static func keyRuns(_ r: inout BlockReader, total: inout Int) throws -> [(start: Int64, count: Int64)] {
+        let nr = try r.count(max: 1 << 26, "key run count")
+        var runs: [(start: Int64, count: Int64)] = []
+        runs.reserveCapacity(nr)
+        for _ in 0..<nr {
+            let s = try r.i64()
+            let len = try r.i64()
+            guard len >= 1, len <= Int64(maximumKeys - total), s.addingReportingOverflow(len).overflow == false else {
+                throw r.corrupted("bad key run \(s)+\(len)")
+            }
+            total += Int(len)
+            runs.append((s, len))
+        }
+        return runs
+    }
+
+    /// The keys of a key set's runs.
+    private static func keys(_ runs: [(start: Int64, count: Int64)]) -> Set<ObjectKey> {
+        var set = Set<ObjectKey>()
+        for (s, len) in runs { for k in s..<(s + len) { set.insert(ObjectKey(k)) } }
+        return set
     }
 
     /// How many keys an encoded changeset names per table (inserted, deleted, modified), summed
     /// from its runs without building key sets, validated like ``decode(_:)``: what an inspector
     /// prints about a commit of a million objects, in constant memory.
-    static func counts(_ r: inout BlockReader) throws -> (
+    static func counts(_ r: inout BlockReader, formatVersion: UInt32) throws -> (
         schemaChanged: Bool, tables: [String: (inserted: Int, deleted: Int, modified: Int)]
     ) {
         var total = 0
@@ -125,25 +208,23 @@ public struct Changeset: Sendable, Equatable {
             let name = try r.string()
             var counts = [0, 0, 0]
             for which in 0..<3 {
-                let nr = try r.count(max: 1 << 26, "key run count")
-                for _ in 0..<nr {
-                    let s = try r.i64()
-                    let len = try r.i64()
-                    guard len >= 1, len <= Int64(maximumKeys - total), s.addingReportingOverflow(len).overflow == false else {
-                        throw r.corrupted("bad key run \(s)+\(len)")
-                    }
-                    total += Int(len)
-                    counts[which] += Int(len)
-                }
+                counts[which] = Int(try keyRuns(&r, total: &total).reduce(0) { $0 + $1.count })
             }
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { _ = try r.u32() }
+            if formatVersion >= FileHeader.columnChangesVersion {
+                let ns = try r.count(max: 1 << 16, "column key set count")
+                for _ in 0..<ns {
+                    _ = try r.u32()
+                    _ = try keyRuns(&r, total: &total)
+                }
+            }
             tables[name] = (counts[0], counts[1], counts[2])
         }
         return (schemaChanged, tables)
     }
 
-    static func decode(_ r: inout BlockReader) throws -> Changeset {
+    static func decode(_ r: inout BlockReader, formatVersion: UInt32) throws -> Changeset {
         var total = 0
         var c = Changeset()
         c.schemaChanged = try r.u32() != 0
@@ -151,26 +232,24 @@ public struct Changeset: Sendable, Equatable {
         for _ in 0..<n {
             let name = try r.string()
             var t = TableChanges()
-            for which in 0..<3 {
-                let nr = try r.count(max: 1 << 26, "key run count")
-                var set = Set<ObjectKey>()
-                for _ in 0..<nr {
-                    let s = try r.i64()
-                    let len = try r.i64()
-                    guard len >= 1, len <= Int64(maximumKeys - total), s.addingReportingOverflow(len).overflow == false else {
-                        throw r.corrupted("bad key run \(s)+\(len)")
-                    }
-                    total += Int(len)
-                    for k in s..<(s + len) { set.insert(ObjectKey(k)) }
-                }
-                switch which {
-                case 0: t.inserted = set
-                case 1: t.deleted = set
-                default: t.modified = set
-                }
-            }
+            t.inserted = keys(try keyRuns(&r, total: &total))
+            t.deleted = keys(try keyRuns(&r, total: &total))
+            t.modified = keys(try keyRuns(&r, total: &total))
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { t.modifiedColumns.insert(try r.u32()) }
+            t.knowsColumnsPerObject = formatVersion >= FileHeader.columnChangesVersion
+            if t.knowsColumnsPerObject {
+                let ns = try r.count(max: 1 << 16, "column key set count")
+                for _ in 0..<ns {
+                    let column = try r.u32()
+                    guard t.modifiedColumns.contains(column), t.modifiedByColumn[column] == nil else {
+                        throw r.corrupted("column key set for column \(column), which is not a modified column or is repeated")
+                    }
+                    t.modifiedByColumn[column] = keys(try keyRuns(&r, total: &total))
+                }
+                // A modified column not listed was set on every modified object.
+                for column in t.modifiedColumns where t.modifiedByColumn[column] == nil { t.modifiedByColumn[column] = t.modified }
+            }
             c.tables[name] = t
         }
         return c

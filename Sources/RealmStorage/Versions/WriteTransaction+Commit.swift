@@ -118,7 +118,7 @@ extension WriteTransaction {
         var record = VersionRecord(
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
             commitStart: em.start, commitChecksum: em.regionChecksum, commitTime: Store.now(), liveBytes: 0,
-            catalog: catalog, tables: states, changeset: changeset)
+            catalog: catalog, tables: states, changeset: changeset, formatVersion: formatVersion)
         var (recordBytes, changesetRange, catalogRange) = record.encodeWithChangesetRange(reusing: base.record)
         record.catalogBytes = ByteView(copying: Array(recordBytes[catalogRange]))
         // The commit head is never live: only recovery reads it.

@@ -537,8 +537,7 @@ public final class WriteTransaction {
         }
         if key.rawValue < w.firstNewKey {
             // Mutated in place: a copy out and back would copy the sets on every call.
-            changes[w.tableId, default: .init()].modified.insert(key)
-            changes[w.tableId, default: .init()].modifiedColumns.insert(c.id)
+            changes[w.tableId, default: .init()].recordSet(c.id, of: key)
         }
     }
 
@@ -579,8 +578,7 @@ public final class WriteTransaction {
         if key.rawValue >= w.firstNewKey {
             w.deletedNew.insert(key.rawValue)
         } else {
-            changes[w.tableId, default: .init()].deleted.insert(key)
-            changes[w.tableId, default: .init()].modified.remove(key)
+            changes[w.tableId, default: .init()].recordDelete(key)
         }
     }
 

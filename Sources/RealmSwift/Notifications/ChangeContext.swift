@@ -9,7 +9,7 @@ typealias ObservedPaths = [[String]]?
 ///
 /// - no key paths: an object is modified when any of its properties changed, or any property of
 ///   an object it links to (through links, lists, sets and maps; 4 levels);
-/// - `["name"]`: only when `name`'s value differs between the versions;
+/// - `["name"]`: only when `name` was set (to a new value or the same one, as in RealmSwift);
 /// - `["toys"]`: when the `toys` collection's contents differ (not when a toy changed);
 /// - `["toys.brand"]`: when `toys` differs or the `brand` of a toy in it changed.
 final class ChangeContext {
@@ -83,14 +83,21 @@ final class ChangeContext {
         return needsLinkScan(table, paths) && isModifiedThroughLinks(table, key, paths, depth: depth)
     }
 
-    /// For an object in the changeset's modified set: whether an observed property changed.
+    /// For an object in the changeset's modified set: whether an observed property was set.
     private func isModifiedItself(_ table: String, _ key: ObjectKey, _ paths: ObservedPaths) -> Bool {
         guard let paths else { return true }
-        return paths.contains { valueChanged(table, key, $0[0]) }
+        return paths.contains { wasSet(table, key, $0[0]) }
     }
 
-    func valueChanged(_ table: String, _ key: ObjectKey, _ column: String) -> Bool {
-        (try? old.value(table, key, column)) != (try? new.value(table, key, column))
+    /// Whether property `column` of object `key` was set between the versions, to a new value or
+    /// to the same one (as in RealmSwift). Changes read from a file of format version 5 or earlier
+    /// do not say which object had which column set; there a property counts as set when its value
+    /// differs.
+    func wasSet(_ table: String, _ key: ObjectKey, _ column: String) -> Bool {
+        guard let t = changes.tables[table], let id = new.catalog.table(table)?.column(column)?.id,
+            t.mayHaveSet(id, of: key)
+        else { return false }
+        return t.knowsColumnsPerObject || (try? old.value(table, key, column)) != (try? new.value(table, key, column))
     }
 
     private func needsLinkScan(_ table: String, _ paths: ObservedPaths) -> Bool {

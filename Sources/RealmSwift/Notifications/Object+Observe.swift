@@ -93,7 +93,7 @@ extension ObjectObservable where Self: ObjectBase {
                 var changed: [(name: String, old: StorageValue?, new: StorageValue?)] = []
                 let observed = paths.map { Array(Set($0.map { $0[0] })) } ?? properties
                 for name in properties where observed.contains(name) {
-                    if itself, context.valueChanged(table, key, name) {
+                    if itself, context.wasSet(table, key, name) {
                         changed.append((name, try? old.value(table, key, name), try? new.value(table, key, name)))
                     } else if let paths, paths.contains(where: { $0.count > 1 && $0[0] == name }),
                         context.isModified(table, key, paths.filter { $0[0] == name })
