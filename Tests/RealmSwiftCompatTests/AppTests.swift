@@ -42,5 +42,8 @@ import Testing
         app.realm.refresh()
         #expect(changed == [["displayName"]])
         cardToken.invalidate()
+        let grace = try #require(app.realm.objects(Owner.self).filter("name == 'Grace'").first)
+        try app.rename(grace, to: "Grace Hopper")
+        #expect(grace.name == "Grace Hopper")
     }
 }
