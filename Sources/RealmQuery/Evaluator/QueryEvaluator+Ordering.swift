@@ -61,9 +61,10 @@ extension QueryEvaluator {
     /// The first `limit` objects of the whole of `table` under `sortKeys`: exactly what
     /// ``sort(_:_:by:limit:)`` returns for every object of the table in key order, found without
     /// materializing every object. When the first sort key is an own non-nullable int, bool, float
-    /// or double column of a snapshot, one pass over its lanes (as order keys) finds the
-    /// `limit`-th best value; only the objects up to it are then sorted by every key. nil when
-    /// that does not apply (the caller sorts in full).
+    /// or double column of a snapshot, one pass over its lanes (as order keys) keeps the `limit`
+    /// best rows and every row tied with the worst of them; with one sort key those are the answer,
+    /// with more only they are sorted by every key. nil when that does not apply (the caller sorts
+    /// in full).
     package func sortedPrefix(ofAll table: String, by sortKeys: [SortKey], limit: Int) throws -> [ObjectKey]? {
         guard let snapshot = source as? Snapshot, let first = sortKeys.first, limit > 0, first.path.readsOnlyOwnColumns,
             case .column(_, let c) = first.path.steps[0], !c.isNullable, !c.isList, !c.isMap, !c.isSet,
@@ -71,66 +72,55 @@ extension QueryEvaluator {
         else { return nil }
         let reader = try TableReader(snapshot, table)
         guard let index = reader.columnIndex(c.name) else { return nil }
-        if sortKeys.count == 1 { return try smallestByOrderKey(reader, index, descending: !first.ascending, limit: limit) }
-        var orderKeys: [UInt64] = []
-        orderKeys.reserveCapacity((0..<reader.groupCount).reduce(0) { $0 + reader.rowCount(group: $1) })
-        var rows = 0
-        for g in 0..<reader.groupCount {
-            rows += reader.rowCount(group: g)
-            guard try reader.scan(group: g, column: index).appendOrderKeys(descending: !first.ascending, to: &orderKeys) else {
-                return nil
-            }
-        }
-        guard orderKeys.count == rows else { return nil }
-        let k = min(limit, rows)
-        guard k > 0 else { return [] }
-        let threshold = k == rows ? UInt64.max : Self.kthSmallest(orderKeys, k)
-        // Every object whose first key is not past the k-th best, in key order (the tie order).
-        var candidates: [ObjectKey] = []
-        var row = 0
-        for g in 0..<reader.groupCount {
-            let keys = try reader.keys(group: g)
-            guard keys.count == reader.rowCount(group: g) else { return nil }
-            for r in 0..<keys.count {
-                if orderKeys[row] <= threshold { candidates.append(ObjectKey(keys[r])) }
-                row += 1
-            }
-        }
-        return try sort(table, candidates, by: sortKeys, limit: k)
-    }
-
-    /// ``sortedPrefix(ofAll:by:limit:)`` for one sort key, in one pass: a max-heap keeps the `limit`
-    /// smallest (order key, row) pairs. Rows come in key order, which is the tie order, so a row
-    /// whose key equals the heap's largest comes after it and never displaces it: each row costs a
-    /// comparison with the largest kept key, and no key array for every row is built. The order
-    /// keys order the rows exactly (equal keys are equal values), so no value is read again.
-    private func smallestByOrderKey(_ reader: TableReader, _ index: Int, descending: Bool, limit: Int) throws -> [ObjectKey]? {
+        let keepsTies = sortKeys.count > 1
         var heap = SmallestKeys(capacity: limit)
         var groupKeys: [UInt64] = []
         var groupStarts: [Int] = []
         var base = 0
         for g in 0..<reader.groupCount {
             groupKeys.removeAll(keepingCapacity: true)
-            guard try reader.scan(group: g, column: index).appendOrderKeys(descending: descending, to: &groupKeys),
+            guard try reader.scan(group: g, column: index).appendOrderKeys(descending: !first.ascending, to: &groupKeys),
                 groupKeys.count == reader.rowCount(group: g)
             else { return nil }
             groupStarts.append(base)
             var r = base
-            for key in groupKeys {
-                heap.offer(key, r)
-                r += 1
+            if keepsTies {
+                for key in groupKeys {
+                    heap.offerKeepingTies(key, r)
+                    r += 1
+                }
+            } else {
+                for key in groupKeys {
+                    heap.offer(key, r)
+                    r += 1
+                }
             }
             base = r
         }
-        let heapKeys = heap.keys
-        let heapRows = heap.rows
-        let order = heapKeys.indices.sorted { a, b in heapKeys[a] < heapKeys[b] || (heapKeys[a] == heapKeys[b] && heapRows[a] < heapRows[b])
+        let rows: [Int]
+        if keepsTies {
+            // Every row whose first key is not past the `limit`-th best, in key order (the tie
+            // order), sorted by every key.
+            rows = (heap.rows + heap.ties).sorted()
+        } else {
+            // The order keys order the rows exactly (equal keys are equal values): no value is read.
+            let heapKeys = heap.keys
+            let heapRows = heap.rows
+            rows = heapKeys.indices.sorted { a, b in
+                heapKeys[a] < heapKeys[b] || (heapKeys[a] == heapKeys[b] && heapRows[a] < heapRows[b])
+            }.map { heapRows[$0] }
         }
+        guard let keys = try objectKeys(ofRows: rows, reader, groupStarts) else { return nil }
+        return keepsTies ? try sort(table, keys, by: sortKeys, limit: min(limit, base)) : keys
+    }
+
+    /// The object keys of table rows numbered across `reader`'s groups (group `g` starts at row
+    /// `groupStarts[g]`); nil when a group's keys do not match its rows.
+    private func objectKeys(ofRows rows: [Int], _ reader: TableReader, _ groupStarts: [Int]) throws -> [ObjectKey]? {
         var keysOfGroup: [Int: IntegerLane] = [:]
         var out: [ObjectKey] = []
-        out.reserveCapacity(order.count)
-        for i in order {
-            let row = heapRows[i]
+        out.reserveCapacity(rows.count)
+        for row in rows {
             // The group holding `row`: the last whose start is not past it.
             var lo = 0
             var hi = groupStarts.count - 1
@@ -143,13 +133,6 @@ extension QueryEvaluator {
             out.append(ObjectKey(lane[row - groupStarts[lo]]))
         }
         return out
-    }
-
-    /// The `k`-th smallest of `values` (1 ≤ k ≤ count): the largest of the `k` smallest.
-    static func kthSmallest(_ values: [UInt64], _ k: Int) -> UInt64 {
-        var heap = SmallestKeys(capacity: k)
-        for (i, v) in values.enumerated() { heap.offer(v, i) }
-        return heap.largestKey
     }
 
     /// `keys` keeping the first object of each group of objects with equal values of `paths`, in
@@ -409,8 +392,8 @@ struct SmallestKeys {
         rows.reserveCapacity(capacity)
     }
 
-    /// The largest key kept (the heap must not be empty).
-    var largestKey: UInt64 { keys[0] }
+    /// Rows not kept whose key equals the largest kept key (``offerKeepingTies(_:_:)`` only).
+    private(set) var ties: [Int] = []
 
     /// Keeps (`key`, `row`) when it is among the `capacity` smallest so far. Rows offered in
     /// increasing order never displace an equal key (the earlier row is smaller), so a tie costs
@@ -421,6 +404,23 @@ struct SmallestKeys {
             insert(key, row)
         } else if key < keys[0] {
             replaceLargest(key, row)
+        }
+    }
+
+    /// ``offer(_:_:)`` that also remembers, in ``ties``, every row not kept whose key equals the
+    /// largest kept key, so that the kept rows and the ties are exactly the rows whose key is not
+    /// past the `capacity`-th smallest (what a sort by more keys than this one must look at).
+    /// The largest kept key only decreases: when it does, the ties of the old one are dropped.
+    @inline(__always)
+    mutating func offerKeepingTies(_ key: UInt64, _ row: Int) {
+        if keys.count < capacity {
+            insert(key, row)
+        } else if key < keys[0] {
+            let (largest, evicted) = (keys[0], rows[0])
+            replaceLargest(key, row)
+            if keys[0] == largest { ties.append(evicted) } else { ties.removeAll(keepingCapacity: true) }
+        } else if key == keys[0] {
+            ties.append(row)
         }
     }
 
