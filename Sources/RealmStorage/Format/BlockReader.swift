@@ -28,6 +28,18 @@ struct BlockReader {
         return n
     }
 
+    /// An unsigned LEB128 value of at most 10 bytes (Spec/FORMAT.md §2.1).
+    mutating func uleb128() throws -> UInt64 {
+        var value: UInt64 = 0
+        for i in 0..<10 {
+            let b = try u8()
+            guard i < 9 || b <= 1 else { throw corrupted("ULEB128 value longer than 64 bits") }
+            value |= UInt64(b & 0x7F) << (7 * UInt64(i))
+            if b < 0x80 { return value }
+        }
+        throw corrupted("ULEB128 value longer than 10 bytes")
+    }
+
     mutating func ref() throws -> BlockRef {
         BlockRef(offset: try u64(), length: try u64())
     }

@@ -19,6 +19,8 @@ package struct ByteWriter: Sendable {
     @inline(__always) package mutating func u64(_ v: UInt64) { appendLE(v) }
     @inline(__always) package mutating func i64(_ v: Int64) { appendLE(UInt64(bitPattern: v)) }
     @inline(__always) package mutating func i32(_ v: Int32) { appendLE(UInt32(bitPattern: v)) }
+    /// An unsigned LEB128 value (Spec/FORMAT.md §2.1).
+    package mutating func uleb128(_ v: UInt64) { appendULEB128(v, to: &bytes) }
     package mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
     /// Appends a sequence's bytes, copied in one step when they are contiguous (a native string's
     /// UTF-8 view, an array).
@@ -104,4 +106,15 @@ package struct ByteWriter: Sendable {
             x >>= 8
         }
     }
+}
+
+/// Appends `value` as unsigned LEB128: seven bits per byte, least significant first, the high bit
+/// set on every byte but the last.
+package func appendULEB128(_ value: UInt64, to out: inout [UInt8]) {
+    var v = value
+    while v >= 0x80 {
+        out.append(UInt8(v & 0x7F) | 0x80)
+        v >>= 7
+    }
+    out.append(UInt8(v))
 }

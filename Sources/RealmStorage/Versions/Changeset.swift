@@ -117,9 +117,20 @@ public struct Changeset: Sendable, Equatable {
             func put(_ set: Set<ObjectKey>, plus extra: [KeyRun] = []) {
                 let r = Self.runs(set, plus: extra)
                 w.u32(UInt32(r.count))
+                guard formatVersion >= FileHeader.columnChangesVersion else {
+                    for (s, n) in r {
+                        w.i64(s)
+                        w.i64(n)
+                    }
+                    return
+                }
+                // Format 6: each run as the gap from the previous run's end and its length − 1,
+                // ULEB128 (two bytes for a lone key near the previous one).
+                var end: Int64 = 0
                 for (s, n) in r {
-                    w.i64(s)
-                    w.i64(n)
+                    w.uleb128(UInt64(bitPattern: s &- end))
+                    w.uleb128(UInt64(n - 1))
+                    end = s &+ n
                 }
             }
             put(t.inserted, plus: t.insertedRuns)
@@ -147,11 +158,17 @@ public struct Changeset: Sendable, Equatable {
 
     /// Walks an encoded changeset without building it, validating its structure.
     static func skip(_ r: inout BlockReader, formatVersion: UInt32) throws {
+        let compact = formatVersion >= FileHeader.columnChangesVersion
         func skipKeySet() throws {
             let nr = try r.count(max: 1 << 26, "key run count")
             for _ in 0..<nr {
-                _ = try r.i64()
-                _ = try r.i64()
+                if compact {
+                    _ = try r.uleb128()
+                    _ = try r.uleb128()
+                } else {
+                    _ = try r.i64()
+                    _ = try r.i64()
+                }
             }
         }
         _ = try r.u32()
@@ -170,14 +187,28 @@ public struct Changeset: Sendable, Equatable {
         }
     }
 
-    /// Reads a key set's runs (§5.6), counting their keys into `total` against ``maximumKeys``.
-    private static func keyRuns(_ r: inout BlockReader, total: inout Int) throws -> [(start: Int64, count: Int64)] {
+    /// Reads a key set's runs (§5.6) as a file of `formatVersion` stores them, counting their keys
+    /// into `total` against ``maximumKeys``.
+    private static func keyRuns(_ r: inout BlockReader, _ formatVersion: UInt32, total: inout Int) throws -> [(
+        start: Int64, count: Int64
+    )] {
         let nr = try r.count(max: 1 << 26, "key run count")
         var runs: [(start: Int64, count: Int64)] = []
         runs.reserveCapacity(nr)
+        var end: Int64 = 0
         for _ in 0..<nr {
-            let s = try r.i64()
-            let len = try r.i64()
+            let s: Int64
+            let len: Int64
+            if formatVersion >= FileHeader.columnChangesVersion {
+                s = end &+ Int64(bitPattern: try r.uleb128())
+                let lengthLess1 = try r.uleb128()
+                guard lengthLess1 < UInt64(Int64.max) else { throw r.corrupted("bad key run length \(lengthLess1) + 1") }
+                len = Int64(lengthLess1) + 1
+                end = s &+ len
+            } else {
+                s = try r.i64()
+                len = try r.i64()
+            }
             guard len >= 1, len <= Int64(maximumKeys - total), s.addingReportingOverflow(len).overflow == false else {
                 throw r.corrupted("bad key run \(s)+\(len)")
             }
@@ -208,7 +239,7 @@ public struct Changeset: Sendable, Equatable {
             let name = try r.string()
             var counts = [0, 0, 0]
             for which in 0..<3 {
-                counts[which] = Int(try keyRuns(&r, total: &total).reduce(0) { $0 + $1.count })
+                counts[which] = Int(try keyRuns(&r, formatVersion, total: &total).reduce(0) { $0 + $1.count })
             }
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { _ = try r.u32() }
@@ -216,7 +247,7 @@ public struct Changeset: Sendable, Equatable {
                 let ns = try r.count(max: 1 << 16, "column key set count")
                 for _ in 0..<ns {
                     _ = try r.u32()
-                    _ = try keyRuns(&r, total: &total)
+                    _ = try keyRuns(&r, formatVersion, total: &total)
                 }
             }
             tables[name] = (counts[0], counts[1], counts[2])
@@ -232,9 +263,9 @@ public struct Changeset: Sendable, Equatable {
         for _ in 0..<n {
             let name = try r.string()
             var t = TableChanges()
-            t.inserted = keys(try keyRuns(&r, total: &total))
-            t.deleted = keys(try keyRuns(&r, total: &total))
-            t.modified = keys(try keyRuns(&r, total: &total))
+            t.inserted = keys(try keyRuns(&r, formatVersion, total: &total))
+            t.deleted = keys(try keyRuns(&r, formatVersion, total: &total))
+            t.modified = keys(try keyRuns(&r, formatVersion, total: &total))
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { t.modifiedColumns.insert(try r.u32()) }
             t.knowsColumnsPerObject = formatVersion >= FileHeader.columnChangesVersion
@@ -245,7 +276,7 @@ public struct Changeset: Sendable, Equatable {
                     guard t.modifiedColumns.contains(column), t.modifiedByColumn[column] == nil else {
                         throw r.corrupted("column key set for column \(column), which is not a modified column or is repeated")
                     }
-                    t.modifiedByColumn[column] = keys(try keyRuns(&r, total: &total))
+                    t.modifiedByColumn[column] = keys(try keyRuns(&r, formatVersion, total: &total))
                 }
                 // A modified column not listed was set on every modified object.
                 for column in t.modifiedColumns where t.modifiedByColumn[column] == nil { t.modifiedByColumn[column] = t.modified }

@@ -1,3 +1,5 @@
+import RealmStorage
+
 /// A writer of the Thrift compact protocol, the encoding of Parquet's page headers and footer.
 ///
 /// Written by hand because no kept Swift package writes Thrift (swift-protobuf is Protocol
@@ -124,15 +126,4 @@ package struct ThriftCompactWriter {
             lastField.removeLast()
         }
     }
-}
-
-/// Appends `value` as a ULEB128 varint (seven bits a byte, low first, the high bit set on every
-/// byte but the last): Thrift's compact integers and the run headers of Parquet's levels.
-func appendULEB128(_ value: UInt64, to out: inout [UInt8]) {
-    var v = value
-    while v >= 0x80 {
-        out.append(UInt8(v & 0x7F) | 0x80)
-        v >>= 7
-    }
-    out.append(UInt8(v))
 }

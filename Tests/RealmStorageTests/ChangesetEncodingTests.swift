@@ -1,0 +1,121 @@
+import Foundation
+import RealmTestSupport
+import Testing
+
+@testable import RealmStorage
+
+/// The changeset's two layouts (Spec/FORMAT.md §5.6): 16-byte runs up to format 5, ULEB128 gaps
+/// and lengths with column key sets from format 6.
+@Suite struct ChangesetEncodingTests {
+    static func encoded(_ c: Changeset, _ version: UInt32) -> [UInt8] {
+        var w = ByteWriter()
+        c.encode(into: &w, formatVersion: version)
+        return w.bytes
+    }
+
+    static func decoded(_ bytes: [UInt8], _ version: UInt32) throws -> Changeset {
+        var skip = BlockReader(ByteView(copying: bytes))
+        try Changeset.skip(&skip, formatVersion: version)
+        #expect(skip.offset == bytes.count)
+        var r = BlockReader(ByteView(copying: bytes))
+        return try Changeset.decode(&r, formatVersion: version)
+    }
+
+    /// Random changesets (keys near and far apart, at the ends of the key range, one or several
+    /// columns) read back as written in both layouts; format 6 keeps which object had which column.
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func randomChangesetsRoundTrip(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        func key() -> ObjectKey {
+            switch rng.next() % 4 {
+            case 0: ObjectKey(Int64(rng.next() % 64))
+            case 1: ObjectKey(Int64(rng.next() % 1_000_000))
+            case 2: ObjectKey(Int64.max - 16 - Int64(rng.next() % 8))  // a run ends by Int64.max (§5.6)
+            default: ObjectKey(Int64(rng.next() >> 1))
+            }
+        }
+        for _ in 0..<20 {
+            var c = Changeset()
+            c.schemaChanged = rng.next() % 2 == 0
+            for name in ["A", "B"] {
+                var t = Changeset.TableChanges()
+                for _ in 0..<rng.next() % 40 { t.inserted.insert(key()) }
+                for _ in 0..<rng.next() % 40 { t.recordDelete(key()) }
+                for _ in 0..<rng.next() % 80 { t.recordSet(UInt32(rng.next() % 3), of: key()) }
+                t.deleted.subtract(t.inserted)
+                t.modified.subtract(t.inserted)
+                for c in t.modifiedByColumn.keys { t.modifiedByColumn[c]!.subtract(t.inserted) }
+                c.tables[name] = t
+            }
+            let v6 = try Self.decoded(Self.encoded(c, 6), 6)
+            #expect(v6 == c)
+            let v5 = try Self.decoded(Self.encoded(c, 5), 5)
+            for (name, t) in c.tables {
+                let u = try #require(v5.tables[name])
+                #expect(u.inserted == t.inserted && u.deleted == t.deleted && u.modified == t.modified)
+                #expect(u.modifiedColumns == t.modifiedColumns && !u.knowsColumnsPerObject)
+            }
+        }
+    }
+
+    /// A lone modified key costs two bytes of runs in format 6, sixteen in format 5.
+    @Test func aLoneKeyTakesTwoBytes() {
+        var t = Changeset.TableChanges()
+        for k in stride(from: 0, to: 1000, by: 10) { t.recordSet(0, of: ObjectKey(Int64(k))) }
+        var c = Changeset()
+        c.tables["T"] = t
+        let empty = Changeset.TableChanges()
+        var base = Changeset()
+        base.tables["T"] = empty
+        let v6 = Self.encoded(c, 6).count - Self.encoded(base, 6).count
+        let v5 = Self.encoded(c, 5).count - Self.encoded(base, 5).count
+        #expect(v6 == 100 * 2 + 4)  // runs, and the column id
+        #expect(v5 == 100 * 16 + 4)
+    }
+
+    /// Malformed format-6 runs are typed errors: an over-long ULEB128, one past 64 bits, a length
+    /// that overflows, a run ending past the largest key, a truncated set.
+    @Test func malformedRunsAreRejected() throws {
+        func table(_ runs: [UInt8], count: UInt32) -> [UInt8] {
+            var w = ByteWriter()
+            w.u32(0)
+            w.u32(1)
+            w.string("T")
+            w.u32(count)
+            w.append(runs)
+            w.u32(0)  // deleted
+            w.u32(0)  // modified
+            w.u32(0)  // modified columns
+            w.u32(0)  // column key sets
+            return w.bytes
+        }
+        #expect(try Self.decoded(table([5, 0], count: 1), 6).tables["T"]?.inserted == [ObjectKey(5)])
+        let bad: [[UInt8]] = [
+            Array(repeating: 0x80, count: 10) + [0, 0],  // 11 bytes
+            Array(repeating: 0xFF, count: 9) + [0x02, 0],  // 65 bits
+            [0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],  // length − 1 = 2^63 − 1
+            [0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 1],  // start 2^63 − 2, length 2
+        ]
+        for runs in bad {
+            #expect(throws: StorageError.self, "\(runs)") {
+                var r = BlockReader(ByteView(copying: table(runs, count: 1)))
+                _ = try Changeset.decode(&r, formatVersion: 6)
+            }
+        }
+        // A column key set for a column that is not modified.
+        var w = ByteWriter()
+        for v: UInt32 in [0, 1] { w.u32(v) }
+        w.string("T")
+        for _ in 0..<3 { w.u32(0) }
+        w.u32(0)  // no modified columns
+        w.u32(1)  // but one column key set
+        w.u32(7)
+        w.u32(0)
+        #expect(throws: StorageError.self) { _ = try Self.decoded(w.bytes, 6) }
+        // Truncated: the structure check finds it.
+        #expect(throws: StorageError.self) {
+            var r = BlockReader(ByteView(copying: Array(table([5, 0], count: 1).dropLast(3))))
+            try Changeset.skip(&r, formatVersion: 6)
+        }
+    }
+}
