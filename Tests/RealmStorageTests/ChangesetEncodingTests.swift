@@ -44,6 +44,7 @@ import Testing
                 for _ in 0..<rng.next() % 80 { t.recordSet(UInt32(rng.next() % 3), of: key()) }
                 t.deleted.subtract(t.inserted)
                 t.modified.subtract(t.inserted)
+                t.settleColumnSets()
                 for c in t.modifiedByColumn.keys { t.modifiedByColumn[c]!.subtract(t.inserted) }
                 c.tables[name] = t
             }

@@ -21,6 +21,19 @@ public struct Changeset: Sendable, Equatable {
         public var knowsColumnsPerObject = true
         /// Inserted keys as runs (the writer's compact form; merged into ``inserted`` when decoded).
         package var insertedRuns: [KeyRun] = []
+        /// The writer's record of sets not yet sorted into ``modifiedByColumn`` (see
+        /// ``settleColumnSets()``): appending a pair costs a fraction of a set insertion, and a
+        /// commit that sets one column never builds a second key set.
+        package var pendingSets: [PendingSet] = []
+        /// The column of every pending set when they all name one, else nil (`mixed`).
+        private var pendingColumn: UInt32?
+        private var pendingMixed = false
+
+        /// One recorded set of a column on an object.
+        package struct PendingSet: Equatable, Sendable {
+            let column: UInt32
+            let key: ObjectKey
+        }
         /// No change.
         public init() {}
         /// Whether the table did not change.
@@ -34,13 +47,16 @@ public struct Changeset: Sendable, Equatable {
             return modifiedColumns.contains(column) && modified.contains(key)
         }
 
-        /// Records that column `column` of object `key` (which existed before) was set.
+        /// Records that column `column` of object `key` (which existed before) was set (sorted
+        /// into ``modifiedByColumn`` by ``settleColumnSets()``).
         package mutating func recordSet(_ column: UInt32, of key: ObjectKey) {
             modified.insert(key)
-            if modifiedByColumn[column]?.insert(key) == nil {
-                modifiedByColumn[column] = [key]
+            if column != pendingColumn {
+                if pendingColumn != nil || !pendingSets.isEmpty { pendingMixed = true }
+                pendingColumn = column
                 modifiedColumns.insert(column)
             }
+            pendingSets.append(PendingSet(column: column, key: key))
         }
 
         /// Records that object `key` (which existed before) was deleted.
@@ -48,6 +64,22 @@ public struct Changeset: Sendable, Equatable {
             deleted.insert(key)
             guard modified.remove(key) != nil else { return }
             for column in modifiedByColumn.keys { modifiedByColumn[column]?.remove(key) }
+        }
+
+        /// Sorts the pending sets into ``modifiedByColumn``, keeping only objects still modified
+        /// (not deleted later). When every set named one column, its key set is ``modified``.
+        package mutating func settleColumnSets() {
+            guard !pendingSets.isEmpty else { return }
+            if !pendingMixed, let column = pendingColumn, modifiedByColumn.isEmpty {
+                modifiedByColumn[column] = modified
+            } else {
+                for p in pendingSets where modified.contains(p.key) { modifiedByColumn[p.column, default: []].insert(p.key) }
+                // A column set only on objects deleted later has an empty key set (as decoded).
+                for column in modifiedColumns where modifiedByColumn[column] == nil { modifiedByColumn[column] = [] }
+            }
+            pendingSets = []
+            pendingColumn = nil
+            pendingMixed = false
         }
     }
 
@@ -112,7 +144,9 @@ public struct Changeset: Sendable, Equatable {
     func encode(into w: inout ByteWriter, formatVersion: UInt32) {
         w.u32(schemaChanged ? 1 : 0)
         w.u32(UInt32(tables.count))
-        for (name, t) in tables.sorted(by: { $0.key < $1.key }) {
+        for (name, recorded) in tables.sorted(by: { $0.key < $1.key }) {
+            var t = recorded
+            t.settleColumnSets()
             w.string(name)
             func put(_ set: Set<ObjectKey>, plus extra: [KeyRun] = []) {
                 let r = Self.runs(set, plus: extra)
