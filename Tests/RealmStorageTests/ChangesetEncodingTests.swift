@@ -14,11 +14,15 @@ import Testing
     }
 
     static func decoded(_ bytes: [UInt8], _ version: UInt32) throws -> Changeset {
-        var skip = BlockReader(ByteView(copying: bytes))
-        try Changeset.skip(&skip, formatVersion: version)
-        #expect(skip.offset == bytes.count)
+        if version < FileHeader.columnChangesVersion {
+            var skip = BlockReader(ByteView(copying: bytes))
+            try Changeset.skipFormat5(&skip)
+            #expect(skip.offset == bytes.count)
+        }
         var r = BlockReader(ByteView(copying: bytes))
-        return try Changeset.decode(&r, formatVersion: version)
+        let c = try Changeset.decode(&r, formatVersion: version)
+        #expect(r.offset == bytes.count)
+        return c
     }
 
     /// Random changesets (keys near and far apart, at the ends of the key range, one or several
@@ -113,10 +117,43 @@ import Testing
         w.u32(7)
         w.u32(0)
         #expect(throws: StorageError.self) { _ = try Self.decoded(w.bytes, 6) }
-        // Truncated: the structure check finds it.
+        // Truncated.
         #expect(throws: StorageError.self) {
             var r = BlockReader(ByteView(copying: Array(table([5, 0], count: 1).dropLast(3))))
-            try Changeset.skip(&r, formatVersion: 6)
+            _ = try Changeset.decode(&r, formatVersion: 6)
+        }
+    }
+}
+
+extension ChangesetEncodingTests {
+    /// A format-6 record is decoded without walking its changeset (opening a file after a commit
+    /// of a million changes stays cheap); a changeset whose structure is wrong is reported when it
+    /// is read. A format-5 record's changeset is checked when the record is decoded.
+    @Test func aFormat6ChangesetIsCheckedWhenRead() throws {
+        var changes = Changeset()
+        var t = Changeset.TableChanges()
+        for k in 0..<5 { t.recordSet(1, of: ObjectKey(Int64(k * 3))) }
+        changes.tables["T"] = t
+        for version: UInt32 in [5, 6] {
+            let record = VersionRecord(
+                version: 2, parentVersion: 1, parentRecord: BlockRef(offset: 12288, length: 104), commitStart: 12392,
+                commitChecksum: 0, commitTime: 0, liveBytes: 0, catalog: Catalog(), tables: [:], changeset: changes,
+                formatVersion: version)
+            var (bytes, range, _) = record.encodeWithChangesetRange()
+            let good = try VersionRecord.decode(ByteView(copying: bytes), formatVersion: version)
+            #expect(try good.decodeChangeset().tables["T"]?.modified.count == 5)
+            // The table count says two tables where there is one; the block is sealed again.
+            bytes[range.lowerBound + 4] = 2
+            bytes.removeLast(8)
+            let sum = XXH64.hash(bytes, seed: 0)
+            for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: sum >> UInt64(8 * i))) }
+            if version == 5 {
+                #expect(throws: StorageError.self) { try VersionRecord.decode(ByteView(copying: bytes), formatVersion: 5) }
+            } else {
+                let damaged = try VersionRecord.decode(ByteView(copying: bytes), formatVersion: 6)
+                #expect(throws: StorageError.self) { try damaged.decodeChangeset() }
+                #expect(throws: StorageError.self) { try damaged.changeCounts() }
+            }
         }
     }
 }

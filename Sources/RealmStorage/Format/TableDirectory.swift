@@ -289,9 +289,18 @@ package struct VersionRecord: Sendable {
             tables[t.tableId] = t
         }
         let changesetStart = r.offset
-        var skip = r
-        try Changeset.skip(&skip, formatVersion: formatVersion)
-        let changesetView = try v.slice(changesetStart, skip.offset - changesetStart)
+        let changesetView: ByteView
+        if formatVersion >= FileHeader.columnChangesVersion {
+            // Format 6: the changeset runs to the block's checksum trailer (padding included) and
+            // its structure is checked when it is read (§5.6): opening a file after a commit that
+            // changed a million objects does not walk a million runs.
+            guard v.count - 8 >= changesetStart else { throw r.corrupted("no room for the changeset") }
+            changesetView = try v.slice(changesetStart, v.count - 8 - changesetStart)
+        } else {
+            var skip = r
+            try Changeset.skipFormat5(&skip)
+            changesetView = try v.slice(changesetStart, skip.offset - changesetStart)
+        }
         // Versions ascend along the chain; a number is skipped after a commit that failed late.
         guard version >= 1, (parentVersion < version && !parentRecord.isNone) || (parentVersion == 0 && parentRecord.isNone) else {
             throw r.corrupted("version \(version) names parent \(parentVersion)")

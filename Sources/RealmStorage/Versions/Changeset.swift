@@ -190,34 +190,23 @@ public struct Changeset: Sendable, Equatable {
     /// The most keys a decoded changeset may name (a bound against hostile run lengths).
     static let maximumKeys = 1 << 28
 
-    /// Walks an encoded changeset without building it, validating its structure.
-    static func skip(_ r: inout BlockReader, formatVersion: UInt32) throws {
-        let compact = formatVersion >= FileHeader.columnChangesVersion
-        func skipKeySet() throws {
-            let nr = try r.count(max: 1 << 26, "key run count")
-            for _ in 0..<nr {
-                if compact {
-                    _ = try r.uleb128()
-                    _ = try r.uleb128()
-                } else {
-                    _ = try r.i64()
-                    _ = try r.i64()
-                }
-            }
-        }
+    /// Walks an encoded format-1-to-5 changeset without building it, validating its structure
+    /// and finding its end (a format-6 changeset runs to its record's trailer and is checked when
+    /// read, §5.6).
+    static func skipFormat5(_ r: inout BlockReader) throws {
         _ = try r.u32()
         let n = try r.count(max: 1 << 16, "changeset table count")
         for _ in 0..<n {
             _ = try r.string()
-            for _ in 0..<3 { try skipKeySet() }
+            for _ in 0..<3 {
+                let nr = try r.count(max: 1 << 26, "key run count")
+                for _ in 0..<nr {
+                    _ = try r.i64()
+                    _ = try r.i64()
+                }
+            }
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { _ = try r.u32() }
-            guard formatVersion >= FileHeader.columnChangesVersion else { continue }
-            let ns = try r.count(max: 1 << 16, "column key set count")
-            for _ in 0..<ns {
-                _ = try r.u32()
-                try skipKeySet()
-            }
         }
     }
 
