@@ -33,7 +33,7 @@ package enum ChangeFeed {
                     for key in keys.sorted(by: { $0.rawValue < $1.rawValue }) {
                         var line = head + [("table", .string(name)), ("change", .string(change)), ("key", .int(key.rawValue))]
                         if change == "modify", t.knowsColumnsPerObject, let table {
-                            let set = table.columns.filter { t.modifiedByColumn[$0.id]?.contains(key) == true }
+                            let set = table.columns.filter { t.mayHaveSet($0.id, of: key) }
                             line.append(("set", .array(set.map { .string($0.name) })))
                         }
                         if change != "delete", let table {

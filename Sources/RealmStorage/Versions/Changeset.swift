@@ -21,13 +21,11 @@ public struct Changeset: Sendable, Equatable {
         public var knowsColumnsPerObject = true
         /// Inserted keys as runs (the writer's compact form; merged into ``inserted`` when decoded).
         package var insertedRuns: [KeyRun] = []
-        /// The writer's record of sets not yet sorted into ``modifiedByColumn`` (see
-        /// ``settleColumnSets()``): appending a pair costs a fraction of a set insertion, and a
-        /// commit that sets one column never builds a second key set.
+        /// The writer's record of sets not yet sorted into ``modifiedColumns`` and
+        /// ``modifiedByColumn`` (see ``settleColumnSets()``, which encoding calls): appending a
+        /// pair costs a fraction of a set insertion, and a commit that sets one column never
+        /// builds a second key set.
         package var pendingSets: [PendingSet] = []
-        /// The column of every pending set when they all name one, else nil (`mixed`).
-        private var pendingColumn: UInt32?
-        private var pendingMixed = false
 
         /// One recorded set of a column on an object.
         package struct PendingSet: Equatable, Sendable {
@@ -47,30 +45,32 @@ public struct Changeset: Sendable, Equatable {
             return modifiedColumns.contains(column) && modified.contains(key)
         }
 
-        /// Records that column `column` of object `key` (which existed before) was set (sorted
-        /// into ``modifiedByColumn`` by ``settleColumnSets()``).
+        /// Records that column `column` of object `key` (which existed before) was set.
         package mutating func recordSet(_ column: UInt32, of key: ObjectKey) {
             modified.insert(key)
-            if column != pendingColumn {
-                if pendingColumn != nil || !pendingSets.isEmpty { pendingMixed = true }
-                pendingColumn = column
-                modifiedColumns.insert(column)
-            }
             pendingSets.append(PendingSet(column: column, key: key))
         }
 
-        /// Records that object `key` (which existed before) was deleted.
+        /// Records that object `key` (which existed before) was deleted (its pending sets are
+        /// dropped when they are settled).
         package mutating func recordDelete(_ key: ObjectKey) {
             deleted.insert(key)
-            guard modified.remove(key) != nil else { return }
-            for column in modifiedByColumn.keys { modifiedByColumn[column]?.remove(key) }
+            modified.remove(key)
         }
 
-        /// Sorts the pending sets into ``modifiedByColumn``, keeping only objects still modified
-        /// (not deleted later). When every set named one column, its key set is ``modified``.
+        /// Sorts the pending sets into ``modifiedColumns`` (every column set, deleted objects
+        /// included) and ``modifiedByColumn`` (only objects still modified). When every set named
+        /// one column, its key set is ``modified`` itself.
         package mutating func settleColumnSets() {
             guard !pendingSets.isEmpty else { return }
-            if !pendingMixed, let column = pendingColumn, modifiedByColumn.isEmpty {
+            var last: UInt32?
+            var mixed = false
+            for p in pendingSets where p.column != last {
+                mixed = mixed || last != nil
+                last = p.column
+                modifiedColumns.insert(p.column)
+            }
+            if !mixed, let column = last, modifiedByColumn.isEmpty {
                 modifiedByColumn[column] = modified
             } else {
                 for p in pendingSets where modified.contains(p.key) { modifiedByColumn[p.column, default: []].insert(p.key) }
@@ -78,8 +78,6 @@ public struct Changeset: Sendable, Equatable {
                 for column in modifiedColumns where modifiedByColumn[column] == nil { modifiedByColumn[column] = [] }
             }
             pendingSets = []
-            pendingColumn = nil
-            pendingMixed = false
         }
     }
 
@@ -211,13 +209,11 @@ public struct Changeset: Sendable, Equatable {
     }
 
     /// Reads a key set's runs (§5.6) as a file of `formatVersion` stores them, counting their keys
-    /// into `total` against ``maximumKeys``.
-    private static func keyRuns(_ r: inout BlockReader, _ formatVersion: UInt32, total: inout Int) throws -> [(
-        start: Int64, count: Int64
-    )] {
+    /// into `total` against ``maximumKeys`` and passing each run (start, length) to `body`.
+    private static func forEachRun(
+        _ r: inout BlockReader, _ formatVersion: UInt32, total: inout Int, _ body: (Int64, Int64) -> Void
+    ) throws {
         let nr = try r.count(max: 1 << 26, "key run count")
-        var runs: [(start: Int64, count: Int64)] = []
-        runs.reserveCapacity(nr)
         var end: Int64 = 0
         for _ in 0..<nr {
             let s: Int64
@@ -236,16 +232,22 @@ public struct Changeset: Sendable, Equatable {
                 throw r.corrupted("bad key run \(s)+\(len)")
             }
             total += Int(len)
-            runs.append((s, len))
+            body(s, len)
         }
-        return runs
     }
 
-    /// The keys of a key set's runs.
-    private static func keys(_ runs: [(start: Int64, count: Int64)]) -> Set<ObjectKey> {
+    /// The keys of a key set (see ``forEachRun(_:_:total:_:)``).
+    private static func keySet(_ r: inout BlockReader, _ formatVersion: UInt32, total: inout Int) throws -> Set<ObjectKey> {
         var set = Set<ObjectKey>()
-        for (s, len) in runs { for k in s..<(s + len) { set.insert(ObjectKey(k)) } }
+        try forEachRun(&r, formatVersion, total: &total) { s, len in for k in s..<(s + len) { set.insert(ObjectKey(k)) } }
         return set
+    }
+
+    /// How many keys a key set names (see ``forEachRun(_:_:total:_:)``), in constant memory.
+    private static func keyCount(_ r: inout BlockReader, _ formatVersion: UInt32, total: inout Int) throws -> Int {
+        var count = 0
+        try forEachRun(&r, formatVersion, total: &total) { count += Int($1) }
+        return count
     }
 
     /// How many keys an encoded changeset names per table (inserted, deleted, modified), summed
@@ -262,7 +264,7 @@ public struct Changeset: Sendable, Equatable {
             let name = try r.string()
             var counts = [0, 0, 0]
             for which in 0..<3 {
-                counts[which] = Int(try keyRuns(&r, formatVersion, total: &total).reduce(0) { $0 + $1.count })
+                counts[which] = try keyCount(&r, formatVersion, total: &total)
             }
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { _ = try r.u32() }
@@ -270,7 +272,7 @@ public struct Changeset: Sendable, Equatable {
                 let ns = try r.count(max: 1 << 16, "column key set count")
                 for _ in 0..<ns {
                     _ = try r.u32()
-                    _ = try keyRuns(&r, formatVersion, total: &total)
+                    _ = try keyCount(&r, formatVersion, total: &total)
                 }
             }
             tables[name] = (counts[0], counts[1], counts[2])
@@ -286,9 +288,9 @@ public struct Changeset: Sendable, Equatable {
         for _ in 0..<n {
             let name = try r.string()
             var t = TableChanges()
-            t.inserted = keys(try keyRuns(&r, formatVersion, total: &total))
-            t.deleted = keys(try keyRuns(&r, formatVersion, total: &total))
-            t.modified = keys(try keyRuns(&r, formatVersion, total: &total))
+            t.inserted = try keySet(&r, formatVersion, total: &total)
+            t.deleted = try keySet(&r, formatVersion, total: &total)
+            t.modified = try keySet(&r, formatVersion, total: &total)
             let nc = try r.count(max: 1 << 16, "modified column count")
             for _ in 0..<nc { t.modifiedColumns.insert(try r.u32()) }
             t.knowsColumnsPerObject = formatVersion >= FileHeader.columnChangesVersion
@@ -299,7 +301,7 @@ public struct Changeset: Sendable, Equatable {
                     guard t.modifiedColumns.contains(column), t.modifiedByColumn[column] == nil else {
                         throw r.corrupted("column key set for column \(column), which is not a modified column or is repeated")
                     }
-                    t.modifiedByColumn[column] = keys(try keyRuns(&r, formatVersion, total: &total))
+                    t.modifiedByColumn[column] = try keySet(&r, formatVersion, total: &total)
                 }
                 // A modified column not listed was set on every modified object.
                 for column in t.modifiedColumns where t.modifiedByColumn[column] == nil { t.modifiedByColumn[column] = t.modified }

@@ -109,7 +109,6 @@ extension WriteTransaction {
         func record(_ id: UInt32) {
             guard let t = catalog.table(id: id) else { return }
             var ch = changes[id] ?? .init()
-            ch.settleColumnSets()
             ch.insertedRuns = tables[id]?.insertedRuns ?? []
             if !ch.isEmpty { changeset.tables[t.name] = ch }
         }

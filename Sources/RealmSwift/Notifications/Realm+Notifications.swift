@@ -57,12 +57,10 @@ final class RealmNotifications: @unchecked Sendable {
     }
 }
 
-/// A weak reference to a Realm that may cross threads; only dereferenced on the Realm's thread
-/// (``isAlive`` does not use the Realm).
+/// A weak reference to a Realm that may cross threads; only used on the Realm's thread (the
+/// instance cache's sweep only tests it for nil).
 struct WeakRealm: @unchecked Sendable {
     weak var realm: Realm?
-    /// Whether the Realm is still alive.
-    var isAlive: Bool { realm != nil }
 }
 
 extension Realm {

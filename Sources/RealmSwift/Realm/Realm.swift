@@ -98,15 +98,15 @@ public final class Realm {
     /// and at the start of each write.
     public var autorefresh = true
 
-    init(configuration: Configuration, isolation: (any Actor)?, queue: DispatchQueue? = nil, handle: StoreHandle? = nil) throws {
+    init(configuration: Configuration, isolation: (any Actor)?, queue: DispatchQueue?, handle: StoreHandle) throws {
         self.configuration = configuration
         self.isolation = isolation
         self.isActorIsolated = isolation != nil
         self.queue = queue
         self.threadID = currentThreadIdentity()
         self.readState = ReadState(confinedThread: isolation == nil && queue == nil ? threadID : 0)
-        self.handle = try handle ?? StoreHandle.open(configuration)
-        self.store = self.handle.store
+        self.handle = handle
+        self.store = handle.store
         self.isFrozen = false
         self.snapshot = try realmErrors { try store.snapshot(kind: "realm") }
         try SchemaSetup.run(self)
@@ -465,7 +465,7 @@ final class StoreHandle: Sendable {
         instances.withLock { r in
             r.realms[confinement] = WeakRealm(realm: realm)
             if r.realms.count >= r.sweepAt {
-                r.realms = r.realms.filter { $0.value.isAlive }
+                r.realms = r.realms.filter { $0.value.realm != nil }
                 r.sweepAt = max(16, 2 * r.realms.count)
             }
         }
