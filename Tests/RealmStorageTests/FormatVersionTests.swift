@@ -19,13 +19,16 @@ import Testing
         return (8..<12).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1 - 8)) }
     }
 
-    @Test func newFilesAreVersion6() throws {
+    @Test func newFilesAreVersion7() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))
-        #expect(FileHeader.formatVersion == 6)
-        #expect(try store.snapshot().formatVersion == 6)
-        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 6))
-        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 6)
+        #expect(FileHeader.formatVersion == 7)
+        #expect(try store.snapshot().formatVersion == 7)
+        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 7))
+        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 7)
+        // The static header the spec prints (§3.1).
+        let expected: [UInt8] = [0x5f, 0xce, 0xa9, 0x89, 0x93, 0x43, 0x35, 0x06]
+        #expect(Array(FileHeader.encodeStatic(version: 7).suffix(8)) == expected)
     }
 
     @Test func aVersion2FileKeepsItsVersionAndNamesEveryCommitByASlot() throws {

@@ -20,12 +20,14 @@ import Testing
         return try Store.open(at: dst, options: .init(readOnly: true)).snapshot()
     }
 
-    static func write(_ name: String, _ build: (Store) throws -> Void) throws {
+    static func write(
+        _ name: String, options: Store.Options = .init(create: true, rowGroupCapacity: 16), _ build: (Store) throws -> Void
+    ) throws {
         let path = vectors + "/" + name
         for p in [path, path + ".lock"] { try? FileManager.default.removeItem(atPath: p) }
         var committed = 0
         do {
-            let store = try Store.open(at: path, options: .init(create: true, rowGroupCapacity: 16))
+            let store = try Store.open(at: path, options: options)
             try build(store)
             committed = try store.snapshot().fileLength
         }

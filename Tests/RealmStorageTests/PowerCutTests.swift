@@ -82,10 +82,26 @@ import Testing
                 acknowledged.append((s.version, log.events.filter { $0 == .sync }.count))
             }
         }
-        let events = log.events
+        let (failures, states) = try Self.replay(
+            log.events, from: base, digests: digests, dir: dir, seed: 26,
+            mustHave: { b in acknowledged.last { $0.syncs <= b }?.version ?? 1 })
+        #expect(log.events.filter { $0 == .sync }.count >= 24)
+        #expect(failures.isEmpty, "\(failures.prefix(8).joined(separator: "\n"))")
+        #expect(states > 300)
+    }
+
+    /// Builds, at every sync boundary of `events` (written over `base`), the disk states a power cut
+    /// could leave — the writes since the last completed sync dropped, all applied, any subset of
+    /// their sectors in any order with or without the size change, or applied in order up to a
+    /// torn sector — and opens each: it must hold at least `mustHave(b)` (the newest commit
+    /// acknowledged once `b` syncs had returned) and read the data `digests` holds for its version.
+    /// - Returns: what went wrong, and how many states were opened.
+    static func replay(
+        _ events: [WriteLog.Event], from base: Disk, digests: [UInt64: String], dir: TempDir, seed: UInt64,
+        mustHave: (Int) -> UInt64
+    ) throws -> (failures: [String], states: Int) {
         let syncAt = events.indices.filter { events[$0] == .sync }
-        #expect(syncAt.count >= 24)
-        var rng = SplitMix(seed: 26)
+        var rng = SplitMix(seed: seed)
         var states = 0
         var failures: [String] = []
         // Boundary b: the syncs before b returned (the state is durable up to the b-th), the events
@@ -95,7 +111,7 @@ import Testing
         for b in 0...syncAt.count {
             let end = b < syncAt.count ? syncAt[b] : events.count
             let pending = Array(events[next..<end])
-            let mustHave = acknowledged.last { $0.syncs <= b }?.version ?? 1
+            let must = mustHave(b)
             var candidates: [Disk] = []
             // Nothing of the pending writes reached the disk; all of them did.
             candidates.append(durable)
@@ -125,8 +141,8 @@ import Testing
                 defer { try? FileManager.default.removeItem(atPath: path) }
                 do {
                     let s = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
-                    if s.version < mustHave {
-                        failures.append("boundary \(b) state \(n): opened at v\(s.version), acknowledged v\(mustHave)")
+                    if s.version < must {
+                        failures.append("boundary \(b) state \(n): opened at v\(s.version), acknowledged v\(must)")
                     } else if try DamageTests.digest(s) != digests[s.version] {
                         failures.append("boundary \(b) state \(n): v\(s.version) reads other data than was committed")
                     }
@@ -137,7 +153,6 @@ import Testing
             durable = all
             next = end
         }
-        #expect(failures.isEmpty, "\(failures.prefix(8).joined(separator: "\n"))")
-        #expect(states > 300)
+        return (failures, states)
     }
 }

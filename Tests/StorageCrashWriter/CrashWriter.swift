@@ -22,7 +22,7 @@ struct CrashWriter {
                 exit(0)
             }
             FileHandle.standardError.write(
-                "usage: StorageCrashWriter FILE ROUNDS|hold|holdwrite|forkwrite|open|openreadonly|compactat STEP|compactloop ROUNDS|follow ROUNDS\n"
+                "usage: StorageCrashWriter FILE ROUNDS [THREADS]|hold|holdwrite|forkwrite|open|openreadonly|compactat STEP|compactloop ROUNDS|follow ROUNDS\n"
                     .data(using: .utf8)!)
             exit(1)
         }
@@ -86,6 +86,10 @@ struct CrashWriter {
             }
         }
         var seq = Int64(try store.snapshot().objectCount("Log"))
+        if args.count > 3, let threads = Int(args[3]) {
+            try Groups.run(store, rounds: rounds, threads: threads, seq: seq)
+            return
+        }
         for i in 0..<rounds {
             let tx = try store.beginWrite()
             // Vary the commit shape: single inserts, batches, updates and deletes.
@@ -103,6 +107,54 @@ struct CrashWriter {
             print("ack \(snap.version) \(seq)")
             fflush(nil)
         }
+    }
+}
+
+/// `StorageCrashWriter FILE ROUNDS THREADS`: THREADS threads commit ROUNDS times each, so that
+/// commits share syncs (group commit, format 7); each prints "ack VERSION SEQ" once `commit()`
+/// returned. Sequence numbers are taken under the writer word, so they follow the versions.
+enum Groups {
+    final class Sequence: @unchecked Sendable {
+        // Read and written only by the thread holding the writer word.
+        var value: Int64
+        init(_ v: Int64) { value = v }
+    }
+
+    static func run(_ store: Store, rounds: Int, threads: Int, seq start: Int64) throws {
+        let seq = Sequence(start)
+        let printing = NSLock()
+        let group = DispatchGroup()
+        for t in 0..<threads {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for i in 0..<rounds {
+                    do {
+                        let tx = try store.beginWrite()
+                        let batch = (i + t) % 9 == 0 ? 20 : 1
+                        for _ in 0..<batch {
+                            seq.value += 1
+                            try tx.insert(
+                                "Log",
+                                [
+                                    "seq": .int(seq.value), "payload": .string(String(repeating: "g", count: Int(seq.value % 89))),
+                                    "total": .int(seq.value),
+                                ])
+                        }
+                        let last = seq.value
+                        let snap = try tx.commit()
+                        printing.lock()
+                        print("ack \(snap.version) \(last)")
+                        fflush(nil)
+                        printing.unlock()
+                    } catch {
+                        FileHandle.standardError.write(Data("error \(error)\n".utf8))
+                        exit(2)
+                    }
+                }
+            }
+        }
+        group.wait()
     }
 }
 

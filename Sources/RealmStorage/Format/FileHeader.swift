@@ -9,10 +9,10 @@
 package enum FileHeader {
     package static let magic: [UInt8] = Array("RLMSWIFT".utf8)
     /// The format version of the files this library creates (Spec/FORMAT.md §3.1, §9).
-    package static let formatVersion: UInt32 = 6
+    package static let formatVersion: UInt32 = 7
     /// The format versions this library reads. A file keeps the version it was created with; only
     /// compaction, which writes a new file, upgrades it.
-    package static let readableVersions: ClosedRange<UInt32> = 1...6
+    package static let readableVersions: ClosedRange<UInt32> = 1...7
     /// The first format version whose commits may be chained: named by a commit head in front of
     /// their region instead of a slot (Spec/FORMAT.md §3.4).
     package static let chainedCommitsVersion: UInt32 = 3
@@ -24,6 +24,10 @@ package enum FileHeader {
     /// The first format version whose changesets say, per column, which objects had it set
     /// (Spec/FORMAT.md §5.6).
     package static let columnChangesVersion: UInt32 = 6
+    /// The first format version whose commits may be written before the one they build on is
+    /// durable, so that one `fdatasync` makes a group of them durable; each commit head says which
+    /// commit was acknowledged when it was written (Spec/FORMAT.md §3.4, §6.2).
+    package static let groupCommitVersion: UInt32 = 7
     package static let size = 12288
     package static let slotOffsets = [4096, 8192]
     package static let slotSize = 64
@@ -108,11 +112,19 @@ package struct CommitHead: Sendable, Equatable {
     /// The version and record checksum of the commit this one was made on.
     package var parentVersion: UInt64
     package var parentRecordChecksum: UInt64
+    /// How far back the acknowledged commit lies (format 7, bytes 4–7): the newest commit of the
+    /// chain that was durable when this one was written is version `slot.version − lag`. Zero (every
+    /// head before format 7) means the parent was.
+    package var lag: UInt32 = 0
+
+    /// The newest commit of the chain that was acknowledged (durable) when this one was written:
+    /// the parent, unless the commit was written in a group (Spec/FORMAT.md §3.4).
+    package var acknowledgedVersion: UInt64 { lag == 0 ? parentVersion : slot.version &- UInt64(lag) }
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: Self.size)
         w.u32(Self.magic)
-        w.u32(0)
+        w.u32(lag)
         w.u64(slot.version)
         w.ref(slot.record)
         w.u64(slot.fileLength)
@@ -124,19 +136,21 @@ package struct CommitHead: Sendable, Equatable {
         return w.bytes
     }
 
-    /// Decodes a head; nil when the bytes are not one (zeros, another block, a torn write).
+    /// Decodes a head; nil when the bytes are not one (zeros, another block, a torn write), or when
+    /// its lag names no commit at or before its parent.
     static func decode(_ v: ByteView) -> CommitHead? {
         guard v.count >= size, (try? v.u32(0)) == magic,
             let sum = try? v.checksum(0, size - 8), sum == (try? v.u64(size - 8))
         else { return nil }
-        guard let version = try? v.u64(8), let off = try? v.u64(16), let len = try? v.u64(24),
+        guard let lag = try? v.u32(4), let version = try? v.u64(8), let off = try? v.u64(16), let len = try? v.u64(24),
             let fl = try? v.u64(32), let t = try? v.i64(40), let rc = try? v.u64(48),
             let pv = try? v.u64(56), let prc = try? v.u64(64)
         else { return nil }
+        guard lag == 0 || (UInt64(lag) <= version && version - UInt64(lag) <= pv) else { return nil }
         return CommitHead(
             slot: CommitSlot(
                 version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t, recordChecksum: rc),
-            parentVersion: pv, parentRecordChecksum: prc)
+            parentVersion: pv, parentRecordChecksum: prc, lag: lag)
     }
 }
 
@@ -146,7 +160,19 @@ struct FailedCommit: Sendable, Equatable {
     let version: UInt64
     /// Its committed length: the next commit starts at or after it.
     let fileLength: UInt64
+    /// The first commit of its group (format 7): every commit from version `firstVersion` to
+    /// `version` was written before the `fdatasync` that failed, and failed with it. Equal to
+    /// `version` for a commit that failed alone.
+    var firstVersion: UInt64
 
-    /// Whether `slot` (a slot's or a head's fields) names this commit.
-    func names(_ slot: CommitSlot) -> Bool { slot.version == version && slot.fileLength == fileLength }
+    init(version: UInt64, fileLength: UInt64, firstVersion: UInt64? = nil) {
+        self.version = version
+        self.fileLength = fileLength
+        self.firstVersion = min(firstVersion ?? version, version)
+    }
+
+    /// Whether `slot` (a slot's or a head's fields) names this commit or an earlier one of its group.
+    func names(_ slot: CommitSlot) -> Bool {
+        slot.version == version ? slot.fileLength == fileLength : (firstVersion..<version).contains(slot.version)
+    }
 }

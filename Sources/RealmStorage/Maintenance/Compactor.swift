@@ -465,6 +465,9 @@ public struct Compactor: Sendable {
         let tx = try store.beginWrite()
         let held = clock.now
         defer { tx.cancel() }
+        // The copy must hold only acknowledged commits: this store's commits still waiting for their
+        // sync (group commit) are made durable first.
+        try store.flushPendingCommits()
         let newest = tx.base
         let bytesBefore = (try? store.state.withLock { $0.current.file }.size()) ?? newest.fileLength
         var counts = first.counts

@@ -33,22 +33,56 @@
 package final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline let value: UnsafeMutablePointer<Value>
+    /// For ``wait(until:)``: threads wait on it until another changes the value and calls
+    /// ``broadcast()`` (the group commit's queue, where one thread syncs and the others wait).
+    let condition: UnsafeMutablePointer<pthread_cond_t>
 
     package init(_ initial: sending Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(mutex, nil)
+        var status = pthread_mutex_init(mutex, nil)
         precondition(status == 0, "pthread_mutex_init failed: \(status)")
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        status = pthread_cond_init(condition, nil)
+        precondition(status == 0, "pthread_cond_init failed: \(status)")
         value = .allocate(capacity: 1)
         value.initialize(to: initial)
     }
 
     deinit {
+        pthread_cond_destroy(condition)
+        condition.deinitialize(count: 1)
+        condition.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
         value.deinitialize(count: 1)
         value.deallocate()
+    }
+
+    /// Holds the lock and calls `ready` with the value until it returns non-nil, sleeping on the
+    /// condition between calls (so only after a ``broadcast()``); returns what it returned.
+    ///
+    /// ```swift
+    /// let queue = Locked(0)
+    /// // Another thread: queue.withLock { $0 += 1 }; queue.broadcast()
+    /// let seen = queue.wait { $0 > 0 ? $0 : nil }
+    /// ```
+    package func wait<Result>(until ready: (inout sending Value) -> sending Result?) -> sending Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let r = ready(&value.pointee) { return r }
+            pthread_cond_wait(condition, mutex)
+        }
+    }
+
+    /// Wakes every thread waiting in ``wait(until:)`` to call its `ready` again.
+    package func broadcast() {
+        pthread_mutex_lock(mutex)
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Runs `body` with the value while holding the lock.

@@ -3,10 +3,11 @@ import Foundation
 /// Commits a file holds but recovery cannot reach, because an earlier commit head, version record
 /// or slot is damaged (Spec/FORMAT.md §6.6).
 ///
-/// A crash can only tear the last commit: a writer starts a commit only after the one before it
-/// was acknowledged. So a failed check followed by a valid commit head that builds on a newer
-/// version, or a lock file whose durable record names a newer version, is damage, never a torn
-/// tail. Opening such a file throws ``StorageError/Code/corrupted`` (with
+/// A crash can only tear commits that were not acknowledged: the last one, or (format 7) the last
+/// group written before one `fdatasync`. Each commit head says which commit was acknowledged when
+/// it was written. So a failed check followed by a valid commit head written after a newer commit
+/// was acknowledged, or a lock file whose durable record names a newer version, is damage, never a
+/// torn tail. Opening such a file throws ``StorageError/Code/corrupted`` (with
 /// ``StorageError/unreachableVersion``) unless ``Store/Options/salvage`` asks for the newest intact
 /// version; ``Store/damage`` then says what was skipped. `Sendable`.
 public struct ChainDamage: Sendable, Equatable, CustomStringConvertible {
@@ -50,8 +51,9 @@ public struct ChainDamage: Sendable, Equatable, CustomStringConvertible {
 extension Store {
     /// How one step along the commit chain ended (Spec/FORMAT.md §3.4).
     enum ChainStep {
-        /// A valid next commit (its region is not checked yet).
-        case next(Current)
+        /// A valid next commit (its region is not checked yet), and the version its head says was
+        /// acknowledged when it was written.
+        case next(Current, acknowledged: UInt64)
         /// Nothing follows: zeros, the end of the file, or a head naming a commit reported failed.
         case end
         /// Bytes follow that are not a valid next commit: a torn last commit, or damage.
@@ -172,42 +174,56 @@ extension Store {
 
     /// The newest commit reachable from `c` along the commits chained after it (Spec/FORMAT.md §3.4,
     /// §6.6): while a valid commit head follows the committed length, names the current commit as
-    /// its parent and its record loads, that commit becomes current. A commit followed by another
-    /// was acknowledged before the next began, so only the last one's region can be torn: its
-    /// region checksum is checked (unless `durable` names it, or it is `c` and `checkFirst` is
-    /// false), and if it fails the chain ends at its parent.
-    /// - Returns: where the chain settled (nil only when `c` itself is the last commit, `checkFirst`
-    ///   is set and its region does not verify), and the first check that failed on the way, if
-    ///   any: the caller decides whether it was a torn last commit or damage.
+    /// its parent and its record loads, that commit becomes current. Then the commits that may be
+    /// torn have their region checksums checked, oldest first: the last one, and (format 7) each
+    /// one written in a group, whose successor's head says it was not yet acknowledged when the
+    /// successor was written. A commit is not checked when `durable` names it or a later commit, or
+    /// when it is `c` and `checkFirst` is false. The chain ends at the parent of the first that fails.
+    /// - Returns: where the chain settled (nil only when `c` itself fails its check, which needs
+    ///   `checkFirst`), and the first check that failed on the way, if any: the caller decides
+    ///   whether it was a torn tail or damage.
     /// - Throws: only when the file cannot be read or mapped.
     static func settle(
         _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
         rejecting failed: () -> FailedCommit? = { nil }, follow: Bool = true
     ) throws -> Settled {
-        var previous: Current?
-        var last = c
+        // The chain from `c`, and for each commit the version its successor's head says was
+        // acknowledged when the successor was written (its own version for the last: unknown).
+        var chain: [(commit: Current, acknowledgedAfter: UInt64)] = [(c, c.slot.version)]
         var size: Int?
         var broken: (offset: Int, reason: String)?
-        steps: while follow, last.formatVersion >= FileHeader.chainedCommitsVersion {
-            switch try chained(after: last, &size, cache, rejecting: failed) {
-            case .next(let next):
-                previous = last
-                last = next
+        steps: while follow, chain[chain.count - 1].commit.formatVersion >= FileHeader.chainedCommitsVersion {
+            switch try chained(after: chain[chain.count - 1].commit, &size, cache, rejecting: failed) {
+            case .next(let next, let acknowledged):
+                chain[chain.count - 1].acknowledgedAfter = acknowledged
+                chain.append((next, next.slot.version))
             case .end: break steps
             case .broken(let offset, let reason):
                 broken = (offset, reason)
                 break steps
             }
         }
-        guard previous != nil || checkFirst else { return Settled(current: last, broken: broken) }
-        if let d = durable(), d.version == last.slot.version, d.recordChecksum == last.slot.recordChecksum {
-            return Settled(current: last, broken: broken)
+        // Commits at or before the one the lock file records as durable need no check.
+        var durableThrough: UInt64 = 0
+        if let d = durable(), let named = chain.first(where: { $0.commit.slot.version == d.version }),
+            named.commit.slot.recordChecksum == d.recordChecksum
+        {
+            durableThrough = d.version
         }
-        let view = last.mapping.view(validLength: Int(last.slot.fileLength))
-        if (try? verifyCommitRegion(view, last.record, last.slot)) != nil { return Settled(current: last, broken: broken) }
-        return Settled(
-            current: previous,
-            broken: broken ?? (Int(last.record.commitStart), "the bytes of version \(last.slot.version) do not match its checksum"))
+        for (i, link) in chain.enumerated() {
+            let last = i == chain.count - 1
+            let commit = link.commit
+            // Followed by a commit written after it was acknowledged: its bytes were durable.
+            guard last || link.acknowledgedAfter < commit.slot.version, i > 0 || checkFirst,
+                commit.slot.version > durableThrough
+            else { continue }
+            let view = commit.mapping.view(validLength: Int(commit.slot.fileLength))
+            if (try? verifyCommitRegion(view, commit.record, commit.slot)) != nil { continue }
+            return Settled(
+                current: i > 0 ? chain[i - 1].commit : nil,
+                broken: (Int(commit.record.commitStart), "the bytes of version \(commit.slot.version) do not match its checksum"))
+        }
+        return Settled(current: chain[chain.count - 1].commit, broken: broken)
     }
 
     /// The step after `c`: the commit chained after it, if a valid head at its committed length
@@ -255,13 +271,14 @@ extension Store {
         return .next(
             Current(
                 file: c.file, formatVersion: c.formatVersion, mapping: mapping, slot: slot, slotIndex: c.slotIndex, record: record,
-                chained: c.chained + 1))
+                chained: c.chained + 1),
+            acknowledged: head.acknowledgedVersion)
     }
 
-    /// After a failed check at `brokenAt`, recovery settled on `r`. That is a torn last commit
-    /// unless something shows a newer commit was acknowledged: a valid commit head past `r` that
-    /// builds on a version newer than `r` (a writer starts a commit only on an acknowledged one), or
-    /// a durable record in the lock file naming a newer version. Then it is damage.
+    /// After a failed check at `brokenAt`, recovery settled on `r`. That is a torn tail unless
+    /// something shows a newer commit was acknowledged: a valid commit head past `r` whose
+    /// acknowledged version (its parent before format 7) is newer than `r`, or a durable record in
+    /// the lock file naming a newer version. Then it is damage.
     static func unreachableCommits(
         after r: Current, brokenAt: (offset: Int, reason: String), size: Int,
         durable: (version: UInt64, recordChecksum: UInt64)?, rejecting failed: FailedCommit?
@@ -272,7 +289,7 @@ extension Store {
             let mapping = size <= r.mapping.length ? r.mapping : try FileMapping(file: r.file, length: mappingLength(for: size))
             let view = mapping.view(validLength: size)
             for o in view.offsets(ofAlignedWord: CommitHead.magic, from: from) where o + CommitHead.size <= size {
-                guard let h = CommitHead.decode(try view.slice(o, CommitHead.size)), h.parentVersion > r.slot.version,
+                guard let h = CommitHead.decode(try view.slice(o, CommitHead.size)), h.acknowledgedVersion > r.slot.version,
                     failed?.names(h.slot) != true
                 else { continue }
                 found.append(ChainDamage.Commit(version: h.slot.version, offset: UInt64(o)))

@@ -43,6 +43,13 @@ public final class Store: Sendable {
         /// Let small commits go without a slot write, named by their commit head (format 3, Spec/
         /// FORMAT.md §3.4). Tests turn it off to exercise the slots alone.
         package var chainsCommits = true
+        /// Let commits from several threads share one `fdatasync` (format 7, Spec/FORMAT.md §6.2):
+        /// a commit written while another's sync is running is made durable by the next one. Tests
+        /// turn it off to compare.
+        package var groupsCommits = true
+        /// Tests: the thread that syncs first waits (up to 50 ms) until this many commits are
+        /// pending, so that groups of a known size form however the threads are scheduled.
+        package var groupCommitMinimum = 1
         /// Open a damaged file at its newest intact version instead of failing (Spec/FORMAT.md §6.6).
         ///
         /// A file whose commit chain is damaged (a commit head, version record or slot fails its
@@ -155,7 +162,9 @@ public final class Store: Sendable {
     let state: Locked<State>
     let lockFile: LockFile?
     let cache = BlockCache()
-    let writerGate = Locked(false)
+    /// The write transaction, the writer word between transactions and the commits not yet
+    /// durable (group commit, ``awaitDurable(_:)``).
+    let writers = Locked(Writers())
     /// Serializes switches to a compacted file (``switchToReplacedFile()``).
     let switchGate = Locked(())
     /// Write transactions of this store waiting to begin: those waiting when a compaction releases
@@ -219,7 +228,7 @@ public final class Store: Sendable {
                 s.failedCommit = unreachable
                 s.seenGeneration = generation.flatMap { $0 % 2 == 0 ? $0 : nil }
             }
-            if let unreachable { lock?.recordFailed(version: unreachable.version, fileLength: unreachable.fileLength) }
+            if let unreachable { lock?.recordFailed(unreachable) }
             return store
         } catch let e as StorageError {
             if e.code == .corrupted { options.logger?.error("damage found at open", metadata: StoreTelemetry.metadata(e, path: path)) }
@@ -519,18 +528,19 @@ public final class Store: Sendable {
         guard !isReadOnly else { throw StorageError(.readOnly, "the store was opened read-only", path: path) }
         writersWaiting.add(1, ordering: .relaxed)
         defer { writersWaiting.subtract(1, ordering: .relaxed) }
-        // One writer per store instance at a time (threads), then one per file (processes).
-        while !writerGate.withLock({ busy in
-            if busy { return false }
-            busy = true
-            return true
-        }) { usleep(50) }
-        var holdsWord = false
+        // One writer per store instance at a time (threads), then one per file (processes). The word
+        // may still be held for this store's commits that wait for their sync (group commit): this
+        // store then made the newest commit, and the transaction takes the word over.
+        let retained = writers.wait { w -> Bool? in
+            if w.transactionOpen { return nil }
+            w.transactionOpen = true
+            return w.holdsWord
+        }
         do {
             // When this store released the writer word last, no commit was made since its own, so
             // there is nothing newer to look for (Spec/FORMAT.md §7).
-            let unchanged = try lockFile?.acquireWriter() ?? false
-            holdsWord = true
+            let unchanged = try retained || (lockFile?.acquireWriter() ?? false)
+            if !retained, lockFile != nil { writers.withLock { $0.holdsWord = true } }
             // Before anything is written: a compaction may have switched files (an atomic load
             // when it did not).
             let switched = try followIfReplaced(holdingWriter: true)
@@ -545,8 +555,7 @@ public final class Store: Sendable {
             }
             return WriteTransaction(store: self, base: base)
         } catch {
-            if holdsWord { lockFile?.releaseWriter(upToDate: false) }
-            writerGate.withLock { $0 = false }
+            endWrite(upToDate: false)
             throw error
         }
     }
@@ -572,7 +581,20 @@ public final class Store: Sendable {
             defer { s.writerUpToDate = false }
             return s.writerUpToDate
         }
-        lockFile?.releaseWriter(upToDate: upToDate)
-        writerGate.withLock { $0 = false }
+        endWrite(upToDate: upToDate)
+    }
+
+    /// Ends the write transaction: releases the writer word, unless commits of this store still wait
+    /// for their sync (the word is then released after the last of them, ``awaitDurable(_:)``).
+    func endWrite(upToDate: Bool) {
+        writers.withLock { w in
+            w.transactionOpen = false
+            w.releasesWordWhenDurable = upToDate
+            if w.pending.isEmpty {
+                if w.holdsWord { lockFile?.releaseWriter(upToDate: upToDate) }
+                w.holdsWord = false
+            }
+        }
+        writers.broadcast()
     }
 }

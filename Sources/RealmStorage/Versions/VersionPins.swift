@@ -343,14 +343,18 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Records a commit that failed after its slot was written: its version number and bytes may have
-    /// been seen by readers, so no later commit (by any store) may reuse them.
-    func recordFailed(version: UInt64, fileLength: UInt64) {
-        writeRecord(Self.failedMagic, at: Self.failedOffset, version, fileLength)
+    /// been seen by readers, so no later commit (by any store) may reuse them. The record's
+    /// reserved word holds how many versions before it failed with it (a group, format 7).
+    func recordFailed(_ f: FailedCommit) {
+        let span = UInt32(clamping: f.version - f.firstVersion)
+        writeRecord(Self.failedMagic, at: Self.failedOffset, f.version, f.fileLength, reserved: span)
     }
 
     /// The failed commit recorded by any writer, if the record is intact.
     func failedCommit() -> FailedCommit? {
-        readRecord(Self.failedMagic, at: Self.failedOffset).map { FailedCommit(version: $0.0, fileLength: $0.1) }
+        readRecord(Self.failedMagic, at: Self.failedOffset).map { r in
+            FailedCommit(version: r.0, fileLength: r.1, firstVersion: r.0 - min(UInt64(r.reserved), r.0))
+        }
     }
 
     /// Clears the durable and failed-commit records: a new data file was created at the path
@@ -362,25 +366,26 @@ final class LockFile: @unchecked Sendable {
         try? write(zeros, at: Self.failedOffset)
     }
 
-    /// A 32-byte record: magic, reserved, two u64 values, XXH64 of the first 24 bytes.
-    private func writeRecord(_ magic: UInt32, at offset: Int, _ first: UInt64, _ second: UInt64) {
+    /// A 32-byte record: magic, a u32 (zero but for the failed-commit record's span), two u64
+    /// values, XXH64 of the first 24 bytes.
+    private func writeRecord(_ magic: UInt32, at offset: Int, _ first: UInt64, _ second: UInt64, reserved: UInt32 = 0) {
         guard canWrite else { return }
         var w = ByteWriter(capacity: 32)
         w.u32(magic)
-        w.u32(0)
+        w.u32(reserved)
         w.u64(first)
         w.u64(second)
         w.u64(w.checksum())
         try? write(w.bytes, at: offset)
     }
 
-    private func readRecord(_ magic: UInt32, at offset: Int) -> (UInt64, UInt64)? {
+    private func readRecord(_ magic: UInt32, at offset: Int) -> (UInt64, UInt64, reserved: UInt32)? {
         guard let b = read(at: offset, count: 32), b.count == 32 else { return nil }
         let v = ByteView(copying: b)
         guard (try? v.u32(0)) == magic, let sum = try? v.checksum(0, 24), sum == v.lastWord,
-            let first = try? v.u64(8), let second = try? v.u64(16)
+            let reserved = try? v.u32(4), let first = try? v.u64(8), let second = try? v.u64(16)
         else { return nil }
-        return (first, second)
+        return (first, second, reserved)
     }
 
     // MARK: The writer word

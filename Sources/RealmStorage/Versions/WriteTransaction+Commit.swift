@@ -141,8 +141,17 @@ extension WriteTransaction {
         let writesSlot =
             !hasHead || !store.options.chainsCommits || start != baseSlot.fileLength || chained >= Self.maximumChainLength
             || em.written >= Self.chainedCommitLimit
+        // Format 7: commits of several threads may share one fdatasync (Spec/FORMAT.md §6.2). A
+        // commit that writes a slot waits until every earlier one is durable: a slot never names a
+        // commit whose parent may still be torn.
+        let groups = hasHead && formatVersion >= FileHeader.groupCommitVersion && store.options.groupsCommits
+        if groups && writesSlot { try store.flushPendingCommits() }
         if hasHead {
-            let head = CommitHead(slot: slot, parentVersion: base.version, parentRecordChecksum: baseSlot.recordChecksum)
+            var head = CommitHead(slot: slot, parentVersion: base.version, parentRecordChecksum: baseSlot.recordChecksum)
+            if groups {
+                let acknowledged = store.acknowledgedVersion(base: base.version)
+                head.lag = UInt32(clamping: newVersion - acknowledged)
+            }
             em.out.overwrite(head.encode(), at: 0)
         }
         let bytes = em.out.bytes
@@ -171,7 +180,7 @@ extension WriteTransaction {
         do {
             if hasHead { try file.write(bytes, at: Int(start)) }
             if writesSlot { try file.write(slot.encode(), at: slotOffset) }
-            try file.syncData()
+            if !groups { try file.syncData() }
         } catch {
             // The commit is not acknowledged: unname it (put the inactive slot back, clear the head) so
             // no reader adopts it from now on, and remember its extent so the next commit neither
@@ -183,16 +192,12 @@ extension WriteTransaction {
                 // A refresh on another thread may have moved this store to the commit meanwhile.
                 if s.current.record.version >= newVersion { s.current = baseCurrent }
             }
-            store.lockFile?.recordFailed(version: newVersion, fileLength: slot.fileLength)
+            store.lockFile?.recordFailed(FailedCommit(version: newVersion, fileLength: slot.fileLength))
             throw error
         }
-        // Spares an opener hashing a large region (Spec/FORMAT.md §7); a small one hashes in less
-        // time than the record takes to write.
-        if em.written >= Self.durableRecordThreshold {
-            store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
-        }
-        // This store wrote these blocks and they are durable: its own reads need not hash the
-        // large ones again (other processes, and this one after reopening, still verify every block).
+        // This store wrote these blocks (durable, or made durable by the sync this commit waits
+        // for; if that fails, nothing reaches them): its own reads need not hash the large ones
+        // again (other processes, and this one after reopening, still verify every block).
         if let cache = base.cache {
             // Small blocks hash again faster than the set of verified blocks takes a new entry.
             for (ref, sum) in em.blocks where ref.length >= Self.verifiedMarkMinimum { cache.markVerified(ref, sum) }
@@ -208,6 +213,21 @@ extension WriteTransaction {
                 slotIndex: writesSlot ? inactive : slotIndex, record: record, chained: writesSlot ? 0 : chained + 1)
             s.writerUpToDate = true
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
+        }
+        if groups {
+            // The next write transaction of this store may begin while this commit waits for its sync.
+            store.enqueue(
+                Store.PendingCommit(
+                    version: newVersion, fileLength: slot.fileLength, parentVersion: base.version,
+                    recordChecksum: slot.recordChecksum, headOffset: Int(start),
+                    slotWrite: writesSlot ? (slotOffset, previousSlotBytes) : nil, before: baseCurrent))
+            cancel()
+            try store.awaitDurable(newVersion)
+        }
+        // Spares an opener hashing a large region (Spec/FORMAT.md §7); a small one hashes in less
+        // time than the record takes to write.
+        if em.written >= Self.durableRecordThreshold {
+            store.lockFile?.markDurable(version: slot.version, recordChecksum: slot.recordChecksum)
         }
         store.telemetry.committed(
             store, version: newVersion, duration: started.map { clock.now - $0 }, bytes: em.written, fileSize: Int(slot.fileLength),

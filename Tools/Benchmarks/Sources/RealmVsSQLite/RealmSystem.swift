@@ -70,6 +70,21 @@ final class RealmSystem: BenchSystem {
         for i in start..<(start + count) { try realm.write { realm.add(Person.make(i)) } }
     }
 
+    func w7cCommits(start: Int, threads: Int, perThread: Int) throws {
+        let config = Self.configuration(path)
+        try onThreads(threads) { t in
+            // Each thread's own Realm (RealmSwift's instances are per thread).
+            let realm = try Realm(configuration: config)
+            let first = start + t * perThread
+            for i in first..<(first + perThread) { try realm.write { realm.add(Person.make(i)) } }
+        }
+    }
+
+    func removeObjects(from start: Int) throws {
+        realm.refresh()
+        try realm.write { realm.delete(realm.objects(Person.self).where { $0.id >= start }) }
+    }
+
     func w8Update(_ n: Int) throws {
         try realm.write {
             for i in stride(from: 0, to: n, by: 10) {

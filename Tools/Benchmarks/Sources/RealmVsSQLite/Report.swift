@@ -63,6 +63,7 @@ struct Report: Codable {
         case "W5": return m <= 10
         case "W6", "W8": return m <= 40
         case "W7": return w.samples[Self.sqlite].map { m >= $0.median }
+        case "W7c": return w.samples[Self.sqlite].map { m >= 3 * $0.median }
         case "W9": return m <= 0.5
         case "W10": return m >= 40
         default: return nil

@@ -27,13 +27,13 @@ final class SQLiteSystem: BenchSystem {
         }
     }
 
-    private func insert(_ db: Database, _ i: Int) throws {
+    private static func insert(_ db: Database, _ i: Int) throws {
         let statement = try db.cachedStatement(sql: "INSERT INTO person (id, name, age, score, active) VALUES (?, ?, ?, ?, ?)")
         try statement.execute(arguments: [i, Data6.name(i), Data6.age(i), Data6.score(i), Data6.active(i)])
     }
 
     func w1Insert(_ n: Int) throws {
-        try pool.write { db in for i in 0..<n { try insert(db, i) } }
+        try pool.write { db in for i in 0..<n { try Self.insert(db, i) } }
     }
 
     func w2Count() throws -> Int {
@@ -71,7 +71,20 @@ final class SQLiteSystem: BenchSystem {
     }
 
     func w7Commits(start: Int, count: Int) throws {
-        for i in start..<(start + count) { try pool.write { db in try insert(db, i) } }
+        for i in start..<(start + count) { try pool.write { db in try Self.insert(db, i) } }
+    }
+
+    func w7cCommits(start: Int, threads: Int, perThread: Int) throws {
+        // Four writers through GRDB's pool (it serializes them on its one writer connection).
+        let pool = self.pool
+        try onThreads(threads) { t in
+            let first = start + t * perThread
+            for i in first..<(first + perThread) { try pool.write { db in try Self.insert(db, i) } }
+        }
+    }
+
+    func removeObjects(from start: Int) throws {
+        try pool.write { db in try db.execute(sql: "DELETE FROM person WHERE id >= ?", arguments: [start]) }
     }
 
     func w8Update(_ n: Int) throws {

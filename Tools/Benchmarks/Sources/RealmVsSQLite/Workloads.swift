@@ -53,6 +53,11 @@ protocol BenchSystem {
     func w6Lookups(_ keys: [Int]) throws -> Int
     /// W7: `count` write transactions of one insert each (ids from `start`), each durable.
     func w7Commits(start: Int, count: Int) throws
+    /// W7c: `threads` threads each make `perThread` write transactions of one insert (ids from
+    /// `start`), each durable, all at once.
+    func w7cCommits(start: Int, threads: Int, perThread: Int) throws
+    /// Deletes the objects whose id is `start` or more (what W7c added).
+    func removeObjects(from start: Int) throws
     /// W8: one transaction: `age += 1` on every 10th object of `n`.
     func w8Update(_ n: Int) throws
     /// W10: iterates every object reading `name` and `age`; returns (objects, sum of ages).
@@ -68,4 +73,24 @@ func sizeOnDisk(_ paths: [String]) -> Int {
     paths.reduce(0) { total, p in
         total + ((try? FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? 0)
     }
+}
+
+/// Runs `body(t)` on `threads` threads at once and waits for all; rethrows the first error.
+func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) throws -> Void) throws {
+    let group = DispatchGroup()
+    let failure = NSLock()
+    nonisolated(unsafe) var first: (any Error)?
+    for t in 0..<threads {
+        group.enter()
+        Thread.detachNewThread {
+            defer { group.leave() }
+            do { try body(t) } catch {
+                failure.lock()
+                if first == nil { first = error }
+                failure.unlock()
+            }
+        }
+    }
+    group.wait()
+    if let first { throw first }
 }
