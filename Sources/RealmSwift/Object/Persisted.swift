@@ -156,7 +156,13 @@ protocol PersistedProperty {
 }
 
 extension Persisted: PersistedProperty {
-    var origin: String? { (initial as? any LinkingObjectsOrigin)?.propertyName }
+    /// The linking property's name, for linking objects only: other values are not cast (a failed
+    /// cast to a protocol searches every conformance record of the process, once per type, which a
+    /// fresh process's first open paid once per property type).
+    var origin: String? {
+        guard Value._rlmInfo.kind == .linkingObjects else { return nil }
+        return (initial as? any LinkingObjectsOrigin)?.propertyName
+    }
     var initialAny: Any? { initial.map { $0 as Any } }
     var valueType: any _Persistable.Type { Value.self }
 }
