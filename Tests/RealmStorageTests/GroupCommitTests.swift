@@ -158,6 +158,43 @@ import Testing
         #expect(try s.objectCount("Log") == 1)
     }
 
+    @Test func anotherStoreWaitingForTheWordGetsATurnBetweenGroups() throws {
+        // The store keeps the writer word while a commit waits for its sync; a second store (another
+        // process's, here another instance) asking for the word meanwhile commits before the first
+        // store's next transaction, instead of waiting for as long as that store keeps committing.
+        let dir = TempDir()
+        let store = try Self.makeLogStore(dir.file(), groupOf: 2)
+        let other = try Store.open(at: dir.file())
+        let group = DispatchGroup()
+        // A commit whose sync waits (up to 50 ms) for a second one to join its group.
+        group.enter()
+        Thread.detachNewThread {
+            defer { group.leave() }
+            do { try store.write { _ = try $0.insert("Log", row: [.int(1), .string("first")]) } } catch { Issue.record("\(error)") }
+        }
+        #expect(waitUntil(5) { store.hasPendingCommits })
+        let theirs = Locked<UInt64>(0)
+        group.enter()
+        Thread.detachNewThread {
+            defer { group.leave() }
+            do {
+                let tx = try other.beginWrite()
+                _ = try tx.insert("Log", row: [.int(2), .string("other store")])
+                let v = try tx.commit().version
+                theirs.withLock { $0 = v }
+            } catch {
+                Issue.record("other store: \(error)")
+            }
+        }
+        #expect(waitUntil(5) { (store.lockFile?.writerWord ?? 0) & LockFile.wantedBit != 0 })
+        let tx = try store.beginWrite()
+        _ = try tx.insert("Log", row: [.int(3), .string("next")])
+        let mine = try tx.commit().version
+        group.wait()
+        #expect(theirs.withLock { $0 } != 0 && theirs.withLock { $0 } < mine)
+        #expect(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot().objectCount("Log") == 3)
+    }
+
     @Test func aFileOfFormat6NeverGroups() throws {
         let dir = TempDir()
         let path = try FormatVersionTests.copy("v6-column-changes.realm", dir)

@@ -24,6 +24,16 @@ func person(_ i: Int) -> [StorageValue] {
     [.int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10), .bool(i % 3 == 0)]
 }
 
+/// Whether `condition` holds within `seconds` (looked at every half millisecond).
+func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(500)
+    }
+    return condition()
+}
+
 func fileBytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
 
 /// Runs `body` and checks that it throws a `StorageError` with `code`.

@@ -19,15 +19,6 @@ import Testing
         return { group.wait(timeout: .now() + $0) == .success }
     }
 
-    func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(1000)
-        }
-        return condition()
-    }
-
     @Test func aStoreReleasesWithItsTokenAndAnotherStoresCommitIsSeen() throws {
         let dir = TempDir()
         let a = try makePeopleStore(dir, count: 3)

@@ -20,6 +20,8 @@ let package = Package(
             name: "RealmVsSQLite",
             dependencies: [
                 .product(name: "RealmSwift", package: root.lastPathComponent),
+                // W9's engine variant opens the file without the object layer (what the tools do).
+                .product(name: "RealmStorage", package: root.lastPathComponent),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Sources/RealmVsSQLite",

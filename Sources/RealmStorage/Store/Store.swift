@@ -531,10 +531,22 @@ public final class Store: Sendable {
         // One writer per store instance at a time (threads), then one per file (processes). The word
         // may still be held for this store's commits that wait for their sync (group commit): this
         // store then made the newest commit, and the transaction takes the word over.
-        let retained = writers.wait { w -> Bool? in
+        var retained = writers.wait { w -> Bool? in
             if w.transactionOpen { return nil }
             w.transactionOpen = true
             return w.holdsWord
+        }
+        if retained, let lock = lockFile, lock.writerWord & LockFile.wantedBit != 0 {
+            // Another store waits for the word: once this store's commits are durable it gets a
+            // turn (the release below sees the waiter and makes this store's next take yield).
+            // A failed sync has already failed its own commits; this transaction starts afresh.
+            try? flushPendingCommits()
+            retained = writers.withLock { w in
+                guard w.pending.isEmpty, w.holdsWord else { return w.holdsWord }
+                lock.releaseWriter(upToDate: false)
+                w.holdsWord = false
+                return false
+            }
         }
         do {
             // When this store released the writer word last, no commit was made since its own, so

@@ -1,4 +1,5 @@
 import Foundation
+import RealmStorage
 import RealmSwift
 
 final class Person: Object {
@@ -116,6 +117,11 @@ final class RealmSystem: BenchSystem {
     /// W9 in a fresh process: open the file and count the objects.
     static func openAndCount(_ path: String) throws -> Int {
         try Realm(configuration: configuration(path)).objects(Person.self).count
+    }
+
+    /// W9 through the engine alone, as the tools open a file: no model class to discover.
+    static func engineOpenAndCount(_ path: String) throws -> Int {
+        try RealmStorage.Store.open(at: path, options: .init(readOnly: true)).snapshot().objectCount("Person")
     }
 
     static func remove(_ path: String) {

@@ -66,7 +66,13 @@ struct RealmVsSQLite {
     /// The child side of W9: open the file, count, print the count and the seconds it took.
     static func childW9(system: String, path: String) throws {
         let start = DispatchTime.now().uptimeNanoseconds
-        let count = system == "realm" ? try RealmSystem.openAndCount(path) : try SQLiteSystem.openAndCount(path)
+        let count =
+            switch system {
+            case "realm": try RealmSystem.openAndCount(path)
+            // The engine alone (`--w9 engine FILE`, by hand): no model class to discover.
+            case "engine": try RealmSystem.engineOpenAndCount(path)
+            default: try SQLiteSystem.openAndCount(path)
+            }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         print("\(count) \(seconds)")
     }
