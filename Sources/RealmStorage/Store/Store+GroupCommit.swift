@@ -40,7 +40,7 @@ extension Store {
         var syncing = false
         /// This store's newest commit made durable by a sync of its own.
         var durableThrough: UInt64 = 0
-        /// The last groups whose sync failed: their versions and the error.
+        /// The groups whose sync failed: their versions and the error.
         var failures: [(versions: ClosedRange<UInt64>, error: StorageError)] = []
     }
 
@@ -120,8 +120,9 @@ extension Store {
             if let failure {
                 if let first = w.pending.first, let last = w.pending.last {
                     failGroup(first, last)
+                    // Kept for good: a thread of the group may look only later, and a failed sync
+                    // is rare (an I/O error), so the list stays short.
                     w.failures.append((first.version...last.version, failure))
-                    if w.failures.count > 8 { w.failures.removeFirst() }
                 }
                 w.pending.removeAll()
             } else {
