@@ -247,7 +247,7 @@ final class LockFile: @unchecked Sendable {
     }
 
     /// Writes this store's pins (version, kind, count) into its slot, ordered by version and kind.
-    func publish(_ pins: [Store.LocalPin], except skipped: Set<String> = []) throws {
+    func publish(_ pins: [Store.LocalPin], except skipped: [String] = []) throws {
         guard let slot else { return }
         var entries: [(UInt64, UInt32, Int)] = []
         entries.reserveCapacity(pins.count)
