@@ -172,7 +172,7 @@ import Testing
             defer { group.leave() }
             do { try store.write { _ = try $0.insert("Log", row: [.int(1), .string("first")]) } } catch { Issue.record("\(error)") }
         }
-        #expect(waitUntil(5) { store.hasPendingCommits })
+        #expect(waitUntil(5) { store.writers.withLock { !$0.pending.isEmpty } })
         let theirs = Locked<UInt64>(0)
         group.enter()
         Thread.detachNewThread {

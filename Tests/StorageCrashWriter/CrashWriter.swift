@@ -114,14 +114,9 @@ struct CrashWriter {
 /// commits share syncs (group commit, format 7); each prints "ack VERSION SEQ" once `commit()`
 /// returned. Sequence numbers are taken under the writer word, so they follow the versions.
 enum Groups {
-    final class Sequence: @unchecked Sendable {
-        // Read and written only by the thread holding the writer word.
-        var value: Int64
-        init(_ v: Int64) { value = v }
-    }
-
     static func run(_ store: Store, rounds: Int, threads: Int, seq start: Int64) throws {
-        let seq = Sequence(start)
+        // Read and written only by the thread holding the writer word.
+        let seq = Compaction.Counter(start)
         let printing = NSLock()
         let group = DispatchGroup()
         for t in 0..<threads {

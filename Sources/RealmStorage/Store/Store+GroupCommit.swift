@@ -38,24 +38,16 @@ extension Store {
         var pending: [PendingCommit] = []
         /// A thread is in `fdatasync` for the commits written before it began.
         var syncing = false
-        /// This store's newest commit made durable by a sync of its own.
-        var durableThrough: UInt64 = 0
         /// The groups whose sync failed: their versions and the error.
         var failures: [(versions: ClosedRange<UInt64>, error: StorageError)] = []
     }
 
     /// The newest commit of the chain that is acknowledged, for the head of a commit made on `base`:
-    /// `base` itself unless commits of this store still wait for their sync.
+    /// `base` itself unless commits of this store still wait for their sync, else the parent of the
+    /// first of them (it was acknowledged when that commit was written, and nothing after it is).
     func acknowledgedVersion(base: UInt64) -> UInt64 {
-        writers.withLock { w in
-            guard let first = w.pending.first else { return base }
-            return max(w.durableThrough, first.parentVersion)
-        }
+        writers.withLock { $0.pending.first?.parentVersion ?? base }
     }
-
-    /// Whether commits of this store wait for their sync: a commit that writes a slot must not be
-    /// written until they are durable.
-    var hasPendingCommits: Bool { writers.withLock { !$0.pending.isEmpty } }
 
     /// Adds a commit just written (under the writer word) to those waiting for a sync.
     func enqueue(_ commit: PendingCommit) {
@@ -119,14 +111,16 @@ extension Store {
             w.syncing = false
             if let failure {
                 if let first = w.pending.first, let last = w.pending.last {
-                    failGroup(first, last)
+                    // Unlinking the group's first commit unlinks every commit after it.
+                    unnameFailedCommit(
+                        FailedCommit(version: last.version, fileLength: last.fileLength, firstVersion: first.version),
+                        file: first.before.file, head: first.headOffset, slot: first.slotWrite, before: first.before)
                     // Kept for good: a thread of the group may look only later, and a failed sync
                     // is rare (an I/O error), so the list stays short.
                     w.failures.append((first.version...last.version, failure))
                 }
                 w.pending.removeAll()
             } else {
-                w.durableThrough = max(w.durableThrough, through)
                 let covered = w.pending.prefix { $0.version <= through }
                 // A group of several: record its last commit as durable, so that damage to the group
                 // is not taken for a torn one while the lock file lasts (Spec/FORMAT.md §6.6, §7).
@@ -143,18 +137,20 @@ extension Store {
         writers.broadcast()
     }
 
-    /// A group's sync failed: unlinks its commits from the chain (best effort, not synced: put back
-    /// the slot its first commit wrote, clear that commit's head), goes back to the commit before
-    /// it, and records the group as failed here and in the lock file, so no commit reuses its
-    /// versions or bytes and none builds on it (Spec/FORMAT.md §6.2).
-    private func failGroup(_ first: PendingCommit, _ last: PendingCommit) {
-        let file = first.before.file
-        if let slot = first.slotWrite { try? file.write(slot.previous, at: slot.offset) }
-        try? file.write([UInt8](repeating: 0, count: CommitHead.size), at: first.headOffset)
-        let failed = FailedCommit(version: last.version, fileLength: last.fileLength, firstVersion: first.version)
+    /// A commit, or a group of them, failed after its bytes were written (its `pwrite` or its
+    /// sync): unnames it, best effort and not synced (puts back the slot it wrote, clears its
+    /// head, which unlinks every commit chained after it), goes back to the commit before it, and
+    /// records it as failed here and in the lock file, so no commit reuses its versions or bytes
+    /// and none builds on it (Spec/FORMAT.md §6.2).
+    func unnameFailedCommit(
+        _ failed: FailedCommit, file: SystemFile, head: Int?, slot: (offset: Int, previous: [UInt8])?, before: Current
+    ) {
+        if let slot { try? file.write(slot.previous, at: slot.offset) }
+        if let head { try? file.write([UInt8](repeating: 0, count: CommitHead.size), at: head) }
         state.withLock { s in
             s.failedCommit = failed
-            if s.current.record.version >= first.version { s.current = first.before }
+            // A refresh on another thread may have moved this store to the commit meanwhile.
+            if s.current.record.version >= failed.firstVersion { s.current = before }
             s.writerUpToDate = false
         }
         lockFile?.recordFailed(failed)

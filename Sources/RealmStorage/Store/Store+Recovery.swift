@@ -187,44 +187,49 @@ extension Store {
         _ c: Current, checkFirst: Bool, durable: () -> (version: UInt64, recordChecksum: UInt64)?, cache: BlockCache?,
         rejecting failed: () -> FailedCommit? = { nil }, follow: Bool = true
     ) throws -> Settled {
-        // The chain from `c`, and for each commit the version its successor's head says was
-        // acknowledged when the successor was written (its own version for the last: unknown).
-        var chain: [(commit: Current, acknowledgedAfter: UInt64)] = [(c, c.slot.version)]
+        var previous: Current?
+        var last = c
         var size: Int?
         var broken: (offset: Int, reason: String)?
-        steps: while follow, chain[chain.count - 1].commit.formatVersion >= FileHeader.chainedCommitsVersion {
-            switch try chained(after: chain[chain.count - 1].commit, &size, cache, rejecting: failed) {
+        // Format 7: the commits followed by one written before they were acknowledged (in a group),
+        // with their parents; empty, and so never allocated, for other chains.
+        var grouped: [(parent: Current?, commit: Current)] = []
+        // Commits at or before the one the lock file records as durable need no check.
+        let recorded = durable()
+        var durableThrough: UInt64 = 0
+        func noteDurable(_ x: Current) {
+            if let d = recorded, d.version == x.slot.version, d.recordChecksum == x.slot.recordChecksum { durableThrough = d.version }
+        }
+        noteDurable(c)
+        steps: while follow, last.formatVersion >= FileHeader.chainedCommitsVersion {
+            switch try chained(after: last, &size, cache, rejecting: failed) {
             case .next(let next, let acknowledged):
-                chain[chain.count - 1].acknowledgedAfter = acknowledged
-                chain.append((next, next.slot.version))
+                if acknowledged < last.slot.version && (previous != nil || checkFirst) { grouped.append((previous, last)) }
+                previous = last
+                last = next
+                noteDurable(next)
             case .end: break steps
             case .broken(let offset, let reason):
                 broken = (offset, reason)
                 break steps
             }
         }
-        // Commits at or before the one the lock file records as durable need no check.
-        var durableThrough: UInt64 = 0
-        if let d = durable(), let named = chain.first(where: { $0.commit.slot.version == d.version }),
-            named.commit.slot.recordChecksum == d.recordChecksum
-        {
-            durableThrough = d.version
+        // Oldest first, then the last: the chain ends at the parent of the first that fails.
+        for (parent, commit) in grouped where commit.slot.version > durableThrough && !regionVerifies(commit) {
+            return Settled(current: parent, broken: (Int(commit.record.commitStart), regionMismatch(commit)))
         }
-        for (i, link) in chain.enumerated() {
-            let last = i == chain.count - 1
-            let commit = link.commit
-            // Followed by a commit written after it was acknowledged: its bytes were durable.
-            guard last || link.acknowledgedAfter < commit.slot.version, i > 0 || checkFirst,
-                commit.slot.version > durableThrough
-            else { continue }
-            let view = commit.mapping.view(validLength: Int(commit.slot.fileLength))
-            if (try? verifyCommitRegion(view, commit.record, commit.slot)) != nil { continue }
-            return Settled(
-                current: i > 0 ? chain[i - 1].commit : nil,
-                broken: (Int(commit.record.commitStart), "the bytes of version \(commit.slot.version) do not match its checksum"))
+        guard previous != nil || checkFirst, last.slot.version > durableThrough, !regionVerifies(last) else {
+            return Settled(current: last, broken: broken)
         }
-        return Settled(current: chain[chain.count - 1].commit, broken: broken)
+        return Settled(current: previous, broken: broken ?? (Int(last.record.commitStart), regionMismatch(last)))
     }
+
+    /// Whether every byte `c`'s commit wrote before its record hashes to the record's commit checksum.
+    private static func regionVerifies(_ c: Current) -> Bool {
+        (try? verifyCommitRegion(c.mapping.view(validLength: Int(c.slot.fileLength)), c.record, c.slot)) != nil
+    }
+
+    private static func regionMismatch(_ c: Current) -> String { "the bytes of version \(c.slot.version) do not match its checksum" }
 
     /// The step after `c`: the commit chained after it, if a valid head at its committed length
     /// names `c` as its parent, its record loads and starts right after the head, and it is not the

@@ -43,10 +43,6 @@ public final class Store: Sendable {
         /// Let small commits go without a slot write, named by their commit head (format 3, Spec/
         /// FORMAT.md §3.4). Tests turn it off to exercise the slots alone.
         package var chainsCommits = true
-        /// Let commits from several threads share one `fdatasync` (format 7, Spec/FORMAT.md §6.2):
-        /// a commit written while another's sync is running is made durable by the next one. Tests
-        /// turn it off to compare.
-        package var groupsCommits = true
         /// Tests: the thread that syncs first waits (up to 50 ms) until this many commits are
         /// pending, so that groups of a known size form however the threads are scheduled.
         package var groupCommitMinimum = 1

@@ -144,7 +144,7 @@ extension WriteTransaction {
         // Format 7: commits of several threads may share one fdatasync (Spec/FORMAT.md §6.2). A
         // commit that writes a slot waits until every earlier one is durable: a slot never names a
         // commit whose parent may still be torn.
-        let groups = hasHead && formatVersion >= FileHeader.groupCommitVersion && store.options.groupsCommits
+        let groups = hasHead && formatVersion >= FileHeader.groupCommitVersion
         if groups && writesSlot { try store.flushPendingCommits() }
         if hasHead {
             var head = CommitHead(slot: slot, parentVersion: base.version, parentRecordChecksum: baseSlot.recordChecksum)
@@ -182,17 +182,12 @@ extension WriteTransaction {
             if writesSlot { try file.write(slot.encode(), at: slotOffset) }
             if !groups { try file.syncData() }
         } catch {
-            // The commit is not acknowledged: unname it (put the inactive slot back, clear the head) so
-            // no reader adopts it from now on, and remember its extent so the next commit neither
-            // reuses its version number nor overwrites bytes a reader may have seen meanwhile.
-            if writesSlot { try? file.write(previousSlotBytes, at: slotOffset) }
-            if hasHead { try? file.write([UInt8](repeating: 0, count: CommitHead.size), at: Int(start)) }
-            store.state.withLock { s in
-                s.failedCommit = FailedCommit(version: newVersion, fileLength: slot.fileLength)
-                // A refresh on another thread may have moved this store to the commit meanwhile.
-                if s.current.record.version >= newVersion { s.current = baseCurrent }
-            }
-            store.lockFile?.recordFailed(FailedCommit(version: newVersion, fileLength: slot.fileLength))
+            // The commit is not acknowledged: unname it so no reader adopts it from now on, and
+            // remember its extent so the next commit neither reuses its version number nor
+            // overwrites bytes a reader may have seen meanwhile.
+            store.unnameFailedCommit(
+                FailedCommit(version: newVersion, fileLength: slot.fileLength), file: file, head: hasHead ? Int(start) : nil,
+                slot: writesSlot ? (slotOffset, previousSlotBytes) : nil, before: baseCurrent)
             throw error
         }
         // This store wrote these blocks (durable, or made durable by the sync this commit waits
