@@ -46,9 +46,9 @@ import Testing
                 for _ in 0..<rng.next() % 40 { t.inserted.insert(key()) }
                 for _ in 0..<rng.next() % 40 { t.recordDelete(key()) }
                 for _ in 0..<rng.next() % 80 { t.recordSet(UInt32(rng.next() % 3), of: key()) }
+                t.settleColumnSets()
                 t.deleted.subtract(t.inserted)
                 t.modified.subtract(t.inserted)
-                t.settleColumnSets()
                 for c in t.modifiedByColumn.keys { t.modifiedByColumn[c]!.subtract(t.inserted) }
                 c.tables[name] = t
             }
@@ -61,6 +61,23 @@ import Testing
                 #expect(u.modifiedColumns == t.modifiedColumns && !u.knowsColumnsPerObject)
             }
         }
+    }
+
+    /// A recorded set joins `modified` when the sets are settled, unless its object was deleted
+    /// since; its column stays among the modified columns either way.
+    @Test func settlingSkipsDeletedObjects() {
+        var t = Changeset.TableChanges()
+        t.recordSet(1, of: ObjectKey(5))
+        t.recordSet(2, of: ObjectKey(7))
+        t.recordSet(1, of: ObjectKey(7))
+        #expect(!t.isEmpty)
+        t.recordDelete(ObjectKey(5))
+        t.settleColumnSets()
+        #expect(t.modified == [ObjectKey(7)])
+        #expect(t.deleted == [ObjectKey(5)])
+        #expect(t.modifiedColumns == [1, 2])
+        #expect(t.modifiedByColumn == [1: [ObjectKey(7)], 2: [ObjectKey(7)]])
+        #expect(t.pendingSets.isEmpty)
     }
 
     /// A lone modified key costs two bytes of runs in format 6, sixteen in format 5.

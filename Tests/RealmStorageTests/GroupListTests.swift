@@ -75,6 +75,57 @@ import Testing
         }
     }
 
+    /// `position(of:)` and `LoadedGroup.row(of:)` try the answer they found last first: a guess,
+    /// which removals, appends and replaced groups make wrong. Against a linear search of a sorted
+    /// model after every change, with a lookup of the last key found before each change.
+    @Test(arguments: [1, 2, 3])
+    func lastFoundPositionsAreOnlyGuesses(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        let base = (0..<40).map(Self.entry)
+        let list = GroupList(base)
+        var model = base.map { WorkGroup.stored($0) }
+        var nextKey: Int64 = 400
+        func expected(_ key: Int64) -> Int? {
+            guard let i = model.firstIndex(where: { $0.lastKey >= key }), model[i].firstKey <= key else { return nil }
+            return i
+        }
+        for step in 0..<400 {
+            let probe = Int64(rng.next() % UInt64(nextKey + 20))
+            #expect(list.position(of: probe) == expected(probe), "step \(step), key \(probe)")
+            switch rng.next() % 5 {
+            case 0 where !model.isEmpty:
+                let i = Int(rng.next() % UInt64(model.count))
+                list.remove(at: i)
+                model.remove(at: i)
+            case 1:
+                // New keys, after every group's.
+                let g = LoadedGroup(original: nil, originalBlock: nil, keys: [nextKey, nextKey + 3], columns: [:], rowsChanged: true)
+                nextKey += 10
+                list.append(.loaded(g))
+                model.append(.loaded(g))
+            case 2 where !model.isEmpty:
+                // A group loaded in place, holding some of its keys, then losing one.
+                let i = Int(rng.next() % UInt64(model.count))
+                let keys = (model[i].firstKey...model[i].lastKey).filter { _ in rng.next() % 2 == 0 }
+                guard keys.count > 1 else { continue }
+                let g = LoadedGroup(original: nil, originalBlock: nil, keys: keys, columns: [:], rowsChanged: true)
+                let k = keys[Int(rng.next() % UInt64(keys.count))]
+                #expect(g.row(of: k) == keys.firstIndex(of: k))
+                let r = Int(rng.next() % UInt64(keys.count))
+                g.keys.remove(at: r)
+                #expect(g.row(of: k) == g.keys.firstIndex(of: k), "step \(step)")
+                list[i] = .loaded(g)
+                model[i] = .loaded(g)
+            case 3 where !model.isEmpty:
+                list.removeLast()
+                model.removeLast()
+            default:
+                break
+            }
+            #expect(list.position(of: probe) == expected(probe), "step \(step), key \(probe) after a change")
+        }
+    }
+
     /// One transaction changes objects in many row groups (more than the list keeps apart in
     /// front), deletes every object of some early groups and inserts: the committed table, read
     /// back from this store and from a fresh one, holds exactly the expected objects and values.

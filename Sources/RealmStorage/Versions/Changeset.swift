@@ -35,7 +35,9 @@ public struct Changeset: Sendable, Equatable {
         /// No change.
         public init() {}
         /// Whether the table did not change.
-        public var isEmpty: Bool { inserted.isEmpty && insertedRuns.isEmpty && deleted.isEmpty && modified.isEmpty }
+        public var isEmpty: Bool {
+            inserted.isEmpty && insertedRuns.isEmpty && deleted.isEmpty && modified.isEmpty && pendingSets.isEmpty
+        }
 
         /// Whether column `column` of object `key` may have been set: certainly when the columns
         /// are known per object (format version 6 and later), else whenever the object was modified
@@ -45,9 +47,10 @@ public struct Changeset: Sendable, Equatable {
             return modifiedColumns.contains(column) && modified.contains(key)
         }
 
-        /// Records that column `column` of object `key` (which existed before) was set.
+        /// Records that column `column` of object `key` (which existed before) was set: the key
+        /// joins ``modified`` when the pending sets are settled (one reserved pass then, instead of
+        /// a hash insertion, and the set's growth, on every write).
         package mutating func recordSet(_ column: UInt32, of key: ObjectKey) {
-            modified.insert(key)
             pendingSets.append(PendingSet(column: column, key: key))
         }
 
@@ -58,11 +61,17 @@ public struct Changeset: Sendable, Equatable {
             modified.remove(key)
         }
 
-        /// Sorts the pending sets into ``modifiedColumns`` (every column set, deleted objects
-        /// included) and ``modifiedByColumn`` (only objects still modified). When every set named
-        /// one column, its key set is ``modified`` itself.
+        /// Sorts the pending sets into ``modified`` (objects not deleted since), ``modifiedColumns``
+        /// (every column set, deleted objects included) and ``modifiedByColumn`` (only objects
+        /// still modified). When every set named one column, its key set is ``modified`` itself.
         package mutating func settleColumnSets() {
             guard !pendingSets.isEmpty else { return }
+            modified.reserveCapacity(modified.count + pendingSets.count)
+            if deleted.isEmpty {
+                for p in pendingSets { modified.insert(p.key) }
+            } else {
+                for p in pendingSets where !deleted.contains(p.key) { modified.insert(p.key) }
+            }
             var last: UInt32?
             var mixed = false
             for p in pendingSets where p.column != last {

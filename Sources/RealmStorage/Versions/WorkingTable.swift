@@ -35,49 +35,55 @@ enum WorkGroup {
 final class GroupList: RandomAccessCollection {
     /// The base version's entries (shared with the snapshot's decoded list).
     private let base: [RowGroupEntry]
-    /// Positions below this read `base` or `front`; the rest are `tail`.
-    private var split: Int
-    /// Groups loaded at positions below `split` (a few: more are moved into `tail`).
-    private var front: [(position: Int, group: LoadedGroup)] = []
-    private var tail: [WorkGroup] = []
+    /// The list's own state, in one value: exempt from dynamic exclusivity checks (read by every
+    /// lookup of an object in the transaction; see `LoadedGroup`).
+    @exclusivity(unchecked) private var parts: Parts
+
+    private struct Parts {
+        /// Positions below this read `base` or `front`; the rest are `tail`.
+        var split: Int
+        /// Groups loaded at positions below `split` (a few: more are moved into `tail`).
+        var front: [(position: Int, group: LoadedGroup)] = []
+        var tail: [WorkGroup] = []
+    }
 
     /// Front groups kept apart before the list moves them, and what follows them, into `tail`.
     private static let maximumFront = 8
 
     init(_ base: [RowGroupEntry]) {
         self.base = base
-        split = base.count
-        tail.reserveCapacity(4)
+        parts = Parts(split: base.count)
+        parts.tail.reserveCapacity(4)
     }
 
     var startIndex: Int { 0 }
-    var endIndex: Int { split + tail.count }
+    var endIndex: Int { parts.split + parts.tail.count }
 
     /// The group loaded in place at `i` (a position below `split`), if any.
     @inline(__always)
     private func frontGroup(_ i: Int) -> LoadedGroup? {
-        for f in front where f.position == i { return f.group }
+        for f in parts.front where f.position == i { return f.group }
         return nil
     }
 
     subscript(i: Int) -> WorkGroup {
         @inline(__always) get {
-            if i >= split { return tail[i - split] }
+            if i >= parts.split { return parts.tail[i - parts.split] }
             if let g = frontGroup(i) { return .loaded(g) }
             return .stored(base[i])
         }
         // Nonmutating: the list is a class.
         set {
-            if i < split, case .loaded(let g) = newValue, front.count < Self.maximumFront {
-                if let j = front.firstIndex(where: { $0.position == i }) {
-                    front[j].group = g
+            if i < parts.split, case .loaded(let g) = newValue, parts.front.count < Self.maximumFront {
+                if let j = parts.front.firstIndex(where: { $0.position == i }) {
+                    parts.front[j].group = g
                 } else {
-                    front.append((i, g))
+                    parts.front.append((i, g))
                 }
                 return
             }
-            if i < split { materialize(from: Swift.min(unchangedPrefix, i)) }
-            tail[i - split] = newValue
+            if i < parts.split { materialize(from: Swift.min(unchangedPrefix, i)) }
+            parts.tail[i - parts.split] = newValue
         }
     }
 
@@ -85,7 +91,7 @@ final class GroupList: RandomAccessCollection {
     /// a work group.
     @inline(__always)
     func lastKey(_ i: Int) -> Int64 {
-        if i >= split { return tail[i - split].lastKey }
+        if i >= parts.split { return parts.tail[i - parts.split].lastKey }
         if let g = frontGroup(i) { return g.keys.last ?? .min }
         return base[i].lastKey
     }
@@ -93,51 +99,59 @@ final class GroupList: RandomAccessCollection {
     /// The first key of the group at `i` (the smallest integer for an empty group).
     @inline(__always)
     func firstKey(_ i: Int) -> Int64 {
-        if i >= split { return tail[i - split].firstKey }
+        if i >= parts.split { return parts.tail[i - parts.split].firstKey }
         if let g = frontGroup(i) { return g.keys.first ?? .min }
         return base[i].firstKey
     }
 
-    /// The position of the group that holds (or would hold) `key`: a binary search by last key.
+    /// The position `position(of:)` found last: tried first (consecutive operations mostly touch
+    /// one group), and only a guess, which a change of the list may make wrong.
+    private var lastFound = 0
+
+    /// The position of the group that holds (or would hold) `key`: the group found last when its
+    /// key range holds `key` (the groups' ranges are disjoint), else a binary search by last key.
     func position(of key: Int64) -> Int? {
+        if lastFound < endIndex, firstKey(lastFound) <= key, key <= lastKey(lastFound) { return lastFound }
         let i = indices.partitionPoint { lastKey($0) < key }
-        return i < endIndex && firstKey(i) <= key ? i : nil
+        guard i < endIndex && firstKey(i) <= key else { return nil }
+        lastFound = i
+        return i
     }
 
     /// Whether `g` is the last group (what every insert asks).
     func endsWith(_ g: LoadedGroup) -> Bool {
-        guard !tail.isEmpty, case .loaded(let l) = tail[tail.count - 1] else { return false }
+        guard !parts.tail.isEmpty, case .loaded(let l) = parts.tail[parts.tail.count - 1] else { return false }
         return l === g
     }
 
-    func append(_ g: WorkGroup) { tail.append(g) }
+    func append(_ g: WorkGroup) { parts.tail.append(g) }
 
     func removeLast() {
         precondition(!isEmpty, "removeLast on an empty group list")
-        if tail.isEmpty { materialize(from: endIndex - 1) }
-        tail.removeLast()
+        if parts.tail.isEmpty { materialize(from: endIndex - 1) }
+        parts.tail.removeLast()
     }
 
     func remove(at i: Int) {
-        if i < split { materialize(from: i) }
-        tail.remove(at: i - split)
+        if i < parts.split { materialize(from: i) }
+        parts.tail.remove(at: i - parts.split)
     }
 
     /// Moves positions `i..<split` into `tail` (front groups among them included).
     private func materialize(from i: Int) {
-        guard i < split else { return }
+        guard i < parts.split else { return }
         var moved: [WorkGroup] = []
-        moved.reserveCapacity(split - i + tail.count + 4)
-        for j in i..<split { moved.append(.stored(base[j])) }
-        for f in front where f.position >= i { moved[f.position - i] = .loaded(f.group) }
-        front.removeAll { $0.position >= i }
-        moved += tail
-        tail = moved
-        split = i
+        moved.reserveCapacity(parts.split - i + parts.tail.count + 4)
+        for j in i..<parts.split { moved.append(.stored(base[j])) }
+        for f in parts.front where f.position >= i { moved[f.position - i] = .loaded(f.group) }
+        parts.front.removeAll { $0.position >= i }
+        moved += parts.tail
+        parts.tail = moved
+        parts.split = i
     }
 
     /// The leading positions that still hold the base's entries, in place and untouched.
-    var unchangedPrefix: Int { front.reduce(split) { Swift.min($0, $1.position) } }
+    var unchangedPrefix: Int { parts.front.reduce(parts.split) { Swift.min($0, $1.position) } }
 
     /// The base's first `count` entries (at most ``unchangedPrefix``), in a new array with room
     /// for `capacity`.
@@ -148,8 +162,8 @@ final class GroupList: RandomAccessCollection {
 
     /// Every loaded group, in list order.
     var loadedGroups: [LoadedGroup] {
-        var out = front.sorted { $0.position < $1.position }.map(\.group)
-        for case .loaded(let g) in tail { out.append(g) }
+        var out = parts.front.sorted { $0.position < $1.position }.map(\.group)
+        for case .loaded(let g) in parts.tail { out.append(g) }
         return out
     }
 }
@@ -157,26 +171,88 @@ final class GroupList: RandomAccessCollection {
 /// A row group loaded for modification. Columns are loaded on demand; once rows are added or removed
 /// (`rowsChanged`) every column is loaded and rewritten at commit.
 final class LoadedGroup {
-    var original: RowGroupEntry?
-    var originalBlock: RowGroupBlock?
-    // Exempt from dynamic exclusivity checks (the engine keeps five, all in this file): appended
-    // to in place for every inserted object, where a check costs more than the append. Measured
-    // with callgrind on `realm-bench 100000` (W1's adds, instructions per insert): 6,237 with the
-    // 22 exemptions the engine had, 7,680 with none, 6,310 with these five. A transaction is
-    // confined to one thread and no access to these overlaps another.
+    let original: RowGroupEntry?
+    let originalBlock: RowGroupBlock?
+    // Exempt from dynamic exclusivity checks (the engine keeps five, all in this file: these two,
+    // the index work's two and the group list's state): appended to in place for every inserted
+    // object, where a check costs more than the append. A transaction is confined to one thread
+    // and no access to these overlaps another. The rest of the per-object state is changed by
+    // taking it out, changing it and putting it back, so every access to it is instantaneous and
+    // the optimizer needs no check. Measured with callgrind: W1's adds (`realm-bench 100000`,
+    // instructions per insert) 6,237 with the 22 exemptions the engine once had, 7,680 with none,
+    // 6,310 with these five; W8's updates (`realm-vs-sqlite --n 200000 --only W8`, collecting
+    // `*w8Update*`) 166 M instructions with these five, 150 M once the rest was changed that way
+    // (149 M with 14 more exemptions instead).
     @exclusivity(unchecked) var keys: [Int64]
     @exclusivity(unchecked) var columns: ColumnSet
-    var dirty: Set<UInt32> = []
+    /// The ids of the columns this transaction set or added (a handful: searched linearly).
+    private(set) var dirty: [UInt32] = []
     var rowsChanged: Bool
     /// The keys the group held when it was loaded (empty for a new group): what its stored
     /// segments' rows are, so a commit can write patches of them (Spec/FORMAT.md §4.8).
     let originalKeys: [Int64]
     /// Keys of objects whose value in a column this transaction set, by column id (a key may
     /// repeat; objects deleted later are skipped at commit).
-    var setKeys: [UInt32: [Int64]] = [:]
+    private(set) var setKeys = SetKeys()
     /// The most values of one column a commit writes as a patch of the group's segment; more are
     /// written as a whole segment (and ``setKeys`` stops recording them one past this).
     static let mostPatchedSets = 64
+
+    /// Keys by column id, for a handful of columns (searched linearly: cheaper than hashing).
+    struct SetKeys {
+        private var ids: [UInt32] = []
+        private var keys: [[Int64]] = []
+
+        subscript(id: UInt32) -> [Int64]? { ids.firstIndex(of: id).map { keys[$0] } }
+
+        /// Appends `key` to column `id`'s keys unless they number `limit` already.
+        mutating func append(_ key: Int64, to id: UInt32, limit: Int) {
+            if let p = ids.firstIndex(of: id) {
+                if keys[p].count < limit { keys[p].append(key) }
+            } else {
+                ids.append(id)
+                keys.append([key])
+            }
+        }
+
+        mutating func remove(_ id: UInt32) {
+            guard let p = ids.firstIndex(of: id) else { return }
+            ids.remove(at: p)
+            keys.remove(at: p)
+        }
+    }
+
+    /// Notes that column `id` must be written (it was set or added).
+    func markDirty(_ id: UInt32) {
+        guard !dirty.contains(id) else { return }
+        // Taken out, changed and put back (every access instantaneous: the optimizer needs no
+        // dynamic exclusivity check for them), as with the other per-object state here.
+        var d = dirty
+        dirty = []
+        d.append(id)
+        dirty = d
+    }
+
+    /// Records that this transaction set column `id` of the object `key`: the column is written at
+    /// commit, as a patch of the stored segment while few enough of its values changed.
+    func recordSet(_ id: UInt32, of key: Int64) {
+        markDirty(id)
+        guard originalBlock != nil else { return }
+        var k = setKeys
+        setKeys = SetKeys()
+        k.append(key, to: id, limit: Self.mostPatchedSets + 1)
+        setKeys = k
+    }
+
+    /// Forgets column `id` (removed from the table).
+    func forget(_ id: UInt32) {
+        columns[id] = nil
+        dirty = dirty.filter { $0 != id }
+        var k = setKeys
+        setKeys = SetKeys()
+        k.remove(id)
+        setKeys = k
+    }
 
     init(original: RowGroupEntry?, originalBlock: RowGroupBlock?, keys: [Int64], columns: ColumnSet, rowsChanged: Bool) {
         self.original = original
@@ -187,7 +263,16 @@ final class LoadedGroup {
         self.rowsChanged = rowsChanged
     }
 
-    func row(of key: Int64) -> Int? { keys.sortedIndex(of: key) }
+    /// The row `row(of:)` found last: tried first (a value is mostly read, then set), and only a
+    /// guess, which a change of the keys may make wrong.
+    private var lastRow = 0
+
+    func row(of key: Int64) -> Int? {
+        if lastRow < keys.count, keys[lastRow] == key { return lastRow }
+        guard let r = keys.sortedIndex(of: key) else { return nil }
+        lastRow = r
+        return r
+    }
 
     /// The rows of the stored segments this group no longer holds, ascending, or nil when rows were
     /// added too (then the group is rewritten whole).
@@ -219,9 +304,10 @@ final class IndexWork {
     let column: ColumnSchema
     let unique: Bool
     var baseRef: BlockRef
-    // Exempt from dynamic exclusivity checks for the reason and measurement given at `LoadedGroup`.
+    // Exempt from dynamic exclusivity checks for the reason and measurement given at `LoadedGroup`
+    // (`insertsSorted` needs none: it is only loaded and stored).
     @exclusivity(unchecked) var inserts: [(UInt64, Int64)] = []
-    @exclusivity(unchecked) var insertsSorted = true
+    var insertsSorted = true
     var deletes: Set<HashKey> = []
     @exclusivity(unchecked) var byHash: [UInt64: [Int64]]?
 
@@ -251,6 +337,16 @@ final class IndexWork {
         return true
     }
 
+    /// Runs `body` on the base version's index (nil when the base has none). The cursor is taken
+    /// out and put back (every access instantaneous: the optimizer needs no dynamic exclusivity
+    /// check for it); its decoded chunks stay for the next lookup.
+    private func withBaseCursor<T>(_ base: Snapshot, _ body: (inout IndexCursor) throws -> T) throws -> T? {
+        guard try baseCursor(base), var cursor = baseIndex else { return nil }
+        baseIndex = nil
+        defer { baseIndex = cursor }
+        return try body(&cursor)
+    }
+
     /// The largest hash of the base version's index (0 without one): an insert whose hash is
     /// greater, and greater than this transaction's, cannot repeat an existing unique value.
     func baseMaxHash(in base: Snapshot) throws -> UInt64 {
@@ -262,7 +358,12 @@ final class IndexWork {
 
     /// The keys the base version's index holds for `h` (deleted ones included; the caller filters).
     func baseCandidates(_ h: UInt64, in base: Snapshot) throws -> [Int64] {
-        try baseCursor(base) ? baseIndex!.keys(hash: h, in: base) : []
+        try withBaseCursor(base) { try $0.keys(hash: h, in: base) } ?? []
+    }
+
+    /// The first key the base version's index holds for `h` (nil without a base index).
+    func firstBaseCandidate(_ h: UInt64, in base: Snapshot) throws -> Int64? {
+        try withBaseCursor(base) { try $0.firstKey(hash: h, in: base) } ?? nil
     }
 
     var maxInsertedHash: UInt64? { insertsSorted ? inserts.last?.0 : inserts.map(\.0).max() }
@@ -278,7 +379,10 @@ final class IndexWork {
             inserts.remove(at: i)
             byHash?[h]?.removeAll { $0 == key }
         } else {
-            deletes.insert(HashKey(hash: h, key: key))
+            var d = deletes
+            deletes = []
+            d.insert(HashKey(hash: h, key: key))
+            deletes = d
         }
     }
 
@@ -304,13 +408,36 @@ final class WorkingTable {
     let groups: GroupList
     var nextKey: Int64
     var objectCount: Int
-    var indexes: [UInt32: IndexWork] = [:]
+    /// The work on each persisted index, by column id (read by every lookup and set; changed only
+    /// through ``setIndex(_:for:)``).
+    private(set) var indexes: [UInt32: IndexWork] = [:]
     var baseState: TableState
     var listChanged = false
     /// Keys from here on were inserted by this transaction.
     let firstNewKey: Int64
     /// Keys inserted by this transaction and deleted again before it committed.
     var deletedNew: Set<Int64> = []
+    /// The sets of columns of objects that existed before, in order (the table's changeset takes
+    /// them at commit: recorded here, a set costs an append, not a dictionary lookup).
+    private(set) var pendingSets: [Changeset.TableChanges.PendingSet] = []
+
+    // The two are changed by taking them out, changing and putting them back: every access is
+    // instantaneous, so the optimizer needs no dynamic exclusivity check for them.
+
+    func setIndex(_ work: IndexWork?, for column: UInt32) {
+        var i = indexes
+        indexes = [:]
+        i[column] = work
+        indexes = i
+    }
+
+    /// Records that column `column` of object `key`, which existed before, was set.
+    func recordSet(_ column: UInt32, of key: ObjectKey) {
+        var p = pendingSets
+        pendingSets = []
+        p.append(.init(column: column, key: key))
+        pendingSets = p
+    }
 
     init(state: TableState, groups: [RowGroupEntry]) {
         tableId = state.tableId

@@ -109,7 +109,10 @@ extension WriteTransaction {
         func record(_ id: UInt32) {
             guard let t = catalog.table(id: id) else { return }
             var ch = changes[id] ?? .init()
-            ch.insertedRuns = tables[id]?.insertedRuns ?? []
+            if let w = tables[id] {
+                ch.pendingSets += w.pendingSets
+                ch.insertedRuns = w.insertedRuns
+            }
             if !ch.isEmpty { changeset.tables[t.name] = ch }
         }
         // Every table with working state or changes, once each.

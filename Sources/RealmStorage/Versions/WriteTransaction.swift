@@ -17,8 +17,6 @@ public final class WriteTransaction {
     }
     /// The schema as this transaction has changed it so far.
     public private(set) var catalog: Catalog
-    // The working state below is exempt from dynamic exclusivity checks like the working
-    // tables' (the transaction is confined to one thread, and no access to it overlaps another).
     var states: [UInt32: TableState]
     var tables: [UInt32: WorkingTable] = [:]
     var changes: [UInt32: Changeset.TableChanges] = [:]
@@ -28,10 +26,16 @@ public final class WriteTransaction {
     /// The plan used last (most inserts go to one table in a row, and most transactions insert
     /// into one table: they never hash a name into `insertPlans`).
     var lastPlan: InsertPlan?
-    /// Forgets every insert plan (a schema change makes them stale).
+    /// The table an operation named last, resolved (most operations in a row name one table:
+    /// they never search or copy the catalog's schema); see ``resolved(_:)``. Read by every
+    /// operation: exempt from dynamic exclusivity checks, like the working tables' state (see
+    /// `LoadedGroup`).
+    var lastTable: ResolvedTable?
+    /// Forgets every insert plan and resolved table (a schema change makes them stale).
     func dropInsertPlans() {
         insertPlans = [:]
         lastPlan = nil
+        lastTable = nil
     }
     var schemaChanged = false
     var freed: UInt64 = 0
@@ -164,13 +168,13 @@ public final class WriteTransaction {
         if let w = tables[catalog.tables[ti].id] {
             for g in w.groups.loadedGroups where g.rowsChanged || g.original == nil {
                 g.columns[c.id] = Self.defaults(c, g.keys.count)
-                g.dirty.insert(c.id)
+                g.markDirty(c.id)
             }
         }
         if c.isIndexed {
             let w = try working(table)
             let iw = IndexWork(column: c, unique: false, baseRef: .none)
-            w.indexes[c.id] = iw
+            w.setIndex(iw, for: c.id)
             let def = c.defaultValue
             for k in try allKeys(w) { iw.insert(IndexHash.hash(def), k) }
         }
@@ -188,12 +192,8 @@ public final class WriteTransaction {
         catalog.tables[ti].columns.removeAll { $0.id == c.id }
         schemaChanged = true
         let w = try working(table)
-        for g in w.groups.loadedGroups {
-            g.columns[c.id] = nil
-            g.dirty.remove(c.id)
-            g.setKeys[c.id] = nil
-        }
-        w.indexes[c.id] = nil
+        for g in w.groups.loadedGroups { g.forget(c.id) }
+        w.setIndex(nil, for: c.id)
         w.listChanged = true
         if let ref = states[w.tableId]?.indexes[c.id] {
             freed += try indexBytes(ref)
@@ -208,6 +208,56 @@ public final class WriteTransaction {
         return t
     }
 
+    /// A table of the catalog with what reading and setting values by name need, kept while the
+    /// schema does not change (a class: operations share it instead of copying its schema).
+    final class ResolvedTable {
+        let name: String
+        let schema: TableSchema
+        /// The table's working state, once an operation needed it.
+        var working: WorkingTable?
+        /// The column named last, by position in `schema.columns`.
+        private var lastColumn = 0
+        /// The position of the primary-key column in `schema.columns`.
+        let primaryKey: Int?
+        init(name: String, schema: TableSchema) {
+            self.name = name
+            self.schema = schema
+            primaryKey = schema.primaryKey.flatMap { name in schema.columns.firstIndex { $0.name == name } }
+        }
+
+        /// The position of column `name` in `schema.columns` (the last one found is tried first).
+        func column(_ name: String) -> Int? {
+            let columns = schema.columns
+            if lastColumn < columns.count, columns[lastColumn].name == name { return lastColumn }
+            guard let i = columns.firstIndex(where: { $0.name == name }) else { return nil }
+            lastColumn = i
+            return i
+        }
+    }
+
+    /// Table `table`, resolved: the last one named is kept (see ``lastTable``).
+    func resolved(_ table: String) throws -> ResolvedTable {
+        if let r = lastTable, r.name == table { return r }
+        let r = ResolvedTable(name: table, schema: try schema(table))
+        lastTable = r
+        return r
+    }
+
+    /// Whether the catalog, as this transaction has changed it, has table `name` (the table named
+    /// last is answered without reading the catalog).
+    package func hasTable(_ name: String) -> Bool {
+        if let r = lastTable, r.name == name { return true }
+        return catalog.table(name) != nil
+    }
+
+    /// The working state of a resolved table (made when first needed).
+    func working(_ r: ResolvedTable) throws -> WorkingTable {
+        if let w = r.working { return w }
+        let w = try working(r.name)
+        r.working = w
+        return w
+    }
+
     func working(_ table: String) throws -> WorkingTable {
         let t = try schema(table)
         if let w = tables[t.id] { return w }
@@ -215,7 +265,7 @@ public final class WriteTransaction {
         let list = st.rowGroups.isNone ? [] : try base.rowGroups(st)
         let w = WorkingTable(state: st, groups: list)
         for c in t.columns where c.isIndexed {
-            w.indexes[c.id] = IndexWork(column: c, unique: c.name == t.primaryKey, baseRef: st.indexes[c.id] ?? .none)
+            w.setIndex(IndexWork(column: c, unique: c.name == t.primaryKey, baseRef: st.indexes[c.id] ?? .none), for: c.id)
         }
         tables[t.id] = w
         return w
@@ -287,19 +337,28 @@ public final class WriteTransaction {
         return g
     }
 
+    /// Group `i` of `w` loaded with column `ci` of `t` (the column's schema is copied only when
+    /// the group must load it: not for every set after a group's first).
+    func load(_ w: WorkingTable, _ i: Int, _ t: ResolvedTable, column ci: Int) throws -> LoadedGroup {
+        if case .loaded(let l) = w.groups[i], l.columns.position(t.schema.columns[ci].id) != nil { return l }
+        return try load(w, i, allColumns: false, column: t.schema.columns[ci])
+    }
+
     /// The value of `column` of object `key`, including this transaction's changes.
     public func value(_ table: String, _ key: ObjectKey, _ column: String) throws -> StorageValue {
         try checkOpen()
-        let t = try schema(table)
-        guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
-        guard let w = tables[t.id] else { return try base.value(table, key, column) }
+        let t = try resolved(table)
+        guard let ci = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
+        guard let w = t.working ?? tables[t.schema.id] else { return try base.value(table, key, column) }
         guard let gi = w.groupIndex(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
         switch w.groups[gi] {
         case .stored:
             return try base.value(table, key, column)
         case .loaded(let g):
             guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
-            if let b = g.columns[c.id] { return b.value(row) }
+            let id = t.schema.columns[ci].id
+            if let p = g.columns.position(id) { return g.columns.buffers[p].value(row) }
+            let c = t.schema.columns[ci]
             if let block = g.originalBlock, !g.rowsChanged, let seg = try base.columnSegment(block, c) { return try seg.value(row) }
             return c.defaultValue
         }
@@ -334,9 +393,20 @@ public final class WriteTransaction {
     /// The object whose primary key is `value`, including this transaction's changes.
     public func objectKey(_ table: String, primaryKey value: StorageValue) throws -> ObjectKey? {
         try checkOpen()
-        let t = try schema(table)
-        guard let pk = t.primaryKeyColumn else { throw StorageError(.notFound, "table '\(table)' has no primary key") }
-        return try indexLookup(try working(table), pk, value).first.map { ObjectKey($0) }
+        let t = try resolved(table)
+        guard let pk = t.primaryKey else { throw StorageError(.notFound, "table '\(table)' has no primary key") }
+        let w = try working(t)
+        let id = t.schema.columns[pk].id
+        // An integer key (its hash is the value) with no index entry deleted in this transaction:
+        // the first entry for its hash is the object, without gathering candidates.
+        if let iw = w.indexes[id], iw.exact, iw.deletes.isEmpty {
+            let h = IndexHash.hash(value)
+            if h != IndexHash.nullHash {
+                if let k = try iw.firstBaseCandidate(h, in: base) { return ObjectKey(k) }
+                return iw.pending(h).first.map { ObjectKey($0) }
+            }
+        }
+        return try indexLookup(w, t.schema.columns[pk], value).first.map { ObjectKey($0) }
     }
 
     func indexLookup(_ w: WorkingTable, _ c: ColumnSchema, _ value: StorageValue) throws -> [Int64] {
@@ -513,32 +583,29 @@ public final class WriteTransaction {
     /// - Throws: `.notFound`, `.typeMismatch`, `.duplicatePrimaryKey`.
     public func set(_ table: String, _ key: ObjectKey, _ column: String, _ value: StorageValue) throws {
         try checkOpen()
-        let t = try schema(table)
-        guard let c = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
-        let w = try working(table)
+        let t = try resolved(table)
+        guard let ci = t.column(column) else { throw StorageError(.notFound, "table '\(table)' has no column '\(column)'") }
+        let w = try working(t)
         guard let gi = w.groupIndex(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
-        let g = try load(w, gi, allColumns: false, column: c)
+        let g = try load(w, gi, t, column: ci)
         guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
-        try g.columns[c.id]!.validate(value, column: c.name)
-        if c.type == .mixed { try checkTypedLinks(value, column: c.name) }
-        let old = g.columns[c.id]!.value(row)
-        if let iw = w.indexes[c.id] {
-            if iw.unique, !old.bitwiseEquals(value), try !indexLookup(w, c, value).isEmpty {
+        // The column's fields are read in place (a copy of its schema retains its strings), and
+        // so is its buffer, which `load` loaded (a copy out would make its arrays non-unique).
+        let id = t.schema.columns[ci].id
+        guard let p = g.columns.position(id) else { preconditionFailure("column \(id) not loaded") }
+        try g.columns.buffers[p].validate(value, column: t.schema.columns[ci].name)
+        if t.schema.columns[ci].type == .mixed { try checkTypedLinks(value, column: t.schema.columns[ci].name) }
+        if t.schema.columns[ci].isIndexed, let iw = w.indexes[id] {
+            let old = g.columns.buffers[p].value(row)
+            if iw.unique, !old.bitwiseEquals(value), try !indexLookup(w, t.schema.columns[ci], value).isEmpty {
                 throw StorageError(.duplicatePrimaryKey, "an object with primary key \(value) already exists in '\(table)'")
             }
             iw.delete(IndexHash.hash(old), key.rawValue)
             iw.insert(IndexHash.hash(value), key.rawValue)
         }
-        g.columns[c.id]!.set(row, value)
-        g.dirty.insert(c.id)
-        // Recorded up to one past the most a patch takes (a bulk change rewrites the segment).
-        if g.originalBlock != nil, g.setKeys[c.id]?.count ?? 0 <= LoadedGroup.mostPatchedSets {
-            g.setKeys[c.id, default: []].append(key.rawValue)
-        }
-        if key.rawValue < w.firstNewKey {
-            // Mutated in place: a copy out and back would copy the sets on every call.
-            changes[w.tableId, default: .init()].recordSet(c.id, of: key)
-        }
+        g.columns.buffers[p].set(row, value)
+        g.recordSet(id, of: key.rawValue)
+        if key.rawValue < w.firstNewKey { w.recordSet(id, of: key) }
     }
 
     /// Checks that the typed links in a mixed column's value name tables of the catalog.

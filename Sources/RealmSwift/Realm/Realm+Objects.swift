@@ -76,11 +76,11 @@ extension Realm {
         do {
             // A table reader exists only for a table the file has; the other paths look it up.
             if let tx = transaction {
-                guard catalog.table(info.className) != nil else { return nil }
+                guard tx.hasTable(info.className) else { return nil }
                 return try tx.objectKey(info.className, primaryKey: raw).map { makeObject(type, $0, info) }
             }
             guard !isFrozen, let bound = try reader(info, currentSnapshot) else {
-                guard catalog.table(info.className) != nil else { return nil }
+                guard catalog.tables.contains(where: { $0.name == info.className }) else { return nil }
                 return try currentSnapshot.objectKey(info.className, primaryKey: raw).map { makeObject(type, $0, info) }
             }
             // A live Realm outside a write: the class's table reader finds the key and the
