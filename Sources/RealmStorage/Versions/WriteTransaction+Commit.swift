@@ -565,8 +565,15 @@ extension WriteTransaction {
                 entries = try chunkEntries(.stored(dir.chunks[ci])).filter { dels.isEmpty || !dels.contains(.init(hash: $0.0, key: $0.1)) }
             }
             if let ins = touchedInserts[ci] {
-                entries += ins
-                entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+                if entries.isEmpty {
+                    // A new chunk (a new index, or inserts only): the inserts are its entries, in
+                    // order already (`inserts` is sorted and split in order), shared, not copied
+                    // (a bulk insert's index would otherwise be held three times at once).
+                    entries = ins
+                } else {
+                    entries += ins
+                    entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+                }
             }
             // Small pieces pay off for chunks that few changes at a time land in; a chunk a bulk
             // change rewrites anyway stays large (small pieces there would only lengthen the
