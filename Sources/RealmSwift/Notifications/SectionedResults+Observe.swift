@@ -65,8 +65,10 @@ extension SectionedResultsBase {
         let rebuild = Unchecked(values.rebuilder)
         let grouping = Unchecked((sectionKey, keyOrder))
         // Identities of the (value, occurrence) pairs of the newest version grouped (the next diff
-        // compares with it), and the next identity to give.
-        let identities = Locked<(known: [Occurrence: Int64], next: Int64)>(([:], 0))
+        // compares with it), that version, and the next identity to give. A version grouped late
+        // (an older one, when notifications are computed off the calling thread under load) reads
+        // the table but does not replace it: the values of the newer version keep their identities.
+        let identities = Locked<(known: [Occurrence: Int64], version: UInt64, next: Int64)>(([:], 0, 0))
         func sections(_ snap: Snapshot) -> SectionList {
             let frozen = Realm(frozen: snap.retained(kind: "notifier"), template: template)
             let base = SectionedResultsBase(
@@ -86,7 +88,10 @@ extension SectionedResultsBase {
                 }
                 // Only this version's values are kept: the table does not grow with the values
                 // the collection had once.
-                state.known = current
+                if snap.version >= state.version {
+                    state.known = current
+                    state.version = snap.version
+                }
                 return ids
             }
             return zip(layout.keys, layout.rows).map { (AnyHashable($0.0), $0.1.map { ids[Int($0.rawValue)] }) }
