@@ -401,12 +401,20 @@ extension PackedIntArray {
 }
 
 extension IntegerLane {
-    /// The lane's owner-free cursor.
+    /// The lane's owner-free cursor: it reads bytes it does not own, so whoever uses it keeps the
+    /// lane (or what holds it) alive meanwhile.
     package var cursor: LaneCursor {
         switch self {
         case .plain(let p): p.cursor
         case .packed(let p): p.cursor
         }
+    }
+
+    /// The position of `value` in an ascending lane, or nil: the cursor's search, with the lane,
+    /// and so the bytes the cursor reads, kept alive until it is done (a lane read from a
+    /// temporary segment may otherwise be released before the search reads its bytes).
+    package func sortedIndex(of value: Int64) -> Int? {
+        withExtendedLifetime(self) { cursor.sortedIndex(of: value) }
     }
 }
 

@@ -67,11 +67,7 @@ public struct Changeset: Sendable, Equatable {
         package mutating func settleColumnSets() {
             guard !pendingSets.isEmpty else { return }
             modified.reserveCapacity(modified.count + pendingSets.count)
-            if deleted.isEmpty {
-                for p in pendingSets { modified.insert(p.key) }
-            } else {
-                for p in pendingSets where !deleted.contains(p.key) { modified.insert(p.key) }
-            }
+            for p in pendingSets where deleted.isEmpty || !deleted.contains(p.key) { modified.insert(p.key) }
             var last: UInt32?
             var mixed = false
             for p in pendingSets where p.column != last {

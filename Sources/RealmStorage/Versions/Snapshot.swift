@@ -347,11 +347,7 @@ public final class Snapshot: Sendable {
             throw StorageError.corrupted(
                 "row group holds \(g.rowCount) rows; its list entry says \(list[lo].rowCount)", at: Int(list[lo].block.offset))
         }
-        // The cursor reads the segment's bytes without owning them: the segment (not cached when
-        // the cache is off or evicted it) is kept alive until the search is done.
-        let keys = try keySegment(g)
-        let row = withExtendedLifetime(keys) { keys.integers!.cursor.sortedIndex(of: key.rawValue) }
-        return row.map { (lo, g, $0) }
+        return try keySegment(g).integers!.sortedIndex(of: key.rawValue).map { (lo, g, $0) }
     }
 
     @inline(__always)

@@ -30,8 +30,8 @@ enum WorkGroup {
 /// merges. A one-object commit to a large table so touches a few groups instead of building and
 /// freeing a working list of all of them.
 /// A class (one per working table, confined to its transaction like the table): calls on it need
-/// not copy its three arrays, and its state is exempt from dynamic exclusivity checks like the
-/// working table's.
+/// not copy its three arrays, and its state, one value, is exempt from dynamic exclusivity checks
+/// (see `LoadedGroup`).
 final class GroupList: RandomAccessCollection {
     /// The base version's entries (shared with the snapshot's decoded list).
     private let base: [RowGroupEntry]

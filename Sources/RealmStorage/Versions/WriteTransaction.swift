@@ -27,9 +27,8 @@ public final class WriteTransaction {
     /// into one table: they never hash a name into `insertPlans`).
     var lastPlan: InsertPlan?
     /// The table an operation named last, resolved (most operations in a row name one table:
-    /// they never search or copy the catalog's schema); see ``resolved(_:)``. Read by every
-    /// operation: exempt from dynamic exclusivity checks, like the working tables' state (see
-    /// `LoadedGroup`).
+    /// they never search or copy the catalog's schema); see ``resolved(_:)``. Only loaded and
+    /// stored, so the optimizer needs no dynamic exclusivity check for it.
     var lastTable: ResolvedTable?
     /// Forgets every insert plan and resolved table (a schema change makes them stale).
     func dropInsertPlans() {
@@ -395,18 +394,18 @@ public final class WriteTransaction {
         try checkOpen()
         let t = try resolved(table)
         guard let pk = t.primaryKey else { throw StorageError(.notFound, "table '\(table)' has no primary key") }
-        let w = try working(t)
-        let id = t.schema.columns[pk].id
-        // An integer key (its hash is the value) with no index entry deleted in this transaction:
-        // the first entry for its hash is the object, without gathering candidates.
-        if let iw = w.indexes[id], iw.exact, iw.deletes.isEmpty {
+        return try firstIndexed(try working(t), t, column: pk, value).map { ObjectKey($0) }
+    }
+
+    /// What ``indexLookup(_:_:_:)`` finds first for column `ci` of `t`. For an integer column (its
+    /// hash is the value) whose index lost no entry in this transaction, that is the index's first
+    /// entry for the hash, found without gathering candidates.
+    func firstIndexed(_ w: WorkingTable, _ t: ResolvedTable, column ci: Int, _ value: StorageValue) throws -> Int64? {
+        if let iw = w.indexes[t.schema.columns[ci].id], iw.exact, iw.deletes.isEmpty {
             let h = IndexHash.hash(value)
-            if h != IndexHash.nullHash {
-                if let k = try iw.firstBaseCandidate(h, in: base) { return ObjectKey(k) }
-                return iw.pending(h).first.map { ObjectKey($0) }
-            }
+            if h != IndexHash.nullHash { return try iw.firstBaseCandidate(h, in: base) ?? iw.pending(h).first }
         }
-        return try indexLookup(w, t.schema.columns[pk], value).first.map { ObjectKey($0) }
+        return try indexLookup(w, t.schema.columns[ci], value).first
     }
 
     func indexLookup(_ w: WorkingTable, _ c: ColumnSchema, _ value: StorageValue) throws -> [Int64] {
@@ -485,8 +484,9 @@ public final class WriteTransaction {
             lastPlan = p
             return p
         }
-        let t = try schema(table)
-        let w = try working(table)
+        let r = try resolved(table)
+        let t = r.schema
+        let w = try working(r)
         let indexed = t.columns.enumerated().compactMap { i, c in w.indexes[c.id].map { (i, $0) } }
         let mixed = t.columns.indices.filter { t.columns[$0].type == .mixed }
         let p = InsertPlan(name: table, schema: t, names: t.columns.map(\.name), table: w, indexed: indexed, mixed: mixed, tail: nil)
