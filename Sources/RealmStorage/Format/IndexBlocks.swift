@@ -107,7 +107,7 @@ package struct IndexDirectory: Sendable, Equatable {
     }
 
     /// Appends an index chunk block to `w`, which has begun it.
-    static func encodeChunk(_ entries: [(UInt64, Int64)], into w: inout ByteWriter) {
+    static func encodeChunk<C: Collection>(_ entries: C, into w: inout ByteWriter) where C.Element == (UInt64, Int64) {
         w.u32(BlockMagic.indexChunk)
         w.u32(UInt32(entries.count))
         SegmentEncoder.appendIntArray(&w, entries.map { Int64(bitPattern: $0.0) })

@@ -85,6 +85,13 @@ package struct ByteWriter: Sendable {
         bytes.withUnsafeBytes { XXH64.hash(UnsafeRawBufferPointer(rebasing: $0[offset...]), seed: seed) }
     }
 
+    /// Drops the bytes from `offset` on, keeping the buffer's capacity (a commit's buffer, once its
+    /// blocks are in the file, is filled again).
+    package mutating func removeAll(from offset: Int) {
+        bytes.removeSubrange(offset...)
+        blockStart = min(blockStart, offset)
+    }
+
     /// Appends `count` zero bytes.
     package mutating func zeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
 

@@ -106,26 +106,31 @@ extension XXH64 {
             buffer.reserveCapacity(32)
         }
 
-        package mutating func update(_ bytes: [UInt8]) {
-            total += bytes.count
+        package mutating func update(_ bytes: [UInt8]) { update(bytes[...]) }
+
+        package mutating func update(_ bytes: ArraySlice<UInt8>) {
+            bytes.withUnsafeBytes { update($0) }
+        }
+
+        private mutating func update(_ raw: UnsafeRawBufferPointer) {
+            total += raw.count
             var i = 0
             if !buffer.isEmpty {
-                let take = min(32 - buffer.count, bytes.count)
-                buffer += bytes[0..<take]
+                let take = min(32 - buffer.count, raw.count)
+                buffer += raw[0..<take]
                 i = take
                 if buffer.count == 32 {
                     buffer.withUnsafeBytes { stripe($0.baseAddress!) }
                     buffer.removeAll(keepingCapacity: true)
                 }
             }
-            bytes.withUnsafeBytes { raw in
-                guard let p = raw.baseAddress else { return }
+            if let p = raw.baseAddress {
                 while i + 32 <= raw.count {
                     stripe(p + i)
                     i += 32
                 }
             }
-            if i < bytes.count { buffer += bytes[i...] }
+            if i < raw.count { buffer += raw[i...] }
         }
 
         private mutating func stripe(_ p: UnsafeRawPointer) {

@@ -84,7 +84,10 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// Writes all of `bytes` at `offset`.
-    package func write(_ bytes: [UInt8], at offset: Int) throws {
+    package func write(_ bytes: [UInt8], at offset: Int) throws { try write(bytes[...], at: offset) }
+
+    /// Writes all of `bytes` (a part of a larger buffer, not copied) at `offset`.
+    package func write(_ bytes: ArraySlice<UInt8>, at offset: Int) throws {
         if FaultInjection.shouldFail(.pwrite) { throw Self.ioError("pwrite", EIO, path) }
         var done = 0
         while done < bytes.count {
@@ -95,7 +98,7 @@ package final class SystemFile: @unchecked Sendable {
             }
             done += n
         }
-        FaultInjection.note(path) { .write(offset: offset, bytes: bytes) }
+        FaultInjection.note(path) { .write(offset: offset, bytes: Array(bytes)) }
     }
 
     /// Makes written data (and the size needed to read it) durable.

@@ -46,6 +46,10 @@ public final class Store: Sendable {
         /// Tests: the thread that syncs first waits (up to 50 ms) until this many commits are
         /// pending, so that groups of a known size form however the threads are scheduled.
         package var groupCommitMinimum = 1
+        /// A commit writes its blocks to the file once it holds this many bytes of them, instead
+        /// of holding the whole commit in memory (a bulk insert's is as large as its data). Tests
+        /// make it small so that small commits are written in pieces.
+        package var commitFlushThreshold = 1 << 20
         /// Open a damaged file at its newest intact version instead of failing (Spec/FORMAT.md §6.6).
         ///
         /// A file whose commit chain is damaged (a commit head, version record or slot fails its

@@ -3,22 +3,33 @@
 /// chained, then make it durable with one `fdatasync`. Recovery checks the region checksum of the
 /// newest slot's commit and of every chained commit, so a torn commit falls back to its parent.
 extension WriteTransaction {
-    /// Appends blocks to the commit buffer at increasing file offsets.
+    /// Appends blocks to the commit buffer at increasing file offsets. A large commit's blocks go
+    /// to the file as they pass ``flushThreshold`` (``flush()``), so the commit never holds
+    /// its whole region in memory (a bulk insert's would be as large as the file).
     struct Emitter {
         /// The file offset of the commit region (the first block).
         let start: UInt64
         /// The commit as written at `start - UInt64(headSize)`: room for the commit head (filled
-        /// in last), then the region's blocks.
+        /// in last), then the region's blocks not yet in the file.
         var out: ByteWriter
         let headSize: Int
         /// Every block emitted, with its checksum trailer.
         var blocks: [(BlockRef, UInt64)] = []
         /// What the commit built, decoded, for the store's cache once the commit is acknowledged.
         var products: [(BlockCache.Key, BlockCache.Product)] = []
+        /// The region's bytes already written to the file, and their running checksum.
+        private(set) var flushed: UInt64 = 0
+        private var flushedChecksum = XXH64.Streaming()
+        /// Region bytes held before ``flush()`` writes them out (``Store/Options/commitFlushThreshold``).
+        let flushThreshold: Int
+        /// The file the commit goes to.
+        let file: SystemFile
 
-        init(start: UInt64, headSize: Int) {
+        init(start: UInt64, headSize: Int, file: SystemFile, flushThreshold: Int) {
             self.start = start
             self.headSize = headSize
+            self.file = file
+            self.flushThreshold = flushThreshold
             // Most commits are a few kilobytes; a larger one grows the buffer as it goes.
             out = ByteWriter(capacity: 8 << 10)
             out.zeros(headSize)
@@ -27,10 +38,43 @@ extension WriteTransaction {
         }
 
         /// The bytes of the blocks emitted so far.
-        var written: UInt64 { UInt64(out.count - headSize) }
+        var written: UInt64 { flushed + UInt64(out.count - headSize) }
 
         /// XXH64 of the region's blocks emitted so far (the head excluded).
-        var regionChecksum: UInt64 { out.checksum(from: headSize) }
+        var regionChecksum: UInt64 {
+            guard flushed > 0 else { return out.checksum(from: headSize) }
+            var sum = flushedChecksum
+            sum.update(out.bytes[headSize...])
+            return sum.finalize()
+        }
+
+        /// Whether the blocks held have reached ``flushThreshold``.
+        var shouldFlush: Bool { out.count - headSize >= flushThreshold }
+
+        /// Writes the blocks held to `file`, at their offsets, and drops them. The first flush
+        /// writes the commit head's room too, zeroed: whatever lay there (a torn commit's head)
+        /// no longer names bytes this commit overwrites; the head is written last
+        /// (``writeRemainder()``).
+        mutating func flush() throws {
+            guard out.count > headSize else { return }
+            let region = out.bytes[headSize...]
+            if flushed == 0 {
+                try file.write(out.bytes[...], at: Int(start) - headSize)
+            } else {
+                try file.write(region, at: Int(start + flushed))
+            }
+            flushedChecksum.update(region)
+            flushed += UInt64(region.count)
+            out.removeAll(from: headSize)
+        }
+
+        /// Writes what is not yet in the file: in one write when nothing was flushed, else the
+        /// blocks held and then the commit head, so the head never names a region not yet written.
+        func writeRemainder() throws {
+            guard flushed > 0 else { return try file.write(out.bytes, at: Int(start) - headSize) }
+            try file.write(out.bytes[headSize...], at: Int(start + flushed))
+            if headSize > 0 { try file.write(out.bytes[..<headSize], at: Int(start) - headSize) }
+        }
 
         /// Emits a block already encoded (the version record).
         mutating func emit(_ block: [UInt8]) -> BlockRef { emit { $0.append(block) } }
@@ -40,7 +84,7 @@ extension WriteTransaction {
         mutating func emit(building build: (inout ByteWriter) -> Void) -> BlockRef {
             let from = out.beginBlock()
             build(&out)
-            let ref = BlockRef(offset: start + UInt64(from - headSize), length: UInt64(out.count - from))
+            let ref = BlockRef(offset: start + flushed + UInt64(from - headSize), length: UInt64(out.count - from))
             // The block ends with its checksum trailer: the buffer's last 8 bytes.
             blocks.append((ref, blockTrailer(out.bytes)))
             return ref
@@ -100,7 +144,8 @@ extension WriteTransaction {
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
         let start = max(baseSlot.fileLength, failed?.fileLength ?? 0)
         let headSize = hasHead ? CommitHead.size : 0
-        var em = Emitter(start: start + UInt64(headSize), headSize: headSize)
+        var em = Emitter(
+            start: start + UInt64(headSize), headSize: headSize, file: file, flushThreshold: store.options.commitFlushThreshold)
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }
@@ -157,7 +202,6 @@ extension WriteTransaction {
             }
             em.out.overwrite(head.encode(), at: 0)
         }
-        let bytes = em.out.bytes
         let inactive = 1 - slotIndex
         let slotOffset = FileHeader.slotOffsets[inactive]
         let previousSlotBytes = writesSlot ? try file.read(at: slotOffset, count: FileHeader.slotSize) : []
@@ -179,9 +223,9 @@ extension WriteTransaction {
         }
         // Formats 1 and 2: a failed data write names nothing yet (no slot written), so it is not a
         // failed commit; in format 3 the head it wrote may name the bytes (Spec/FORMAT.md §6.2).
-        if !hasHead { try file.write(bytes, at: Int(start)) }
+        if !hasHead { try em.writeRemainder() }
         do {
-            if hasHead { try file.write(bytes, at: Int(start)) }
+            if hasHead { try em.writeRemainder() }
             if writesSlot { try file.write(slot.encode(), at: slotOffset) }
             if !groups { try file.syncData() }
         } catch {
@@ -263,11 +307,11 @@ extension WriteTransaction {
     /// their data durable — writing into a hole left by `ftruncate` made each `fdatasync` journal
     /// a block allocation too (measured here: 7,700 versus 10,900 durable overwrites per second).
     static func extend(_ file: SystemFile, from size: Int, to target: Int) throws {
-        let chunk = [UInt8](repeating: 0, count: 1 << 20)
+        let chunk = [UInt8](repeating: 0, count: min(256 << 10, max(0, target - size)))
         var offset = size
         while offset < target {
             let n = min(chunk.count, target - offset)
-            try file.write(n == chunk.count ? chunk : Array(chunk.prefix(n)), at: offset)
+            try file.write(chunk[..<n], at: offset)
             offset += n
         }
     }
@@ -328,6 +372,7 @@ extension WriteTransaction {
                 // Every loaded buffer holds exactly what the group's segments now hold.
                 let ref = em.emit(decoded: .group(.init(block: block, keys: l.keys, columns: l.columns))) { block.encode(into: &$0) }
                 entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
+                try flushIfLarge(&em)
             }
         }
         var st = states[w.tableId] ?? w.baseState
@@ -348,6 +393,16 @@ extension WriteTransaction {
             st.indexes[id] = ref
         }
         states[w.tableId] = st
+    }
+
+    /// Writes the commit's blocks built so far to the file once they are many (a bulk insert's,
+    /// ``Emitter/flushThreshold``). From the first such write until the commit becomes current,
+    /// the file holds bytes past its committed length that this store does not count as its
+    /// commit: the writer word is no longer released as up to date.
+    func flushIfLarge(_ em: inout Emitter) throws {
+        guard em.shouldFlush else { return }
+        if em.flushed == 0 { store.state.withLock { $0.writerUpToDate = false } }
+        try em.flush()
     }
 
     /// Whether this file's row groups may name segment patches (format 5).
@@ -455,7 +510,9 @@ extension WriteTransaction {
     /// A chunk of an index being rewritten: untouched in the file, or new entries not yet emitted.
     enum ChunkState {
         case stored(IndexDirectory.Chunk)
-        case fresh([(UInt64, Int64)])
+        /// New entries: a slice of the transaction's sorted inserts or of a rebuilt chunk, so
+        /// cutting a bulk insert's index into chunks copies none of it.
+        case fresh(ArraySlice<(UInt64, Int64)>)
         /// A stored chunk changed by a patch over its base (format 5), with the entries it reads as;
         /// `replacesPatch`: the stored chunk is itself a patch (of the same base).
         case patched(IndexDirectory.Chunk, IndexChunkPatch, [(UInt64, Int64)], replacesPatch: Bool)
@@ -468,17 +525,17 @@ extension WriteTransaction {
         }
     }
 
-    func chunkEntries(_ c: ChunkState) throws -> [(UInt64, Int64)] {
+    func chunkEntries(_ c: ChunkState) throws -> ArraySlice<(UInt64, Int64)> {
         switch c {
         case .fresh(let e): return e
         case .patched(let chunk, let patch, let e, let replacesPatch):
             // Folded into a new chunk after all: the stored chunk (and the base of the patch it is) goes.
             freed += chunk.block.length + (replacesPatch ? patch.base.length : 0)
-            return e
+            return e[...]
         case .stored(let chunk):
             freed += try base.chunkBlocks(chunk.block).reduce(0) { $0 + $1.length }
-            if let key = base.cacheKey(chunk.block), let e = base.cache?.chunkEntries(key), e.count == chunk.count { return e }
-            return try base.uncachedIndexChunk(chunk).entries
+            if let key = base.cacheKey(chunk.block), let e = base.cache?.chunkEntries(key), e.count == chunk.count { return e[...] }
+            return try base.uncachedIndexChunk(chunk).entries[...]
         }
     }
 
@@ -494,21 +551,23 @@ extension WriteTransaction {
         if !iw.baseRef.isNone { freed += iw.baseRef.length }
         let cap = capacity  // index chunks hold as many entries as row groups hold objects
         // Inserts past the last stored entry are appended as a fresh tail chunk.
-        var appended: [(UInt64, Int64)] = []
+        // Slices of `inserts`: the interior ones and those appended (none copied).
+        var appended = inserts[inserts.endIndex...]
+        var interior = inserts[...]
         var baseLast: (hash: UInt64, key: Int64)?
         if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
             let lastEntry = try memo?.lastEntry ?? base.lastEntry(of: lastChunk)
             baseLast = lastEntry
             let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
-            appended = Array(inserts[split...])
-            inserts.removeSubrange(split...)
+            appended = inserts[split...]
+            interior = inserts[..<split]
         }
-        var touchedInserts: [Int: [(UInt64, Int64)]] = [:]
+        var touchedInserts: [Int: ArraySlice<(UInt64, Int64)>] = [:]
         var touchedDeletes: [Int: Set<IndexWork.HashKey>] = [:]
         if dir.chunks.isEmpty {
-            if !inserts.isEmpty { touchedInserts[0] = inserts }
+            if !interior.isEmpty { touchedInserts[0] = interior }
         } else {
-            for e in inserts { touchedInserts[dir.chunkIndex(for: e.0), default: []].append(e) }
+            for e in interior { touchedInserts[dir.chunkIndex(for: e.0), default: []].append(e) }
             for d in iw.deletes {
                 for j in dir.chunks(possiblyHolding: d.hash) { touchedDeletes[j, default: []].insert(d) }
             }
@@ -519,11 +578,11 @@ extension WriteTransaction {
         let touched = Set(touchedInserts.keys).union(touchedDeletes.keys)
         let firstTouched = touched.min() ?? dir.chunks.count
         var kept = min(firstTouched, dir.chunks.count)
-        func appendPieces(_ entries: [(UInt64, Int64)]) {
-            var start = 0
-            while start < entries.count {
-                let end = min(entries.count, start + cap)
-                chunks.append(.fresh(Array(entries[start..<end])))
+        func appendPieces(_ entries: ArraySlice<(UInt64, Int64)>) {
+            var start = entries.startIndex
+            while start < entries.endIndex {
+                let end = min(entries.endIndex, start + cap)
+                chunks.append(.fresh(entries[start..<end]))
                 start = end
             }
         }
@@ -532,17 +591,17 @@ extension WriteTransaction {
         // next commit that lands in it rewrites a few hundred entries, not thousands (a piece of
         // `cap` entries left full would be rewritten whole by every later insert into it).
         let interiorCap = min(cap, patchesSegments ? Self.patchedInteriorChunkCapacity : Self.interiorChunkCapacity)
-        func appendInteriorPieces(_ entries: [(UInt64, Int64)]) {
+        func appendInteriorPieces(_ entries: ArraySlice<(UInt64, Int64)>) {
             let pieces = (entries.count + interiorCap - 1) / interiorCap
             guard pieces > 1 else {
                 if !entries.isEmpty { chunks.append(.fresh(entries)) }
                 return
             }
             let size = (entries.count + pieces - 1) / pieces
-            var start = 0
-            while start < entries.count {
-                let end = min(entries.count, start + size)
-                chunks.append(.fresh(Array(entries[start..<end])))
+            var start = entries.startIndex
+            while start < entries.endIndex {
+                let end = min(entries.endIndex, start + size)
+                chunks.append(.fresh(entries[start..<end]))
                 start = end
             }
         }
@@ -554,21 +613,22 @@ extension WriteTransaction {
             let changes = (touchedInserts[ci]?.count ?? 0) + (touchedDeletes[ci]?.count ?? 0)
             // A few changes inside a stored chunk: a patch over its base when one pays (format 5).
             if patchesSegments, ci < dir.chunks.count, changes <= Self.fewIndexChanges,
-                let state = try chunkPatchPlan(dir.chunks[ci], deletes: touchedDeletes[ci] ?? [], inserts: touchedInserts[ci] ?? [])
+                let state = try chunkPatchPlan(dir.chunks[ci], deletes: touchedDeletes[ci] ?? [], inserts: Array(touchedInserts[ci] ?? []))
             {
                 chunks.append(state)
                 continue
             }
-            var entries: [(UInt64, Int64)] = []
+            var entries: ArraySlice<(UInt64, Int64)> = []
             if ci < dir.chunks.count {
                 let dels = touchedDeletes[ci] ?? []
-                entries = try chunkEntries(.stored(dir.chunks[ci])).filter { dels.isEmpty || !dels.contains(.init(hash: $0.0, key: $0.1)) }
+                entries = try chunkEntries(.stored(dir.chunks[ci]))
+                if !dels.isEmpty { entries = entries.filter { !dels.contains(.init(hash: $0.0, key: $0.1)) }[...] }
             }
             if let ins = touchedInserts[ci] {
                 if entries.isEmpty {
                     // A new chunk (a new index, or inserts only): the inserts are its entries, in
-                    // order already (`inserts` is sorted and split in order), shared, not copied
-                    // (a bulk insert's index would otherwise be held three times at once).
+                    // order already (`inserts` is sorted and split in order), a slice of them, not
+                    // a copy (a bulk insert's index would otherwise be held twice at once).
                     entries = ins
                 } else {
                     entries += ins
@@ -625,11 +685,12 @@ extension WriteTransaction {
                 // Small chunks are merged into by the next commits: they read them from the cache.
                 let ref =
                     e.count <= BlockCache.maxCachedChunkCount
-                    ? em.emit(decoded: .chunk(e)) { IndexDirectory.encodeChunk(e, into: &$0) }
+                    ? em.emit(decoded: .chunk(Array(e))) { IndexDirectory.encodeChunk(e, into: &$0) }
                     : em.emit { IndexDirectory.encodeChunk(e, into: &$0) }
-                out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
+                out.chunks.append(.init(firstHash: e[e.startIndex].0, count: e.count, block: ref))
                 lastEntry = last
             }
+            try flushIfLarge(&em)
         }
         return writeDirectory(out, lastEntry: lastEntry, replacing: memo, unchanged: kept, &em)
     }
