@@ -271,9 +271,10 @@ import Testing
     }
 
     /// A string segment decompressed from LZ4 keeps its short ASCII rows ready to read in one load
-    /// (``ShortStringTable``); its cursor still answers every row as the checked read does (null,
-    /// empty, long and non-ASCII rows included). Segments read in place, or of mostly long strings,
-    /// get no table.
+    /// (``ShortStringTable``), made the first time the accessors' cursor is asked for (once: later
+    /// asks get the same table), never for the scans' cursor; its cursor still answers every row as
+    /// the checked read does (null, empty, long and non-ASCII rows included). Segments read in
+    /// place, or of mostly long strings, get no table.
     @Test func decompressedShortStrings() throws {
         let values: [StorageValue] = (0..<4096).map { i in
             switch i % 97 {
@@ -287,7 +288,10 @@ import Testing
         }
         let r = try Self.roundTrip(.string, nullable: true, values)
         #expect(r.encodings.suffix(2) == [.lz4, .bytesOffsets])
-        let table = try #require(r.shortStrings)
+        #expect(r.cursor.shorts == nil)
+        let table = try #require(r.rowCursor.shorts)
+        #expect(r.rowCursor.shorts === table)
+        #expect(r.cursor.shorts == nil)
         #expect(table.count == 4096)
         #expect(r.decodedSize >= table.size)
         let c = table
@@ -300,9 +304,9 @@ import Testing
         }
         #expect(c.string(-1) == nil && c.string(4096) == nil)
         let long = try Self.roundTrip(.string, (0..<2000).map { .string("prefix-prefix-prefix-\($0)") })
-        #expect(long.encodings.first == .lz4 && long.shortStrings == nil)
+        #expect(long.encodings.first == .lz4 && long.rowCursor.shorts == nil)
         let inPlace = try Self.roundTrip(.string, (0..<300).map { .string("u\($0 * 7919)") })
-        #expect(inPlace.encodings == [.bytesOffsets] && inPlace.shortStrings == nil)
+        #expect(inPlace.encodings == [.bytesOffsets] && inPlace.rowCursor.shorts == nil)
     }
 
     @Test func fixedWidthTypes() throws {

@@ -26,7 +26,7 @@ struct SegmentScan {
         let plan = Self.plan(predicate)
         var out: [ObjectKey] = []
         for g in 0..<reader.groupCount {
-            let keys = try reader.keys(group: g).array
+            let keys = try reader.keys(group: g)
             let rows = try mask(plan, g, RowMask(count: keys.count, filled: true), keys)
             rows.forEach { out.append(ObjectKey(keys[$0])) }
         }
@@ -38,7 +38,8 @@ struct SegmentScan {
         let plan = Self.plan(predicate)
         var n = 0
         for g in 0..<reader.groupCount {
-            let keys = try reader.keys(group: g).array
+            // The keys stay in their lane (read in place): a count of leaves never reads them.
+            let keys = try reader.keys(group: g)
             n += try mask(plan, g, RowMask(count: keys.count, filled: true), keys).selected
         }
         return n
@@ -69,7 +70,7 @@ struct SegmentScan {
     }
 
     /// The rows of `candidates` (of group `g`) for which `predicate` holds.
-    private func mask(_ predicate: CompiledPredicate, _ g: Int, _ candidates: RowMask, _ keys: [Int64]) throws -> RowMask {
+    private func mask(_ predicate: CompiledPredicate, _ g: Int, _ candidates: RowMask, _ keys: IntegerLane) throws -> RowMask {
         if candidates.isEmpty { return candidates }
         switch predicate {
         case .constant(let b): return b ? candidates : RowMask(count: candidates.count, filled: false)

@@ -40,6 +40,28 @@ package struct SegmentCursor: Sendable {
         self.validity = validity
     }
 
+    /// This cursor with `shorts` as its short-string table.
+    func with(shorts: ShortStringTable) -> SegmentCursor {
+        SegmentCursor(
+            rows: rows, isDouble: isDouble, isFloat: isFloat, ints: ints, fixed: fixed, items: items, indices: indices,
+            shorts: shorts, validity: validity)
+    }
+
+    private init(
+        rows: Int, isDouble: Bool, isFloat: Bool, ints: LaneCursor?, fixed: FixedCursor?, items: ItemsCursor?,
+        indices: LaneCursor?, shorts: ShortStringTable?, validity: FixedCursor?
+    ) {
+        self.rows = rows
+        self.isDouble = isDouble
+        self.isFloat = isFloat
+        self.ints = ints
+        self.fixed = fixed
+        self.items = items
+        self.indices = indices
+        self.shorts = shorts
+        self.validity = validity
+    }
+
     /// Whether row `row` exists and holds a value.
     @inline(__always)
     func present(_ row: Int) -> Bool {

@@ -17,11 +17,27 @@ package final class SegmentReader: Sendable {
 
     let validity: Bitmap?
     let values: Values
-    /// The single-value rows, read without retaining anything (for the object accessors).
+    /// The single-value rows, read without retaining anything (without the short-string table:
+    /// see ``rowCursor``).
     package let cursor: SegmentCursor
-    /// For a string segment decoded from LZ4 whose values are mostly short: each row's string
-    /// ready to read in one load (see ``ShortStringTable``; the cursor keeps it).
-    var shortStrings: ShortStringTable? { cursor.shorts }
+    /// For a string segment decoded from LZ4: ``cursor`` with the segment's short-string table,
+    /// made on first use (nil inside until then). Scans read the bytes and never need the table,
+    /// which costs a `String` a row to make: a query over a column read for the first time (W3's
+    /// first run) no longer pays it.
+    private let shortStringCursor: Locked<SegmentCursor?>?
+
+    /// The single-value rows for the object accessors: ``cursor``, and for a string segment
+    /// decoded from LZ4 whose values are mostly short, each row's string ready to read in one load
+    /// (see ``ShortStringTable``; the cursor keeps it), made the first time it is asked for.
+    package var rowCursor: SegmentCursor {
+        guard let shortStringCursor else { return cursor }
+        return shortStringCursor.withLock { made in
+            if let made { return made }
+            let c = cursor.items.flatMap(ShortStringTable.init).map(cursor.with(shorts:)) ?? cursor
+            made = c
+            return c
+        }
+    }
     /// For lists and maps: element start index per row, rowCount + 1 entries.
     let listStarts: [Int]
     /// For maps: the key of each element (a bytes array, read and checked per row).
@@ -132,7 +148,7 @@ package final class SegmentReader: Sendable {
         var fixed: FixedCursor?
         var items: ItemsCursor?
         var indices: LaneCursor?
-        var shorts: ShortStringTable?
+        var wantsShorts = false
         if !isList && !isMap {
             switch values {
             case .integers(let lane): ints = lane.cursor
@@ -142,9 +158,10 @@ package final class SegmentReader: Sendable {
                 items = cursor
                 // Strings decompressed into memory anyway (the values array is the LZ4 one's
                 // content) get the one-load table; those read in place from the mapping do not.
+                // Counted here as if made (the most it takes), so the cache's budget holds.
                 if encs.count >= 2, encs[encs.count - 2] == .lz4 {
-                    shorts = ShortStringTable(cursor)
-                    decoded += shorts?.size ?? 0
+                    wantsShorts = true
+                    decoded += ShortStringTable.size(count: cursor.count)
                 }
             case .dictionary(let d, let lane) where t == .string:
                 items = try d.offsets.itemsCursor(count: d.count, blob: d.blob)
@@ -155,7 +172,8 @@ package final class SegmentReader: Sendable {
         decodedSize = decoded
         self.cursor = SegmentCursor(
             rows: isList || isMap ? 0 : rowCount, type: t, ints: ints, fixed: fixed, items: items, indices: indices,
-            shorts: shorts, validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
+            shorts: nil, validity: nullCount > 0 && !isList && !isMap ? validity?.view.fixedCursor : nil)
+        shortStringCursor = wantsShorts ? Locked(nil) : nil
     }
 
     /// One parsed array: encoding, params, body.

@@ -49,7 +49,7 @@ package final class CursorSlots {
     package func fill(_ i: Int, with segment: SegmentReader) {
         check(i)
         owners[i] = segment
-        base[i] = segment.cursor
+        base[i] = segment.rowCursor
     }
 
     /// Fills slot `i` with a cursor that answers nothing (every read falls back).

@@ -18,7 +18,10 @@ package final class ShortStringTable: Sendable {
     /// The number of items.
     package var count: Int { strings.count }
     /// The bytes the table takes.
-    package var size: Int { strings.count * MemoryLayout<String?>.stride }
+    package var size: Int { Self.size(count: strings.count) }
+
+    /// The bytes a table of `count` items takes.
+    package static func size(count: Int) -> Int { count * MemoryLayout<String?>.stride }
 
     /// The table of `items`, or nil when fewer than half of them are short ASCII strings (the
     /// table would not pay for its memory).

@@ -214,7 +214,7 @@ package struct ColumnScan {
 }
 
 extension IntegerLane {
-    /// Every value, copied in one loop so that callers in other modules scan a plain array.
+    /// Every value, copied in one loop (a segment decoded into a column buffer).
     package var array: [Int64] {
         var out = [Int64](repeating: 0, count: count)
         switch self {
