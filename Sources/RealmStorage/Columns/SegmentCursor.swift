@@ -17,7 +17,7 @@ package struct SegmentCursor: Sendable {
     /// For dictionary-encoded strings: the item of each row.
     let indices: LaneCursor?
     /// For strings decoded into memory: each row's short string, ready (see ``ShortStringTable``).
-    let shorts: ShortStringTable?
+    private(set) var shorts: ShortStringTable?
     /// Present only when the segment has nulls.
     let validity: FixedCursor?
 
@@ -42,24 +42,9 @@ package struct SegmentCursor: Sendable {
 
     /// This cursor with `shorts` as its short-string table.
     func with(shorts: ShortStringTable) -> SegmentCursor {
-        SegmentCursor(
-            rows: rows, isDouble: isDouble, isFloat: isFloat, ints: ints, fixed: fixed, items: items, indices: indices,
-            shorts: shorts, validity: validity)
-    }
-
-    private init(
-        rows: Int, isDouble: Bool, isFloat: Bool, ints: LaneCursor?, fixed: FixedCursor?, items: ItemsCursor?,
-        indices: LaneCursor?, shorts: ShortStringTable?, validity: FixedCursor?
-    ) {
-        self.rows = rows
-        self.isDouble = isDouble
-        self.isFloat = isFloat
-        self.ints = ints
-        self.fixed = fixed
-        self.items = items
-        self.indices = indices
-        self.shorts = shorts
-        self.validity = validity
+        var c = self
+        c.shorts = shorts
+        return c
     }
 
     /// Whether row `row` exists and holds a value.
