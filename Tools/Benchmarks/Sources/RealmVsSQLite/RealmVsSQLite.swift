@@ -16,6 +16,10 @@ struct RealmVsSQLite {
             try childW9(system: args[1], path: args[2])
             return
         }
+        if args.first == "--w1-alone" {
+            try childW1(system: args[1], n: Int(args[2]) ?? 1_000_000, path: args[3])
+            return
+        }
         var options = Options()
         while !args.isEmpty {
             let a = args.removeFirst()
@@ -76,6 +80,22 @@ struct RealmVsSQLite {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         print("\(count) \(seconds)")
     }
+
+    /// The child side of W1's memory: W1 alone in a fresh process (a new file at `path`, removed
+    /// after), printing the process's peak resident memory in bytes (its whole high-water mark,
+    /// the runtime's own memory included) — what nothing run before it in the process inflates.
+    static func childW1(system: String, n: Int, path: String) throws {
+        if system == "realm" {
+            RealmSystem.remove(path)
+            try RealmSystem(path: path).w1Insert(n)
+            RealmSystem.remove(path)
+        } else {
+            SQLiteSystem.remove(path)
+            try SQLiteSystem(path: path).w1Insert(n)
+            SQLiteSystem.remove(path)
+        }
+        print(Measure.peakResident())
+    }
 }
 
 struct Options {
@@ -112,6 +132,8 @@ final class Runner {
     let options: Options
     var workloads: [Workload]
     var sizes: [String: [String: [Int]]] = [:]  // system → what → bytes per repetition
+    /// W1's peak resident memory in a process of its own, by system, per repetition.
+    var aloneW1Peaks: [String: [Int]] = [:]
     var sqliteVersion = ""
     static let this = "this library"
     static let full = "SQLite WAL FULL"
@@ -179,6 +201,7 @@ final class Runner {
                     try runWorkloads(s, system, n: n, keys: keys, path: path)
                 }
                 if options.only?.contains("W9") ?? true { try runW9(system, path) }
+                try runW1Alone(system)
                 if system == order.last && options.duckdb { try runDuckDB() }
                 // REALM_BENCH_KEEP=1 keeps the files (to profile W9 by hand).
                 if ProcessInfo.processInfo.environment["REALM_BENCH_KEEP"] == nil {
@@ -284,18 +307,37 @@ final class Runner {
         }
     }
 
-    func runW9(_ system: String, _ path: String) throws {
+    /// Runs this program again with `arguments` and returns what it printed.
+    func child(_ arguments: [String]) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         if !FileManager.default.fileExists(atPath: p.executableURL!.path) {
             p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         }
-        p.arguments = ["--w9", system == Self.this ? "realm" : "sqlite", path]
+        p.arguments = arguments
         let out = Pipe()
         p.standardOutput = out
         try p.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// W1 again in a process of its own, for its peak resident memory: in this process each
+    /// system's peak would start from what the workloads before it left resident.
+    func runW1Alone(_ system: String) throws {
+        let path =
+            options.dir + "/realm-vs-sqlite-w1-\(ProcessInfo.processInfo.processIdentifier)-\(system == Self.this ? "realm" : "sqlite")"
+        let out = try child(["--w1-alone", system == Self.this ? "realm" : "sqlite", "\(options.n)", path])
+        guard let bytes = Int(out.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            RealmVsSQLite.fail("W1 child failed: \(out)")
+        }
+        aloneW1Peaks[system, default: []].append(bytes)
+    }
+
+    func runW9(_ system: String, _ path: String) throws {
+        let text = try child(["--w9", system == Self.this ? "realm" : "sqlite", path])
+        let data = Data(text.utf8)
         let parts = String(decoding: data, as: UTF8.self).split(separator: " ")
         guard parts.count == 2, let seconds = Double(parts[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
             RealmVsSQLite.fail("W9 child failed: \(String(decoding: data, as: UTF8.self))")
@@ -307,6 +349,7 @@ final class Runner {
         Report(
             n: options.n, repetitions: options.repetitions, machine: Report.machine(sqlite: sqliteVersion, duckdb: duckdbVersion),
             workloads: workloads,
-            sizes: sizes.mapValues { $0.mapValues { Samples(values: $0.map(Double.init)) } })
+            sizes: sizes.mapValues { $0.mapValues { Samples(values: $0.map(Double.init)) } },
+            aloneW1Peak: aloneW1Peaks.mapValues { Samples(values: $0.map(Double.init)) })
     }
 }

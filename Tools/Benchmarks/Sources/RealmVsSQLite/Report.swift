@@ -8,6 +8,9 @@ struct Report: Codable {
     var workloads: [Workload]
     /// Bytes on disk by system and moment ("after W1", "after W8", "W8 growth", "compacted").
     var sizes: [String: [String: Samples]]
+    /// W1's peak resident memory in a process of its own (bytes), by system: the process's whole
+    /// high-water mark, its runtime included.
+    var aloneW1Peak: [String: Samples] = [:]
 
     static let this = Runner.this
     static let sqlite = Runner.full
@@ -127,7 +130,14 @@ struct Report: Codable {
             let b = sizes[Self.sqlite]?[what].map { Self.megabytes($0.median) } ?? "–"
             out += "| \(what) | \(a) | \(b) |\n"
         }
-        out += "\n| peak resident memory | this library | SQLite WAL FULL |\n|---|---|---|\n"
+        if !aloneW1Peak.isEmpty {
+            out += "\n| peak resident memory of W1 alone, in a fresh process (median) | this library | SQLite WAL FULL |\n|---|---|---|\n"
+            let a = aloneW1Peak[Self.this].map { Self.megabytes($0.median) } ?? "–"
+            let b = aloneW1Peak[Self.sqlite].map { Self.megabytes($0.median) } ?? "–"
+            out += "| W1 | \(a) | \(b) |\n"
+        }
+        out +=
+            "\n| peak resident memory in the run's process (each includes what ran before it) | this library | SQLite WAL FULL |\n|---|---|---|\n"
         for w in workloads where w.id != "W9" {
             let a = w.samples[Self.this].map { Self.megabytes(Double($0.peakBytes)) } ?? "–"
             let b = w.samples[Self.sqlite].map { Self.megabytes(Double($0.peakBytes)) } ?? "–"
