@@ -76,6 +76,97 @@ import Testing
         }
     }
 
+    /// Bulk transactions (tens of inserts into groups of 16, so the groups they fill are kept
+    /// encoded until the commit: ``LoadedGroup/seal(_:)``), then sets, deletes and reads of their
+    /// objects in the same transaction, checked against the model after every commit; every
+    /// transaction seals at least one group.
+    @Test(arguments: [4, 5])
+    func bulkTransactionsMatchTheModel(seed: UInt64) throws {
+        let dir = TempDir()
+        var rng = SplitMix(seed: seed)
+        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 16))
+        try store.write { tx in
+            try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
+            for c in Self.columns { try tx.addColumn("T", c) }
+        }
+        var committed = Model()
+        var nextId: Int64 = 0
+        for round in 0..<24 {
+            let tx = try store.beginWrite()
+            var working = committed
+            var fresh: [Int64] = []
+            for _ in 0..<(33 + Int(rng.next() % 40)) {
+                var row: Row = ["id": .int(nextId)]
+                nextId += 1
+                for c in Self.columns { row[c.name] = Self.randomValue(c, &rng) }
+                let k = try tx.insert("T", row)
+                working.nextKey += 1
+                working.rows[k.rawValue] = row
+                fresh.append(k.rawValue)
+            }
+            #expect(try tx.working("T").groups.loadedGroups.contains { $0.isSealed }, "round \(round): no group was sealed")
+            for _ in 0..<Int(rng.next() % 12) {
+                let live = fresh.filter { working.rows[$0] != nil }
+                guard !live.isEmpty else { break }
+                let k = live[Int(rng.next() % UInt64(live.count))]
+                switch rng.next() % 3 {
+                case 0:
+                    let c = Self.columns[Int(rng.next() % UInt64(Self.columns.count))]
+                    let v = Self.randomValue(c, &rng)
+                    try tx.set("T", ObjectKey(k), c.name, v)
+                    working.rows[k]![c.name] = v
+                case 1:
+                    try tx.delete("T", ObjectKey(k))
+                    working.rows[k] = nil
+                default:
+                    for c in Self.columns {
+                        #expect(
+                            try tx.value("T", ObjectKey(k), c.name).bitwiseEquals(working.rows[k]![c.name]!),
+                            "round \(round): \(k).\(c.name)")
+                    }
+                    #expect(try tx.objectKey("T", primaryKey: working.rows[k]!["id"]!) == ObjectKey(k))
+                }
+            }
+            if rng.next() % 8 == 0 {
+                tx.cancel()
+                continue
+            }
+            let s = try tx.commit()
+            committed = working
+            try Self.check(s, committed, "seed \(seed) round \(round)")
+        }
+        #expect(Verifier().verify(try store.snapshot()).isClean)
+        try Self.check(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot(), committed, "reopened")
+    }
+
+    /// A column added or removed while a transaction holds sealed groups: the sealed groups take
+    /// the new column's default and drop the removed one's segment.
+    @Test func columnsChangeOverSealedGroups() throws {
+        let dir = TempDir()
+        let store = try Store.open(at: dir.file(), options: .init(create: true, rowGroupCapacity: 16))
+        try store.write { tx in
+            try tx.createTable("T", primaryKey: ColumnSchema("id", .int))
+            try tx.addColumn("T", ColumnSchema("n", .int))
+            try tx.addColumn("T", ColumnSchema("s", .string))
+        }
+        let keys = try store.write { tx in
+            let keys = try (0..<50).map { try tx.insert("T", ["id": .int(Int64($0)), "n": .int(Int64($0 * 3)), "s": .string("s\($0)")]) }
+            #expect(try tx.working("T").groups.loadedGroups.filter(\.isSealed).count == 3)
+            try tx.addColumn("T", ColumnSchema("extra", .int))
+            try tx.removeColumn("T", "s")
+            try tx.set("T", keys[5], "extra", .int(7))
+            try tx.insert("T", ["id": .int(50), "n": .int(150), "extra": .int(1)])
+            return keys
+        }
+        let s = try store.snapshot()
+        #expect(try s.objectCount("T") == 51)
+        for (i, k) in keys.enumerated() {
+            #expect(try s.value("T", k, "n") == .int(Int64(i * 3)))
+            #expect(try s.value("T", k, "extra") == .int(i == 5 ? 7 : 0))
+        }
+        #expect(Verifier().verify(s).isClean)
+    }
+
     @Test(arguments: [1, 2, 3])
     func randomOperationsMatchTheModel(seed: UInt64) throws {
         let dir = TempDir()

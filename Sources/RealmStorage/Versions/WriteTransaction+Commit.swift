@@ -348,7 +348,10 @@ extension WriteTransaction {
                 }
                 for c in t.columns {
                     let rewrite = l.rowsChanged || l.original == nil || l.dirty.contains(c.id)
-                    if rewrite {
+                    if rewrite, let s = l.sealed?.first(where: { $0.id == c.id }) {
+                        // A full new group, already encoded (``LoadedGroup/seal(_:)``).
+                        block.columns[c.id] = em.emit { $0.append(s.segment) }
+                    } else if rewrite {
                         let buf = l.columns[c.id] ?? Self.defaults(c, l.keys.count)
                         precondition(buf.count == l.keys.count, "column buffer out of step with keys")
                         // A column set without a record of which rows (a column added meanwhile) is
@@ -369,8 +372,12 @@ extension WriteTransaction {
                     for (id, ref) in ob.columns where t.column(id: id) == nil { freed += ref.length }
                     freed += l.original!.block.length
                 }
-                // Every loaded buffer holds exactly what the group's segments now hold.
-                let ref = em.emit(decoded: .group(.init(block: block, keys: l.keys, columns: l.columns))) { block.encode(into: &$0) }
+                // Every loaded buffer holds exactly what the group's segments now hold (a sealed
+                // group has none to give the cache).
+                let ref =
+                    l.isSealed
+                    ? em.emit { block.encode(into: &$0) }
+                    : em.emit(decoded: .group(.init(block: block, keys: l.keys, columns: l.columns))) { block.encode(into: &$0) }
                 entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
                 try flushIfLarge(&em)
             }

@@ -166,6 +166,7 @@ public final class WriteTransaction {
         schemaChanged = true
         if let w = tables[catalog.tables[ti].id] {
             for g in w.groups.loadedGroups where g.rowsChanged || g.original == nil {
+                try g.unseal()
                 g.columns[c.id] = Self.defaults(c, g.keys.count)
                 g.markDirty(c.id)
             }
@@ -296,7 +297,9 @@ public final class WriteTransaction {
         let t = catalog.table(id: w.tableId)!
         let g: LoadedGroup
         switch w.groups[i] {
-        case .loaded(let l): g = l
+        case .loaded(let l):
+            try l.unseal()
+            g = l
         case .stored(let e):
             if let key = base.cacheKey(e.block), let cached = base.cache?.group(key), cached.keys.count == cached.block.rowCount {
                 // Written by this store's last commits: its buffers are the segments' contents.
@@ -355,6 +358,7 @@ public final class WriteTransaction {
             return try base.value(table, key, column)
         case .loaded(let g):
             guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
+            try g.unseal()
             let id = t.schema.columns[ci].id
             if let p = g.columns.position(id) { return g.columns.buffers[p].value(row) }
             let c = t.schema.columns[ci]
@@ -523,6 +527,8 @@ public final class WriteTransaction {
         if let g = plan.tail, g.keys.count < capacity, w.groups.endsWith(g) {
             tail = g
         } else {
+            // The group filled last is kept encoded from now on (the commit writes it as it is).
+            if let full = plan.tail, full.keys.count >= capacity, full.original == nil, !full.isSealed { full.seal(plan.schema) }
             // A transaction's first new group starts small (most transactions insert a few
             // objects); later ones, after a full group, expect many more rows.
             let reserve = plan.tail == nil ? min(capacity, 8) : min(capacity, 1024)

@@ -328,9 +328,12 @@ final class Runner {
     func runW1Alone(_ system: String) throws {
         let path =
             options.dir + "/realm-vs-sqlite-w1-\(ProcessInfo.processInfo.processIdentifier)-\(system == Self.this ? "realm" : "sqlite")"
-        let out = try child(["--w1-alone", system == Self.this ? "realm" : "sqlite", "\(options.n)", path])
-        guard let bytes = Int(out.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            RealmVsSQLite.fail("W1 child failed: \(out)")
+        // Skipped, not fatal, when the child cannot run (under valgrind, for one).
+        guard let out = try? child(["--w1-alone", system == Self.this ? "realm" : "sqlite", "\(options.n)", path]),
+            let bytes = Int(out.trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
+            FileHandle.standardError.write(Data("  W1 alone in a fresh process: skipped (the child did not run)\n".utf8))
+            return
         }
         aloneW1Peaks[system, default: []].append(bytes)
     }
