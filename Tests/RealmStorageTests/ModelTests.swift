@@ -77,7 +77,7 @@ import Testing
     }
 
     /// Bulk transactions (tens of inserts into groups of 16, so the groups they fill are kept
-    /// encoded until the commit: ``LoadedGroup/seal(_:)``), then sets, deletes and reads of their
+    /// encoded until the commit: ``LoadedGroup/seal()``), then sets, deletes and reads of their
     /// objects in the same transaction, checked against the model after every commit; every
     /// transaction seals at least one group.
     @Test(arguments: [4, 5])

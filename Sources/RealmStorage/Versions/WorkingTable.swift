@@ -247,7 +247,7 @@ final class LoadedGroup {
     /// A full group this transaction created, kept encoded: each column's segment as the commit
     /// will write it, by column id, its buffer dropped (see ``seal()``); nil while the buffers hold
     /// the columns.
-    private(set) var sealed: [(id: UInt32, isSet: Bool, segment: [UInt8])]?
+    private(set) var sealed: [(id: UInt32, isSet: Bool, segment: ByteView)]?
 
     /// Whether the group's columns are kept encoded (``seal()``): they must be decoded
     /// (``unseal()``) before they are read or changed.
@@ -257,17 +257,14 @@ final class LoadedGroup {
     /// buffers: a bulk insert holds its finished groups as the segments the commit writes (about a
     /// fifth of the memory of the decoded columns) instead of the decoded rows. The keys stay
     /// decoded, for lookups. The next read or change of the columns decodes them again.
-    func seal(_ schema: TableSchema) {
+    func seal() {
         precondition(original == nil && sealed == nil, "only a new group is sealed, once")
-        var out: [(id: UInt32, isSet: Bool, segment: [UInt8])] = []
+        var out: [(id: UInt32, isSet: Bool, segment: ByteView)] = []
         out.reserveCapacity(columns.ids.count)
         for (id, buffer) in zip(columns.ids, columns.buffers) {
-            // Kept in an array of its own size (the encoder's has room for the uncompressed rows).
-            let encoded = SegmentEncoder.encode(buffer)
-            var segment: [UInt8] = []
-            segment.reserveCapacity(encoded.count)
-            segment.append(contentsOf: encoded)
-            out.append((id, schema.column(id: id)?.isSet ?? false, segment))
+            // Copied into bytes of its own size (the encoder's array has room for the
+            // uncompressed rows), which a reader decodes in place when the group is unsealed.
+            out.append((id, buffer.isSet, ByteView(copying: SegmentEncoder.encode(buffer))))
         }
         columns = ColumnSet()
         sealed = out
@@ -277,7 +274,7 @@ final class LoadedGroup {
     func unseal() throws {
         guard let sealed else { return }
         var set = ColumnSet()
-        for s in sealed { set[s.id] = try SegmentReader(block: ByteView(copying: s.segment)).decodeAll(isSet: s.isSet) }
+        for s in sealed { set[s.id] = try SegmentReader(block: s.segment).decodeAll(isSet: s.isSet) }
         columns = set
         self.sealed = nil
     }

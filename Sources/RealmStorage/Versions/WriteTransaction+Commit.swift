@@ -349,7 +349,7 @@ extension WriteTransaction {
                 for c in t.columns {
                     let rewrite = l.rowsChanged || l.original == nil || l.dirty.contains(c.id)
                     if rewrite, let s = l.sealed?.first(where: { $0.id == c.id }) {
-                        // A full new group, already encoded (``LoadedGroup/seal(_:)``).
+                        // A full new group, already encoded (``LoadedGroup/seal()``).
                         block.columns[c.id] = em.emit { $0.append(s.segment) }
                     } else if rewrite {
                         let buf = l.columns[c.id] ?? Self.defaults(c, l.keys.count)
@@ -688,13 +688,13 @@ extension WriteTransaction {
                 out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
                 lastEntry = e.last
             case .fresh(let e):
-                guard let last = e.last else { continue }
+                guard let first = e.first, let last = e.last else { continue }
                 // Small chunks are merged into by the next commits: they read them from the cache.
                 let ref =
                     e.count <= BlockCache.maxCachedChunkCount
                     ? em.emit(decoded: .chunk(Array(e))) { IndexDirectory.encodeChunk(e, into: &$0) }
                     : em.emit { IndexDirectory.encodeChunk(e, into: &$0) }
-                out.chunks.append(.init(firstHash: e[e.startIndex].0, count: e.count, block: ref))
+                out.chunks.append(.init(firstHash: first.0, count: e.count, block: ref))
                 lastEntry = last
             }
             try flushIfLarge(&em)

@@ -528,7 +528,7 @@ public final class WriteTransaction {
             tail = g
         } else {
             // The group filled last is kept encoded from now on (the commit writes it as it is).
-            if let full = plan.tail, full.keys.count >= capacity, full.original == nil, !full.isSealed { full.seal(plan.schema) }
+            if let full = plan.tail, full.keys.count >= capacity, full.original == nil, !full.isSealed { full.seal() }
             // A transaction's first new group starts small (most transactions insert a few
             // objects); later ones, after a full group, expect many more rows.
             let reserve = plan.tail == nil ? min(capacity, 8) : min(capacity, 1024)

@@ -340,10 +340,9 @@ final class Runner {
 
     func runW9(_ system: String, _ path: String) throws {
         let text = try child(["--w9", system == Self.this ? "realm" : "sqlite", path])
-        let data = Data(text.utf8)
-        let parts = String(decoding: data, as: UTF8.self).split(separator: " ")
+        let parts = text.split(separator: " ")
         guard parts.count == 2, let seconds = Double(parts[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            RealmVsSQLite.fail("W9 child failed: \(String(decoding: data, as: UTF8.self))")
+            RealmVsSQLite.fail("W9 child failed: \(text)")
         }
         record("W9", system, seconds * 1000, peak: 0, answer: String(parts[0]))
     }
