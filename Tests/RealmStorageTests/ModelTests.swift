@@ -79,7 +79,8 @@ import Testing
     /// Bulk transactions (tens of inserts into groups of 16, so the groups they fill are kept
     /// encoded until the commit: ``LoadedGroup/seal()``), then sets, deletes and reads of their
     /// objects in the same transaction, checked against the model after every commit; every
-    /// transaction seals at least one group.
+    /// transaction seals at least one group. Some objects are deleted as soon as they are inserted,
+    /// so some sealed groups' keys are not consecutive.
     @Test(arguments: [4, 5])
     func bulkTransactionsMatchTheModel(seed: UInt64) throws {
         let dir = TempDir()
@@ -91,6 +92,8 @@ import Testing
         }
         var committed = Model()
         var nextId: Int64 = 0
+        var sealedWithRange = 0
+        var sealedWithKeys = 0
         for round in 0..<24 {
             let tx = try store.beginWrite()
             var working = committed
@@ -103,8 +106,20 @@ import Testing
                 working.nextKey += 1
                 working.rows[k.rawValue] = row
                 fresh.append(k.rawValue)
+                // Now and then deleted at once, from the tail: the group it was in is sealed with
+                // keys that are not consecutive.
+                if rng.next() % 24 == 0 {
+                    try tx.delete("T", k)
+                    working.rows[k.rawValue] = nil
+                }
             }
-            #expect(try tx.working("T").groups.loadedGroups.contains { $0.isSealed }, "round \(round): no group was sealed")
+            let sealed = try tx.working("T").groups.loadedGroups.filter(\.isSealed)
+            #expect(!sealed.isEmpty, "round \(round): no group was sealed")
+            sealedWithRange += sealed.filter { $0.keyRange != nil }.count
+            sealedWithKeys += sealed.filter { $0.keyRange == nil }.count
+            // Sealed groups answer for their keys without decoding.
+            #expect(try tx.objectKeys("T").map(\.rawValue) == working.rows.keys.sorted(), "round \(round)")
+            #expect(try tx.objectCount("T") == working.rows.count)
             for _ in 0..<Int(rng.next() % 12) {
                 let live = fresh.filter { working.rows[$0] != nil }
                 guard !live.isEmpty else { break }
@@ -119,6 +134,8 @@ import Testing
                     try tx.delete("T", ObjectKey(k))
                     working.rows[k] = nil
                 default:
+                    #expect(try tx.contains("T", ObjectKey(k)))
+                    #expect(try !tx.contains("T", ObjectKey(working.nextKey + 5)))
                     for c in Self.columns {
                         #expect(
                             try tx.value("T", ObjectKey(k), c.name).bitwiseEquals(working.rows[k]![c.name]!),
@@ -137,6 +154,8 @@ import Testing
         }
         #expect(Verifier().verify(try store.snapshot()).isClean)
         try Self.check(try Store.open(at: dir.file(), options: .init(readOnly: true)).snapshot(), committed, "reopened")
+        // Both kinds of sealed group were made: consecutive keys held as a range, others as keys.
+        #expect(sealedWithRange > 0 && sealedWithKeys > 0, "\(sealedWithRange) \(sealedWithKeys)")
     }
 
     /// A column added or removed while a transaction holds sealed groups: the sealed groups take

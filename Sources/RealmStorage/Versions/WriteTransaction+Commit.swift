@@ -329,20 +329,20 @@ extension WriteTransaction {
             case .stored(let e):
                 entries.append(e)
             case .loaded(let l):
-                guard !l.keys.isEmpty else { continue }
+                guard l.rowCount > 0 else { continue }
                 let needsWrite = l.rowsChanged || l.original == nil || !l.dirty.isEmpty
                 if !needsWrite, let o = l.original {
                     entries.append(o)
                     continue
                 }
                 changed = true
-                var block = RowGroupBlock(rowCount: l.keys.count, keys: .none, columns: .init(minimumCapacity: t.columns.count))
+                var block = RowGroupBlock(rowCount: l.rowCount, keys: .none, columns: .init(minimumCapacity: t.columns.count))
                 // Rows of the stored segments this transaction deleted (nil: rows were added, or the
                 // group is new, and every segment is written whole).
                 let deleted = patchesSegments && l.original != nil ? l.deletedOriginalRows() : nil
                 if l.rowsChanged || l.original == nil {
                     block.keys = try writeSegment(
-                        ColumnBuffer(ints: l.keys), replacing: l.originalBlock?.keys, deleted: deleted, set: [], &em)
+                        ColumnBuffer(ints: l.allKeys), replacing: l.originalBlock?.keys, deleted: deleted, set: [], &em)
                 } else {
                     block.keys = l.originalBlock!.keys
                 }
@@ -352,8 +352,8 @@ extension WriteTransaction {
                         // A full new group, already encoded (``LoadedGroup/seal()``).
                         block.columns[c.id] = em.emit { $0.append(s.segment) }
                     } else if rewrite {
-                        let buf = l.columns[c.id] ?? Self.defaults(c, l.keys.count)
-                        precondition(buf.count == l.keys.count, "column buffer out of step with keys")
+                        let buf = l.columns[c.id] ?? Self.defaults(c, l.rowCount)
+                        precondition(buf.count == l.rowCount, "column buffer out of step with keys")
                         // A column set without a record of which rows (a column added meanwhile) is
                         // written whole.
                         let old = l.originalBlock?.columns[c.id]
@@ -378,7 +378,7 @@ extension WriteTransaction {
                     l.isSealed
                     ? em.emit { block.encode(into: &$0) }
                     : em.emit(decoded: .group(.init(block: block, keys: l.keys, columns: l.columns))) { block.encode(into: &$0) }
-                entries.append(RowGroupEntry(firstKey: l.keys.first!, lastKey: l.keys.last!, rowCount: l.keys.count, block: ref))
+                entries.append(RowGroupEntry(firstKey: l.firstKey!, lastKey: l.lastKey!, rowCount: l.rowCount, block: ref))
                 try flushIfLarge(&em)
             }
         }
@@ -520,13 +520,24 @@ extension WriteTransaction {
         /// New entries: a slice of the transaction's sorted inserts or of a rebuilt chunk, so
         /// cutting a bulk insert's index into chunks copies none of it.
         case fresh(ArraySlice<(UInt64, Int64)>)
+        /// New entries: a piece of the transaction's pending inserts, made into a list only when
+        /// the chunk is written (held as runs, a bulk insert's index is not spelled out whole).
+        case pending(Slice<PendingIndexEntries>)
         /// A stored chunk changed by a patch over its base (format 5), with the entries it reads as;
         /// `replacesPatch`: the stored chunk is itself a patch (of the same base).
         case patched(IndexDirectory.Chunk, IndexChunkPatch, [(UInt64, Int64)], replacesPatch: Bool)
+        /// Whether the chunk holds new entries only (the trailing merge joins them).
+        var isNew: Bool {
+            switch self {
+            case .fresh, .pending: true
+            case .stored, .patched: false
+            }
+        }
         var count: Int {
             switch self {
             case .stored(let c): c.count
             case .fresh(let e): e.count
+            case .pending(let e): e.count
             case .patched(_, _, let e, _): e.count
             }
         }
@@ -535,6 +546,7 @@ extension WriteTransaction {
     func chunkEntries(_ c: ChunkState) throws -> ArraySlice<(UInt64, Int64)> {
         switch c {
         case .fresh(let e): return e
+        case .pending(let e): return ArraySlice(e)
         case .patched(let chunk, let patch, let e, let replacesPatch):
             // Folded into a new chunk after all: the stored chunk (and the base of the patch it is) goes.
             freed += chunk.block.length + (replacesPatch ? patch.base.length : 0)
@@ -551,8 +563,7 @@ extension WriteTransaction {
     /// binary counter, so a one-object commit copies O(log chunk size) entries.
     func writeIndex(_ iw: IndexWork, _ em: inout Emitter) throws -> BlockRef {
         if iw.inserts.isEmpty && iw.deletes.isEmpty && !iw.baseRef.isNone { return iw.baseRef }
-        var inserts = iw.inserts
-        if !iw.insertsSorted { inserts.sort { ($0.0, $0.1) < ($1.0, $1.1) } }
+        let inserts = iw.inserts.sorted(isSorted: iw.insertsSorted)
         let memo = iw.baseRef.isNone ? nil : try base.indexMemo(iw.baseRef)
         let dir = memo?.directory ?? IndexDirectory(columnId: iw.column.id, chunks: [])
         if !iw.baseRef.isNone { freed += iw.baseRef.length }
@@ -562,18 +573,27 @@ extension WriteTransaction {
         var appended = inserts[inserts.endIndex...]
         var interior = inserts[...]
         var baseLast: (hash: UInt64, key: Int64)?
-        if let lastChunk = dir.chunks.last, iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash }) {
+        if dir.chunks.isEmpty {
+            // A new index, or an empty one: every entry goes to the new trailing chunks.
+            swap(&appended, &interior)
+        } else if let lastChunk = dir.chunks.last,
+            iw.deletes.isEmpty || !iw.deletes.contains(where: { $0.hash >= lastChunk.firstHash })
+        {
             let lastEntry = try memo?.lastEntry ?? base.lastEntry(of: lastChunk)
             baseLast = lastEntry
-            let split = inserts.firstIndex { ($0.0, $0.1) > lastEntry } ?? inserts.count
-            appended = inserts[split...]
-            interior = inserts[..<split]
+            // The first insert past the last stored entry (`inserts` is sorted).
+            var lo = 0
+            var hi = inserts.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if (inserts[mid].0, inserts[mid].1) > lastEntry { hi = mid } else { lo = mid + 1 }
+            }
+            appended = inserts[lo...]
+            interior = inserts[..<lo]
         }
         var touchedInserts: [Int: ArraySlice<(UInt64, Int64)>] = [:]
         var touchedDeletes: [Int: Set<IndexWork.HashKey>] = [:]
-        if dir.chunks.isEmpty {
-            if !interior.isEmpty { touchedInserts[0] = interior }
-        } else {
+        if !dir.chunks.isEmpty {
             for e in interior { touchedInserts[dir.chunkIndex(for: e.0), default: []].append(e) }
             for d in iw.deletes {
                 for j in dir.chunks(possiblyHolding: d.hash) { touchedDeletes[j, default: []].insert(d) }
@@ -612,7 +632,7 @@ extension WriteTransaction {
                 start = end
             }
         }
-        for ci in kept..<max(dir.chunks.count, touchedInserts[0] != nil ? 1 : 0) {
+        for ci in kept..<dir.chunks.count {
             guard touched.contains(ci) else {
                 chunks.append(.stored(dir.chunks[ci]))
                 continue
@@ -655,7 +675,12 @@ extension WriteTransaction {
                 appendPieces(entries)
             }
         }
-        appendPieces(appended)
+        var start = appended.startIndex
+        while start < appended.endIndex {
+            let end = min(appended.endIndex, start + cap)
+            chunks.append(.pending(appended[start..<end]))
+            start = end
+        }
         // Merge trailing chunks like a binary counter (a kept chunk joins the rest when the merge
         // reaches it), when entries were appended at the end: interior pieces are left as cut.
         while !appended.isEmpty {
@@ -666,7 +691,7 @@ extension WriteTransaction {
             guard chunks.count >= 2 else { break }
             let p = chunks[chunks.count - 2]
             let l = chunks[chunks.count - 1]
-            guard case .fresh = l, p.count <= l.count, p.count + l.count <= cap else { break }
+            guard l.isNew, p.count <= l.count, p.count + l.count <= cap else { break }
             let merged = try chunkEntries(p) + chunkEntries(l)
             chunks.removeLast(2)
             chunks.append(.fresh(merged))
@@ -674,6 +699,16 @@ extension WriteTransaction {
         var out = IndexDirectory(columnId: iw.column.id, chunks: prefixCopy(dir.chunks, kept, capacity: kept + chunks.count))
         // The new last entry, when known without decoding (the next commit starts from it).
         var lastEntry: (hash: UInt64, key: Int64)? = kept > 0 && kept == dir.chunks.count ? baseLast : nil
+        func emitNew<C: RandomAccessCollection<(UInt64, Int64)>>(_ e: C) {
+            guard let first = e.first, let last = e.last else { return }
+            // Small chunks are merged into by the next commits: they read them from the cache.
+            let ref =
+                e.count <= BlockCache.maxCachedChunkCount
+                ? em.emit(decoded: .chunk(Array(e))) { IndexDirectory.encodeChunk(e, into: &$0) }
+                : em.emit { IndexDirectory.encodeChunk(e, into: &$0) }
+            out.chunks.append(.init(firstHash: first.0, count: e.count, block: ref))
+            lastEntry = last
+        }
         for c in chunks {
             switch c {
             case .stored(let chunk):
@@ -688,14 +723,9 @@ extension WriteTransaction {
                 out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
                 lastEntry = e.last
             case .fresh(let e):
-                guard let first = e.first, let last = e.last else { continue }
-                // Small chunks are merged into by the next commits: they read them from the cache.
-                let ref =
-                    e.count <= BlockCache.maxCachedChunkCount
-                    ? em.emit(decoded: .chunk(Array(e))) { IndexDirectory.encodeChunk(e, into: &$0) }
-                    : em.emit { IndexDirectory.encodeChunk(e, into: &$0) }
-                out.chunks.append(.init(firstHash: first.0, count: e.count, block: ref))
-                lastEntry = last
+                emitNew(e)
+            case .pending(let e):
+                emitNew(Array(e))
             }
             try flushIfLarge(&em)
         }

@@ -275,7 +275,7 @@ public final class WriteTransaction {
         var out: [Int64] = []
         for g in w.groups {
             switch g {
-            case .loaded(let l): out += l.keys
+            case .loaded(let l): out += l.allKeys
             case .stored(let e):
                 let keys = try base.keySegment(try base.rowGroup(e.block))
                 out += keys.integers!.array
@@ -524,11 +524,11 @@ public final class WriteTransaction {
         // The tail: the last group if this transaction created it and it has room (buffers in
         // catalog order), else a new one.
         let tail: LoadedGroup
-        if let g = plan.tail, g.keys.count < capacity, w.groups.endsWith(g) {
+        if let g = plan.tail, g.rowCount < capacity, w.groups.endsWith(g) {
             tail = g
         } else {
             // The group filled last is kept encoded from now on (the commit writes it as it is).
-            if let full = plan.tail, full.keys.count >= capacity, full.original == nil, !full.isSealed { full.seal() }
+            if let full = plan.tail, full.rowCount >= capacity, full.original == nil, !full.isSealed { full.seal() }
             // A transaction's first new group starts small (most transactions insert a few
             // objects); later ones, after a full group, expect many more rows.
             let reserve = plan.tail == nil ? min(capacity, 8) : min(capacity, 1024)
