@@ -187,7 +187,7 @@ final class LoadedGroup {
     /// ``keyRange`` then holds (``rowCount``, ``firstKey``, ``lastKey``, ``row(of:)`` and
     /// ``allKeys`` read either).
     @exclusivity(unchecked) var keys: [Int64]
-    /// The keys of a group ``seal()`` sealed when they are consecutive (a bulk insert's are), in
+    /// The keys of a group ``seal(writing:)`` sealed when they are consecutive (a bulk insert's are), in
     /// place of ``keys``: 8 bytes an object less while the transaction lasts.
     private(set) var keyRange: ClosedRange<Int64>?
 
@@ -256,28 +256,27 @@ final class LoadedGroup {
         setKeys = k
     }
 
-    /// A full group this transaction created, kept encoded: each column's segment as the commit
-    /// will write it, by column id, its buffer dropped (see ``seal()``); nil while the buffers hold
-    /// the columns.
-    private(set) var sealed: [(id: UInt32, isSet: Bool, segment: ByteView)]?
+    /// A full group this transaction created, kept encoded: each column's segment, by column id,
+    /// already written to the commit region ahead of the commit (see ``seal(writing:)``); nil
+    /// while the buffers hold the columns.
+    private(set) var sealed: [(id: UInt32, isSet: Bool, block: BlockRef)]?
 
-    /// Whether the group's columns are kept encoded (``seal()``): they must be decoded
-    /// (``unseal()``) before they are read or changed.
+    /// Whether the group's columns are kept encoded (``seal(writing:)``): they must be decoded
+    /// (``unseal(reading:)``) before they are read or changed.
     var isSealed: Bool { sealed != nil }
 
-    /// Encodes every column of this group, a full one this transaction created, and drops its
-    /// buffers: a bulk insert holds its finished groups as the segments the commit writes (about a
-    /// fifth of the memory of the decoded columns) instead of the decoded rows. Consecutive keys
-    /// are kept as their range, other keys stay decoded, for lookups. The next read or change of
-    /// the columns decodes them again.
-    func seal() {
+    /// Encodes every column of this group, a full one this transaction created, hands each segment
+    /// to `write` (which emits it into the commit region, ahead of the commit) and drops the
+    /// buffers: a bulk insert holds neither its finished groups' rows nor their segments, only
+    /// where the segments are. Consecutive keys are kept as their range, other keys stay decoded,
+    /// for lookups. The next read or change of the columns decodes them again; the segments
+    /// written then are dead bytes of the commit.
+    func seal(writing write: ([UInt8]) -> BlockRef) {
         precondition(original == nil && sealed == nil, "only a new group is sealed, once")
-        var out: [(id: UInt32, isSet: Bool, segment: ByteView)] = []
+        var out: [(id: UInt32, isSet: Bool, block: BlockRef)] = []
         out.reserveCapacity(columns.ids.count)
         for (id, buffer) in zip(columns.ids, columns.buffers) {
-            // Copied into bytes of its own size (the encoder's array has room for the
-            // uncompressed rows), which a reader decodes in place when the group is unsealed.
-            out.append((id, buffer.isSet, ByteView(copying: SegmentEncoder.encode(buffer))))
+            out.append((id, buffer.isSet, write(SegmentEncoder.encode(buffer))))
         }
         columns = ColumnSet()
         sealed = out
@@ -287,11 +286,12 @@ final class LoadedGroup {
         }
     }
 
-    /// Decodes the columns ``seal()`` encoded back into buffers.
-    func unseal() throws {
+    /// Decodes the columns ``seal(writing:)`` encoded back into buffers, reading each segment
+    /// through `read`.
+    func unseal(reading read: (BlockRef) throws -> ByteView) throws {
         guard let sealed else { return }
         var set = ColumnSet()
-        for s in sealed { set[s.id] = try SegmentReader(block: s.segment).decodeAll(isSet: s.isSet) }
+        for s in sealed { set[s.id] = try SegmentReader(block: read(s.block)).decodeAll(isSet: s.isSet) }
         columns = set
         self.sealed = nil
         if let keyRange {

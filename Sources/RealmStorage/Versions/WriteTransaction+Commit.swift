@@ -76,6 +76,17 @@ extension WriteTransaction {
             if headSize > 0 { try file.write(out.bytes[..<headSize], at: Int(start) - headSize) }
         }
 
+        /// The bytes of block `ref`, emitted earlier: from the buffer, or from the file once flushed.
+        func read(_ ref: BlockRef) throws -> ByteView {
+            precondition(ref.offset >= start && ref.offset + ref.length <= start + written, "not a block of this commit")
+            let offset = ref.offset - start
+            guard offset >= flushed else {
+                return ByteView(copying: try file.read(at: Int(ref.offset), count: Int(ref.length)), origin: Int(ref.offset))
+            }
+            let from = headSize + Int(offset - flushed)
+            return ByteView(copying: Array(out.bytes[from..<from + Int(ref.length)]), origin: Int(ref.offset))
+        }
+
         /// Emits a block already encoded (the version record).
         mutating func emit(_ block: [UInt8]) -> BlockRef { emit { $0.append(block) } }
 
@@ -109,11 +120,7 @@ extension WriteTransaction {
         let started = store.telemetry.timesCommits ? clock.now : nil
         // After a failed commit whose slot other processes may have seen, never reuse its version
         // number or its bytes (Spec/FORMAT.md §6.2).
-        // Ours, or one another store recorded in the lock file; only one past our base matters.
-        let own = store.state.withLock { $0.failedCommit }
-        let shared = store.lockFile?.failedCommit()
-        var failed = own
-        if let shared, shared.version > base.version, shared.version > failed?.version ?? 0 { failed = shared }
+        let (own, shared, failed) = failedCommits()
         let newVersion = max(base.version, failed?.version ?? 0) + 1
         if let limit = store.options.maximumNumberOfActiveVersions {
             var pins = store.pinnedVersions().filter { $0.kind != Store.compactionPinKind }
@@ -142,13 +149,24 @@ extension WriteTransaction {
         }
         // Format 3: a commit head precedes the commit region (Spec/FORMAT.md §3.4).
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
-        let start = max(baseSlot.fileLength, failed?.fileLength ?? 0)
-        let headSize = hasHead ? CommitHead.size : 0
-        var em = Emitter(
-            start: start + UInt64(headSize), headSize: headSize, file: file, flushThreshold: store.options.commitFlushThreshold)
+        let start = Self.regionStart(baseSlot, failed)
+        var em = makeEmitter(baseCurrent, failed)
+        if let early {
+            // The commit continues the region sealed groups began; it was placed as this one is.
+            guard early.start == em.start, early.file === file else {
+                throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
+            }
+            em = early
+            self.early = nil
+        }
+        // Bytes emitted before the commit: sealed groups' segments, live if a group still names them.
+        let emittedEarly = em.written
+        sealedKept = 0
         for (id, w) in tables.sorted(by: { $0.key < $1.key }) where catalog.table(id: id) != nil {
             try finish(w, &em)
         }
+        // Segments of groups unsealed, deleted or dropped since they were sealed are dead bytes.
+        freed += emittedEarly - sealedKept
         var changeset = Changeset()
         changeset.schemaChanged = schemaChanged
         func record(_ id: UInt32) {
@@ -349,8 +367,9 @@ extension WriteTransaction {
                 for c in t.columns {
                     let rewrite = l.rowsChanged || l.original == nil || l.dirty.contains(c.id)
                     if rewrite, let s = l.sealed?.first(where: { $0.id == c.id }) {
-                        // A full new group, already encoded (``LoadedGroup/seal()``).
-                        block.columns[c.id] = em.emit { $0.append(s.segment) }
+                        // A full new group, already written (``seal(_:)``).
+                        block.columns[c.id] = s.block
+                        sealedKept += s.block.length
                     } else if rewrite {
                         let buf = l.columns[c.id] ?? Self.defaults(c, l.rowCount)
                         precondition(buf.count == l.rowCount, "column buffer out of step with keys")
@@ -410,6 +429,52 @@ extension WriteTransaction {
         guard em.shouldFlush else { return }
         if em.flushed == 0 { store.state.withLock { $0.writerUpToDate = false } }
         try em.flush()
+    }
+
+    /// The failed commit whose version number and bytes the next commit must not reuse: this
+    /// store's (`own`), or one another store recorded in the lock file (`shared`); only one past
+    /// the base matters (`failed`).
+    func failedCommits() -> (own: FailedCommit?, shared: FailedCommit?, failed: FailedCommit?) {
+        let own = store.state.withLock { $0.failedCommit }
+        let shared = store.lockFile?.failedCommit()
+        var failed = own
+        if let shared, shared.version > base.version, shared.version > failed?.version ?? 0 { failed = shared }
+        return (own, shared, failed)
+    }
+
+    /// Where a commit on `baseSlot` writes: after its committed length, and after the bytes of a
+    /// failed commit (Spec/FORMAT.md §6.2).
+    static func regionStart(_ baseSlot: CommitSlot, _ failed: FailedCommit?) -> UInt64 {
+        max(baseSlot.fileLength, failed?.fileLength ?? 0)
+    }
+
+    /// An emitter for a commit on `current`: its region begins after room for the commit head
+    /// (format 3, Spec/FORMAT.md §3.4).
+    func makeEmitter(_ current: Store.Current, _ failed: FailedCommit?) -> Emitter {
+        let headSize = current.formatVersion >= FileHeader.chainedCommitsVersion ? CommitHead.size : 0
+        return Emitter(
+            start: Self.regionStart(current.slot, failed) + UInt64(headSize), headSize: headSize, file: current.file,
+            flushThreshold: store.options.commitFlushThreshold)
+    }
+
+    /// Seals `g`, a full group a bulk insert left (``LoadedGroup/seal(writing:)``): its segments
+    /// are emitted into the commit region at once, ahead of the commit, which goes on after them
+    /// (to the file, once they pass the flush threshold, so a bulk insert holds none of its full
+    /// groups). A transaction that ends without committing leaves those bytes past the committed
+    /// length, where the next commit writes over them.
+    func seal(_ g: LoadedGroup) throws {
+        var em = early ?? makeEmitter(store.state.withLock { $0.current }, failedCommits().failed)
+        g.seal { bytes in em.emit { $0.append(bytes) } }
+        early = em
+        try flushIfLarge(&early!)
+    }
+
+    /// Decodes a sealed group's columns again (``LoadedGroup/unseal(reading:)``), reading its
+    /// segments from the commit region begun early.
+    func unseal(_ g: LoadedGroup) throws {
+        guard g.isSealed else { return }
+        guard let early else { throw StorageError(.invalidTransactionState, "a sealed group without its commit region") }
+        try g.unseal { try early.read($0) }
     }
 
     /// Whether this file's row groups may name segment patches (format 5).

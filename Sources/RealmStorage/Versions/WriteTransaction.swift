@@ -38,6 +38,13 @@ public final class WriteTransaction {
     }
     var schemaChanged = false
     var freed: UInt64 = 0
+    /// The commit's emitter, begun before the commit when a bulk insert seals a full group
+    /// (``seal(_:)``): the sealed segments go to the commit region as they are made, and the
+    /// commit continues after them.
+    var early: Emitter?
+    /// Bytes of sealed segments the commit's row groups name (the rest of those emitted early are
+    /// dead).
+    var sealedKept: UInt64 = 0
     /// Base row groups this transaction rewrites, merges away or deletes whole: the commit drops
     /// their decoded forms from the store's cache (no later version holds them).
     var supersededGroups: [BlockCache.Key] = []
@@ -166,7 +173,7 @@ public final class WriteTransaction {
         schemaChanged = true
         if let w = tables[catalog.tables[ti].id] {
             for g in w.groups.loadedGroups where g.rowsChanged || g.original == nil {
-                try g.unseal()
+                try unseal(g)
                 g.columns[c.id] = Self.defaults(c, g.keys.count)
                 g.markDirty(c.id)
             }
@@ -298,7 +305,7 @@ public final class WriteTransaction {
         let g: LoadedGroup
         switch w.groups[i] {
         case .loaded(let l):
-            try l.unseal()
+            try unseal(l)
             g = l
         case .stored(let e):
             if let key = base.cacheKey(e.block), let cached = base.cache?.group(key), cached.keys.count == cached.block.rowCount {
@@ -358,7 +365,7 @@ public final class WriteTransaction {
             return try base.value(table, key, column)
         case .loaded(let g):
             guard let row = g.row(of: key.rawValue) else { throw StorageError(.notFound, "no object \(key) in '\(table)'") }
-            try g.unseal()
+            try unseal(g)
             let id = t.schema.columns[ci].id
             if let p = g.columns.position(id) { return g.columns.buffers[p].value(row) }
             let c = t.schema.columns[ci]
@@ -528,7 +535,7 @@ public final class WriteTransaction {
             tail = g
         } else {
             // The group filled last is kept encoded from now on (the commit writes it as it is).
-            if let full = plan.tail, full.rowCount >= capacity, full.original == nil, !full.isSealed { full.seal() }
+            if let full = plan.tail, full.rowCount >= capacity, full.original == nil, !full.isSealed { try seal(full) }
             // A transaction's first new group starts small (most transactions insert a few
             // objects); later ones, after a full group, expect many more rows.
             let reserve = plan.tail == nil ? min(capacity, 8) : min(capacity, 1024)
