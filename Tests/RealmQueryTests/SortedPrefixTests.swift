@@ -43,15 +43,24 @@ import Testing
         return store
     }
 
+    /// The store of ``makeStore(_:seed:)``, its snapshot and every key of `T`.
+    static func fixture(_ dir: TempDir, seed: UInt64) throws -> (Store, Snapshot, [ObjectKey]) {
+        let store = try makeStore(dir, seed: seed)
+        let snapshot = try store.snapshot()
+        return (store, snapshot, try snapshot.objectKeys("T"))
+    }
+
+    /// Column `name` of `T` as a key path.
+    static func path(_ name: String, _ snapshot: Snapshot) throws -> BoundKeyPath {
+        try BoundKeyPath.bind(name, table: snapshot.catalog.table("T")!, catalog: snapshot.catalog)
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func agreesWithSortingEverything(seed: UInt64) throws {
         let dir = TempDir()
-        let store = try Self.makeStore(dir, seed: seed)
-        let snapshot = try store.snapshot()
-        let table = snapshot.catalog.table("T")!
-        func path(_ name: String) throws -> BoundKeyPath { try BoundKeyPath.bind(name, table: table, catalog: snapshot.catalog) }
+        let (store, snapshot, all) = try Self.fixture(dir, seed: seed)
+        func path(_ name: String) throws -> BoundKeyPath { try Self.path(name, snapshot) }
         let evaluator = QueryEvaluator(snapshot)
-        let all = try snapshot.objectKeys("T")
         var rng = SplitMix(seed: seed &* 77)
         let firsts = ["i", "b", "d", "f", "late"]
         let seconds = ["i", "b", "d", "f", "s", "late", "oi"]
@@ -70,5 +79,41 @@ import Testing
         let tx = try store.beginWrite()
         #expect(try QueryEvaluator(tx).sortedPrefix(ofAll: "T", by: [SortKey(path: try path("i"), ascending: true)], limit: 3) == nil)
         tx.cancel()
+    }
+
+    /// Sorting some objects of a snapshot (its typed path: values read in place for a few objects
+    /// of a group, the group decoded for many) agrees with sorting them through a write
+    /// transaction (the boxed path), for scattered and dense subsets in ascending and in random
+    /// key order; a key the table lacks is an error; a count without a predicate is the table's.
+    @Test(arguments: [4, 5] as [UInt64])
+    func sortingSomeObjectsAgreesWithTheBoxedSort(seed: UInt64) throws {
+        let dir = TempDir()
+        let (store, snapshot, all) = try Self.fixture(dir, seed: seed)
+        func path(_ name: String) throws -> BoundKeyPath { try Self.path(name, snapshot) }
+        let tx = try store.beginWrite()
+        defer { tx.cancel() }
+        let typed = QueryEvaluator(snapshot)
+        let boxed = QueryEvaluator(tx)
+        var rng = SplitMix(seed: seed)
+        let names = ["i", "b", "d", "f", "late"]
+        for round in 0..<80 {
+            // From a handful of objects (one or two per group: read in place) to most of them.
+            let size = [1, 3, 8, 20, all.count / 2, all.count][round % 6]
+            var subset = Array(Set((0..<size).map { _ in all[Int(rng.next() % UInt64(all.count))] }))
+            if rng.next() % 2 == 0 { subset.sort() }
+            var keys: [SortKey] = []
+            for _ in 0..<(1 + Int(rng.next() % 2)) {
+                keys.append(SortKey(path: try path(names[Int(rng.next() % UInt64(names.count))]), ascending: rng.next() % 2 == 0))
+            }
+            #expect(try typed.sort("T", subset, by: keys) == boxed.sort("T", subset, by: keys), "round \(round)")
+        }
+        let missing = ObjectKey(7)  // deleted when the store was made
+        #expect(try !snapshot.contains("T", missing))
+        #expect(throws: StorageError.self) { try typed.sort("T", [all[0], missing], by: [SortKey(path: try path("i"), ascending: true)]) }
+        #expect(try typed.count("T", nil) == snapshot.objectCount("T"))
+        try tx.delete("T", all[0])
+        _ = try tx.insert("T", ["i": .int(1)])
+        _ = try tx.insert("T", ["i": .int(2)])
+        #expect(try boxed.count("T", nil) == all.count + 1)
     }
 }

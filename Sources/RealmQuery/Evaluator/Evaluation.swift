@@ -118,13 +118,16 @@ final class Evaluation {
     }
 
     /// The objects of `keys` (ascending or not) with their locations, found by walking the row
-    /// groups in step while `keys` ascend.
+    /// groups in step while `keys` ascend: groups that hold none of them are passed by their last
+    /// key (never read), and within a group each key is found from the previous one's row by a
+    /// galloping search of the keys in place (one step for consecutive keys, a few for scattered
+    /// ones).
     func objects(_ slot: Int, _ keys: [ObjectKey]) throws -> [ObjectRef] {
         guard let reader = try reader(slot) else { return keys.map { ObjectRef(table: slot, key: $0, location: nil) } }
         var out: [ObjectRef] = []
         out.reserveCapacity(keys.count)
         var (g, row) = (0, 0)
-        var lane: [Int64]?
+        var lane: IntegerLane?
         var previous = Int64.min
         for key in keys {
             let k = key.rawValue
@@ -134,21 +137,42 @@ final class Evaluation {
                 continue
             }
             previous = k
-            while g < reader.groupCount {
-                if lane == nil {
-                    lane = try reader.keys(group: g).array
-                    row = 0
-                }
-                if let l = lane, !l.isEmpty, l[l.count - 1] >= k { break }
+            while g < reader.groupCount && reader.lastKey(group: g) < k {
                 g += 1
                 lane = nil
             }
+            guard g < reader.groupCount else { throw Self.missing(key, tables[slot]) }
+            if lane == nil {
+                lane = try reader.keys(group: g)
+                row = 0
+            }
             guard let l = lane else { throw Self.missing(key, tables[slot]) }
-            while row < l.count && l[row] < k { row += 1 }
+            row = Self.firstPosition(notBelow: k, in: l, from: row)
             guard row < l.count, l[row] == k else { throw Self.missing(key, tables[slot]) }
             out.append(ObjectRef(table: slot, key: key, location: RowLocation(group: g, row: row)))
         }
         return out
+    }
+
+    /// The first position at or after `from` whose key is not below `k`, in ascending `keys`:
+    /// steps of 1, 2, 4, … until one passes `k`, then a binary search of the last step.
+    static func firstPosition(notBelow k: Int64, in keys: IntegerLane, from: Int) -> Int {
+        let n = keys.count
+        var lo = from
+        var hi = from
+        var step = 1
+        // Every position below `lo` holds a key below `k`; `hi` is `n` or holds one not below.
+        while hi < n && keys[hi] < k {
+            lo = hi + 1
+            hi = from + step
+            step <<= 1
+        }
+        hi = Swift.min(hi, n)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if keys[mid] < k { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     static func missing(_ key: ObjectKey, _ table: String) -> StorageError {

@@ -263,31 +263,43 @@ extension QueryEvaluator {
             var ints: [Int64] = []
             var doubles: [Double] = []
             if isInt { ints.reserveCapacity(objects.count) } else { doubles.reserveCapacity(objects.count) }
-            var group = -1
-            var laneInts: [Int64] = []
-            var laneDoubles: [Double] = []
-            for o in objects {
-                guard let location = o.location else { return nil }
-                if Int(location.group) != group {
-                    group = Int(location.group)
-                    let scan = try reader.scan(group: group, column: index)
-                    if let value = scan.defaultValue {
-                        switch value {
-                        case .int(let v): laneInts = [Int64](repeating: v, count: scan.rowCount)
-                        case .bool(let v): laneInts = [Int64](repeating: v ? 1 : 0, count: scan.rowCount)
-                        case .double(let v): laneDoubles = [Double](repeating: v, count: scan.rowCount)
-                        case .float(let v): laneDoubles = [Double](repeating: Double(v), count: scan.rowCount)
-                        default: return nil
-                        }
-                    } else if isInt {
-                        guard let lane = scan.integers else { return nil }
-                        laneInts = lane.array
+            // A group's rows are decoded whole when many of the objects lie in it; a few are read
+            // one by one in place (a sort of a few objects spread over many groups).
+            var i = 0
+            while i < objects.count {
+                guard let first = objects[i].location else { return nil }
+                let group = Int(first.group)
+                var end = i + 1
+                while end < objects.count, let l = objects[end].location, Int(l.group) == group { end += 1 }
+                let scan = try reader.scan(group: group, column: index)
+                let rows = objects[i..<end].lazy.map { Int($0.location!.row) }
+                let whole = (end - i) * 16 >= scan.rowCount
+                if let value = scan.defaultValue {
+                    switch value {
+                    case .int(let v): ints += repeatElement(v, count: end - i)
+                    case .bool(let v): ints += repeatElement(v ? 1 : 0, count: end - i)
+                    case .double(let v): doubles += repeatElement(v, count: end - i)
+                    case .float(let v): doubles += repeatElement(Double(v), count: end - i)
+                    default: return nil
+                    }
+                } else if isInt {
+                    guard let lane = scan.integers else { return nil }
+                    if whole {
+                        let all = lane.array
+                        for r in rows { ints.append(all[r]) }
                     } else {
-                        guard scan.isFixedWidth else { return nil }
-                        laneDoubles = try scan.doubles()
+                        for r in rows { ints.append(lane[r]) }
+                    }
+                } else {
+                    guard scan.isFixedWidth else { return nil }
+                    if whole {
+                        let all = try scan.doubles()
+                        for r in rows { doubles.append(all[r]) }
+                    } else {
+                        for r in rows { doubles.append(try scan.double(r)) }
                     }
                 }
-                if isInt { ints.append(laneInts[Int(location.row)]) } else { doubles.append(laneDoubles[Int(location.row)]) }
+                i = end
             }
             out.append(isInt ? .ints(ints) : .doubles(doubles))
         }

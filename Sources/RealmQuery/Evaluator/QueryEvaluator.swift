@@ -52,7 +52,7 @@ package struct QueryEvaluator {
     /// How many objects of `table` match `predicate` (nil: all), without collecting their keys when
     /// the source is a snapshot.
     package func count(_ table: String, _ predicate: BoundPredicate?) throws -> Int {
-        guard let predicate else { return try source.objectKeys(table).count }
+        guard let predicate else { return try source.objectCount(table) }
         // One comparison of an int column with constants: counted in place by the engine's typed
         // loops over the segments (no lanes decoded into arrays, no masks).
         if let snapshot = source as? Snapshot, case .comparison(let c) = predicate, let (column, comparison) = Self.intComparison(c) {

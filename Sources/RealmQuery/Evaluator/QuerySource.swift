@@ -3,7 +3,7 @@ import RealmStorage
 /// Where a query reads: a ``RealmStorage/Snapshot`` (a committed version) or an open
 /// ``RealmStorage/WriteTransaction`` (which sees its own changes).
 ///
-/// Both conform already. The evaluator reads through these four members, except that it reads a
+/// Both conform already. The evaluator reads through these five members, except that it reads a
 /// `Snapshot`'s segments in place for the comparisons it can scan, and uses its persisted indexes.
 /// Conformers are thread-confined as they are themselves (a `Snapshot` is `Sendable`, a
 /// `WriteTransaction` is not).
@@ -18,6 +18,9 @@ package protocol QuerySource: AnyObject {
     /// The keys of every object of `table`, ascending.
     /// - Throws: when the table does not exist or the file is damaged.
     func objectKeys(_ table: String) throws -> [ObjectKey]
+    /// The number of objects of `table` (without listing their keys).
+    /// - Throws: when the table does not exist or the file is damaged.
+    func objectCount(_ table: String) throws -> Int
     /// The value of `column` of object `key` of `table`.
     /// - Throws: when the table, column or object does not exist or the file is damaged.
     func value(_ table: String, _ key: ObjectKey, _ column: String) throws -> StorageValue

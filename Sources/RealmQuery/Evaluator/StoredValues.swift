@@ -111,6 +111,8 @@ final class ValueList: QuerySource {
 
     func objectKeys(_ table: String) throws -> [ObjectKey] { values.indices.map { ObjectKey(Int64($0)) } }
 
+    func objectCount(_ table: String) throws -> Int { values.count }
+
     func value(_ table: String, _ key: ObjectKey, _ column: String) throws -> StorageValue {
         guard try contains(table, key) else { throw StorageError(.notFound, "no value at position \(key.rawValue)") }
         return values[Int(key.rawValue)]

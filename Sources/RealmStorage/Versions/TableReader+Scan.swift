@@ -41,6 +41,15 @@ package struct ColumnScan {
         return (try view.i64(row &* 12), try view.i32(row &* 12 + 8))
     }
 
+    /// Row `row` of a float or double column as a double (null rows hold 0), read in place.
+    package func double(_ row: Int) throws -> Double {
+        guard let segment, case .fixed(let view, let width, let count) = segment.values, width == 4 || width == 8, row >= 0,
+            row < count
+        else { throw StorageError(.typeMismatch, "column '\(column.name)' is not a stored float or double column holding row \(row)") }
+        if width == 8 { return Double(bitPattern: UInt64(bitPattern: try view.i64(row &* 8))) }
+        return Double(Float(bitPattern: try view.u32(row &* 4)))
+    }
+
     /// Every row of a float or double column as doubles (null rows hold 0), copied in one loop so
     /// that callers in other modules scan a plain array.
     package func doubles() throws -> [Double] {

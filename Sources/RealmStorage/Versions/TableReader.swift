@@ -58,6 +58,9 @@ package final class TableReader {
     /// The keys of group `g`, in order.
     package func keys(group g: Int) throws -> IntegerLane { try keySegment(g).integers! }
 
+    /// The last key of group `g`, from the table's row-group list (no segment read).
+    package func lastKey(group g: Int) -> Int64 { entries[g].lastKey }
+
     /// The keys of group `g` through their owner-free cursor (the reader keeps the segment; a
     /// key segment is checked to be a lane of integers, so its cursor has one).
     package func keyCursor(group g: Int) throws -> LaneCursor {
