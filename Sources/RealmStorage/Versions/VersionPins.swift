@@ -420,9 +420,16 @@ final class LockFile: @unchecked Sendable {
     private func takeWord(_ region: SharedRegion) throws -> Bool {
         let me = token
         if yieldsNext {
-            // Our last release found a waiter: give it a turn before taking the word again.
+            // Our last release found a waiter and left the word at zero: give it its turn before
+            // taking the word again. It looks at least every 0.5 ms, but on a loaded machine its
+            // thread may run much later: wait until the word changes (the waiter took it, and
+            // holds it or has left its token), for up to `turnWait` (a waiter that is gone).
             yieldsNext = false
-            usleep(Self.longestPause * 2)
+            var waited: UInt32 = 0
+            while waited < Self.turnWait, region.load(word: Self.writerWordOffset) == 0 {
+                usleep(50)
+                waited += 50
+            }
         }
         var pause: UInt32 = 20
         var looks = 0
@@ -449,6 +456,8 @@ final class LockFile: @unchecked Sendable {
 
     /// The longest pause (µs) between two looks at a held writer word.
     static let longestPause: UInt32 = 500
+    /// The longest a store whose release found a waiter waits (µs) for the waiter to take the word.
+    static let turnWait: UInt32 = 20_000
 
     /// Releases the writer word. `upToDate`: this store's current commit is the newest (it committed
     /// or looked); the word then keeps its token so its next acquisition can skip looking again,
