@@ -142,11 +142,9 @@ final class Evaluation {
                 lane = nil
             }
             guard g < reader.groupCount else { throw Self.missing(key, tables[slot]) }
-            if lane == nil {
-                lane = try reader.keys(group: g)
-                row = 0
-            }
-            guard let l = lane else { throw Self.missing(key, tables[slot]) }
+            if lane == nil { row = 0 }
+            let l = try lane ?? reader.keys(group: g)
+            lane = l
             row = Self.firstPosition(notBelow: k, in: l, from: row)
             guard row < l.count, l[row] == k else { throw Self.missing(key, tables[slot]) }
             out.append(ObjectRef(table: slot, key: key, location: RowLocation(group: g, row: row)))

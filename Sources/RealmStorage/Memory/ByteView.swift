@@ -135,12 +135,6 @@ package struct ByteView: @unchecked Sendable {
         return found
     }
 
-    /// Appends every byte of the view to `out`.
-    func append(to out: inout [UInt8]) {
-        guard count > 0, let base else { return }
-        out.append(contentsOf: UnsafeRawBufferPointer(start: base, count: count))
-    }
-
     /// Gives a C routine (the LZ4 decoder) read access to `length` bytes at `offset`.
     package func withUnsafeBytes<R>(_ offset: Int, _ length: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try check(offset, length, "byte run")

@@ -22,8 +22,6 @@ package struct ByteWriter: Sendable {
     /// An unsigned LEB128 value (Spec/FORMAT.md §2.1).
     package mutating func uleb128(_ v: UInt64) { appendULEB128(v, to: &bytes) }
     package mutating func append(_ b: [UInt8]) { bytes.append(contentsOf: b) }
-    /// Appends the bytes a view reads (an encoded block kept apart, copied into a commit).
-    package mutating func append(_ v: ByteView) { v.append(to: &bytes) }
     /// Appends a sequence's bytes, copied in one step when they are contiguous (a native string's
     /// UTF-8 view, an array).
     package mutating func append<S: Sequence>(contentsOf s: S) where S.Element == UInt8 {

@@ -37,6 +37,9 @@ struct PendingIndexEntries: RandomAccessCollection {
 
     private var storage: Storage = .runs([], starts: [])
     private(set) var count = 0
+    /// Whether the entries are in order of (hash, key): every append so far came after the last
+    /// entry (a removal keeps the order).
+    private(set) var isSorted = true
 
     /// Runs are given up for a plain list when there are more than this many and they average fewer
     /// than two entries each (a run takes 32 bytes with its start, an entry 16).
@@ -45,9 +48,10 @@ struct PendingIndexEntries: RandomAccessCollection {
     init() {}
 
     /// A plain list of `entries`.
-    init(plain entries: [Entry]) {
+    init(plain entries: [Entry], isSorted: Bool) {
         storage = .plain(entries)
         count = entries.count
+        self.isSorted = isSorted
     }
 
     var startIndex: Int { 0 }
@@ -83,6 +87,7 @@ struct PendingIndexEntries: RandomAccessCollection {
 
     /// The largest hash among the entries.
     var maxHash: UInt64? {
+        if isSorted { return last?.0 }
         switch storage {
         case .plain(let e): return e.lazy.map(\.0).max()
         case .runs(let runs, _): return runs.lazy.map { $0.hash &+ UInt64($0.count - 1) }.max()
@@ -90,6 +95,7 @@ struct PendingIndexEntries: RandomAccessCollection {
     }
 
     mutating func append(_ e: Entry) {
+        if isSorted, let last, last.0 > e.0 || (last.0 == e.0 && last.1 > e.1) { isSorted = false }
         switch storage {
         case .plain(var entries):
             storage = .runs([], starts: [])
@@ -126,9 +132,8 @@ struct PendingIndexEntries: RandomAccessCollection {
             entries.remove(at: i)
             storage = .plain(entries)
         case .runs(var runs, var starts):
-            guard let r = runs.lastIndex(where: { $0.position(of: e) != nil }), let d = runs[r].position(of: e) else {
-                return false
-            }
+            guard let (r, d) = runs.indices.reversed().lazy.compactMap({ r in runs[r].position(of: e).map { (r, $0) } }).first
+            else { return false }
             storage = .runs([], starts: [])
             let run = runs[r]
             // The run is cut around the entry: what came before it stays, what came after follows.
@@ -150,9 +155,9 @@ struct PendingIndexEntries: RandomAccessCollection {
         return true
     }
 
-    /// The entries in order of (hash, key): these entries when `isSorted`.
-    func sorted(isSorted: Bool) -> PendingIndexEntries {
+    /// The entries in order of (hash, key): these entries when they are in order already.
+    func inOrder() -> PendingIndexEntries {
         if isSorted { return self }
-        return PendingIndexEntries(plain: self.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }))
+        return PendingIndexEntries(plain: sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }), isSorted: true)
     }
 }

@@ -265,18 +265,18 @@ final class LoadedGroup {
     /// (``unseal(reading:)``) before they are read or changed.
     var isSealed: Bool { sealed != nil }
 
-    /// Encodes every column of this group, a full one this transaction created, hands each segment
-    /// to `write` (which emits it into the commit region, ahead of the commit) and drops the
+    /// Hands every column of this group, a full one this transaction created, to `write` (which
+    /// encodes it into the commit region, ahead of the commit) and drops the
     /// buffers: a bulk insert holds neither its finished groups' rows nor their segments, only
     /// where the segments are. Consecutive keys are kept as their range, other keys stay decoded,
     /// for lookups. The next read or change of the columns decodes them again; the segments
     /// written then are dead bytes of the commit.
-    func seal(writing write: ([UInt8]) -> BlockRef) {
+    func seal(writing write: (ColumnBuffer) -> BlockRef) {
         precondition(original == nil && sealed == nil, "only a new group is sealed, once")
         var out: [(id: UInt32, isSet: Bool, block: BlockRef)] = []
         out.reserveCapacity(columns.ids.count)
         for (id, buffer) in zip(columns.ids, columns.buffers) {
-            out.append((id, buffer.isSet, write(SegmentEncoder.encode(buffer))))
+            out.append((id, buffer.isSet, write(buffer)))
         }
         columns = ColumnSet()
         sealed = out
@@ -362,10 +362,8 @@ final class IndexWork {
     let column: ColumnSchema
     let unique: Bool
     var baseRef: BlockRef
-    // Exempt from dynamic exclusivity checks for the reason and measurement given at `LoadedGroup`
-    // (`insertsSorted` needs none: it is only loaded and stored).
+    // Exempt from dynamic exclusivity checks for the reason and measurement given at `LoadedGroup`.
     @exclusivity(unchecked) var inserts = PendingIndexEntries()
-    var insertsSorted = true
     var deletes: Set<HashKey> = []
     @exclusivity(unchecked) var byHash: [UInt64: [Int64]]?
 
@@ -424,10 +422,9 @@ final class IndexWork {
         try withBaseCursor(base) { try $0.firstKey(hash: h, in: base) } ?? nil
     }
 
-    var maxInsertedHash: UInt64? { insertsSorted ? inserts.last?.0 : inserts.maxHash }
+    var maxInsertedHash: UInt64? { inserts.maxHash }
 
     func insert(_ h: UInt64, _ key: Int64) {
-        if let last = inserts.last, last.0 > h || (last.0 == h && last.1 > key) { insertsSorted = false }
         inserts.append((h, key))
         byHash?[h, default: []].append(key)
     }

@@ -150,14 +150,11 @@ extension WriteTransaction {
         // Format 3: a commit head precedes the commit region (Spec/FORMAT.md §3.4).
         let hasHead = formatVersion >= FileHeader.chainedCommitsVersion
         let start = Self.regionStart(baseSlot, failed)
-        var em = makeEmitter(baseCurrent, failed)
-        if let early {
-            // The commit continues the region sealed groups began; it was placed as this one is.
-            guard early.start == em.start, early.file === file else {
-                throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
-            }
-            em = early
-            self.early = nil
+        var em = early ?? makeEmitter(baseCurrent, failed)
+        self.early = nil
+        // The commit continues the region sealed groups began, which was placed as this one is.
+        guard em.start - UInt64(em.headSize) == start, em.file === file else {
+            throw StorageError(.invalidTransactionState, "the file advanced under the write lock", path: store.path)
         }
         // Bytes emitted before the commit: sealed groups' segments, live if a group still names them.
         let emittedEarly = em.written
@@ -464,7 +461,7 @@ extension WriteTransaction {
     /// length, where the next commit writes over them.
     func seal(_ g: LoadedGroup) throws {
         var em = early ?? makeEmitter(store.state.withLock { $0.current }, failedCommits().failed)
-        g.seal { bytes in em.emit { $0.append(bytes) } }
+        g.seal { buffer in em.emit { SegmentEncoder.encode(buffer, into: &$0) } }
         early = em
         try flushIfLarge(&early!)
     }
@@ -628,7 +625,7 @@ extension WriteTransaction {
     /// binary counter, so a one-object commit copies O(log chunk size) entries.
     func writeIndex(_ iw: IndexWork, _ em: inout Emitter) throws -> BlockRef {
         if iw.inserts.isEmpty && iw.deletes.isEmpty && !iw.baseRef.isNone { return iw.baseRef }
-        let inserts = iw.inserts.sorted(isSorted: iw.insertsSorted)
+        let inserts = iw.inserts.inOrder()
         let memo = iw.baseRef.isNone ? nil : try base.indexMemo(iw.baseRef)
         let dir = memo?.directory ?? IndexDirectory(columnId: iw.column.id, chunks: [])
         if !iw.baseRef.isNone { freed += iw.baseRef.length }
@@ -647,14 +644,9 @@ extension WriteTransaction {
             let lastEntry = try memo?.lastEntry ?? base.lastEntry(of: lastChunk)
             baseLast = lastEntry
             // The first insert past the last stored entry (`inserts` is sorted).
-            var lo = 0
-            var hi = inserts.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if (inserts[mid].0, inserts[mid].1) > lastEntry { hi = mid } else { lo = mid + 1 }
-            }
-            appended = inserts[lo...]
-            interior = inserts[..<lo]
+            let split = inserts.partitionPoint { ($0.0, $0.1) <= lastEntry }
+            appended = inserts[split...]
+            interior = inserts[..<split]
         }
         var touchedInserts: [Int: ArraySlice<(UInt64, Int64)>] = [:]
         var touchedDeletes: [Int: Set<IndexWork.HashKey>] = [:]
