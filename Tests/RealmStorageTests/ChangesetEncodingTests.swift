@@ -80,6 +80,46 @@ import Testing
         #expect(t.pendingSets.isEmpty)
     }
 
+    /// Sets of one column are encoded from the pending sets as they stand (in key order or not,
+    /// with repeats, some of their objects deleted since, some consecutive): the same bytes as
+    /// when they are settled into key sets first, in both layouts. Sets of several columns, or
+    /// beside objects already settled, take the settled path.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func oneColumnsPendingSetsEncodeAsSettled(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        for round in 0..<30 {
+            var t = Changeset.TableChanges()
+            let ascending = round % 2 == 0
+            var k = Int64(rng.next() % 100)
+            for _ in 0..<(1 + rng.next() % 200) {
+                k = ascending ? k + Int64(rng.next() % 3) : Int64(rng.next() % 300)
+                t.recordSet(4, of: ObjectKey(k))
+            }
+            for _ in 0..<rng.next() % 5 { t.recordDelete(ObjectKey(Int64(rng.next() % 300))) }
+            for _ in 0..<rng.next() % 3 { t.inserted.insert(ObjectKey(1000 + Int64(rng.next() % 50))) }
+            if round % 5 == 4 { t.recordSet(UInt32(round % 10 == 4 ? 5 : 4), of: ObjectKey(7)) }
+            #expect(t.pendingSingleColumn() != nil || round % 10 == 4)
+            var settled = t
+            settled.settleColumnSets()
+            #expect(settled.pendingSingleColumn() == nil)
+            for version in [UInt32(5), 6] {
+                var pending = Changeset()
+                pending.tables["T"] = t
+                var reference = Changeset()
+                reference.tables["T"] = settled
+                #expect(Self.encoded(pending, version) == Self.encoded(reference, version))
+            }
+        }
+        // Every object deleted since: the column is still listed, with no objects.
+        var gone = Changeset.TableChanges()
+        gone.recordSet(2, of: ObjectKey(3))
+        gone.recordDelete(ObjectKey(3))
+        var g = Changeset()
+        g.tables["T"] = gone
+        let decoded = try Self.decoded(Self.encoded(g, 6), 6)
+        #expect(decoded.tables["T"]?.modifiedColumns == [2] && decoded.tables["T"]?.modified == [])
+    }
+
     /// A lone modified key costs two bytes of runs in format 6, sixteen in format 5.
     @Test func aLoneKeyTakesTwoBytes() {
         var t = Changeset.TableChanges()

@@ -84,6 +84,35 @@ public struct Changeset: Sendable, Equatable {
             }
             pendingSets = []
         }
+
+        /// The modified objects' keys as sorted runs, and the one column set on them, read straight
+        /// from the pending sets when every one of them named the same column and nothing was
+        /// settled before: what ``settleColumnSets()`` then encoding would give, without a hash
+        /// insertion per set and a sort of the key set (a bulk update's commit spent a sixth of its
+        /// time in them). Nil otherwise.
+        func pendingSingleColumn() -> (column: UInt32, runs: [(Int64, Int64)])? {
+            guard let column = pendingSets.first?.column, modified.isEmpty, modifiedColumns.isEmpty, modifiedByColumn.isEmpty
+            else { return nil }
+            var keys: [Int64] = []
+            keys.reserveCapacity(pendingSets.count)
+            var ascending = true
+            for p in pendingSets {
+                guard p.column == column else { return nil }
+                if !deleted.isEmpty && deleted.contains(p.key) { continue }
+                if let last = keys.last, p.key.rawValue < last { ascending = false }
+                keys.append(p.key.rawValue)
+            }
+            if !ascending { keys.sort() }
+            var out: [(Int64, Int64)] = []
+            for k in keys {
+                if let last = out.last, last.0 &+ last.1 >= k {
+                    out[out.count - 1].1 = max(last.1, k &+ 1 &- last.0)
+                } else {
+                    out.append((k, 1))
+                }
+            }
+            return (column, out)
+        }
     }
 
     /// Changes by table name.
@@ -149,10 +178,11 @@ public struct Changeset: Sendable, Equatable {
         w.u32(UInt32(tables.count))
         for (name, recorded) in tables.sorted(by: { $0.key < $1.key }) {
             var t = recorded
-            t.settleColumnSets()
+            let single = t.pendingSingleColumn()
+            if single == nil { t.settleColumnSets() }
             w.string(name)
-            func put(_ set: Set<ObjectKey>, plus extra: [KeyRun] = []) {
-                let r = Self.runs(set, plus: extra)
+            func put(_ set: Set<ObjectKey>, plus extra: [KeyRun] = []) { put(runs: Self.runs(set, plus: extra)) }
+            func put(runs r: [(Int64, Int64)]) {
                 w.u32(UInt32(r.count))
                 guard formatVersion >= FileHeader.columnChangesVersion else {
                     for (s, n) in r {
@@ -172,6 +202,14 @@ public struct Changeset: Sendable, Equatable {
             }
             put(t.inserted, plus: t.insertedRuns)
             put(t.deleted)
+            if let single {
+                // One column set on every modified object: no column's objects are listed apart.
+                put(runs: single.runs)
+                w.u32(1)
+                w.u32(single.column)
+                if formatVersion >= FileHeader.columnChangesVersion { w.u32(0) }
+                continue
+            }
             put(t.modified)
             w.u32(UInt32(t.modifiedColumns.count))
             for c in t.modifiedColumns.sorted() { w.u32(c) }
