@@ -173,7 +173,10 @@ final class ClassInfo: @unchecked Sendable {
     static func wrappers(of object: ObjectBase) -> [(String, any PersistedProperty)] {
         var levels: [[(String, any PersistedProperty)]] = []
         var mirror: Mirror? = Mirror(reflecting: object)
-        while let m = mirror {
+        // The library's own base classes declare no `@Persisted` property: their fields are not
+        // looked at (each first cast of a type to a protocol that fails searches every conformance
+        // record of the process).
+        while let m = mirror, !Self.isLibraryBase(m.subjectType) {
             levels.append(
                 m.children.compactMap { c in
                     guard let label = c.label, label.hasPrefix("_"), let w = c.value as? any PersistedProperty else { return nil }
@@ -182,6 +185,14 @@ final class ClassInfo: @unchecked Sendable {
             mirror = m.superclassMirror
         }
         return levels.reversed().flatMap { $0 }
+    }
+
+    /// Whether `type` is one of the library's base classes (`ObjectBase`, `Object`,
+    /// `EmbeddedObject`), compared by identity.
+    static func isLibraryBase(_ type: Any.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        return id == ObjectIdentifier(ObjectBase.self) || id == ObjectIdentifier(Object.self)
+            || id == ObjectIdentifier(EmbeddedObject.self)
     }
 
     func makePrototype() -> ObjectBase { type.init() }
