@@ -74,28 +74,25 @@ extension QueryEvaluator {
         guard let index = reader.columnIndex(c.name) else { return nil }
         let keepsTies = sortKeys.count > 1
         var heap = SmallestKeys(capacity: limit)
-        var groupKeys: [UInt64] = []
+        var candidates: [(key: UInt64, row: Int)] = []
         var groupStarts: [Int] = []
         var base = 0
         for g in 0..<reader.groupCount {
-            groupKeys.removeAll(keepingCapacity: true)
-            guard try reader.scan(group: g, column: index).appendOrderKeys(descending: !first.ascending, to: &groupKeys),
-                groupKeys.count == reader.rowCount(group: g)
-            else { return nil }
-            groupStarts.append(base)
-            var r = base
-            if keepsTies {
-                for key in groupKeys {
-                    heap.offerKeepingTies(key, r)
-                    r += 1
-                }
-            } else {
-                for key in groupKeys {
-                    heap.offer(key, r)
-                    r += 1
-                }
+            candidates.removeAll(keepingCapacity: true)
+            // Only rows not above the largest key kept can enter (or tie with it): the lane is
+            // read for them alone.
+            let bound = heap.largestKept ?? .max
+            let scan = try reader.scan(group: g, column: index)
+            guard try scan.appendOrderKeys(descending: !first.ascending, notAbove: bound, firstRow: base, to: &candidates) else {
+                return nil
             }
-            base = r
+            groupStarts.append(base)
+            if keepsTies {
+                for c in candidates { heap.offerKeepingTies(c.key, c.row) }
+            } else {
+                for c in candidates { heap.offer(c.key, c.row) }
+            }
+            base += scan.rowCount
         }
         let rows: [Int]
         if keepsTies {
@@ -403,6 +400,9 @@ struct SmallestKeys {
         keys.reserveCapacity(capacity)
         rows.reserveCapacity(capacity)
     }
+
+    /// The largest key kept once the heap is full (a larger key cannot enter, nor tie); nil before.
+    var largestKept: UInt64? { keys.count < capacity ? nil : keys[0] }
 
     /// Rows not kept whose key equals the largest kept key (``offerKeepingTies(_:_:)`` only).
     private(set) var ties: [Int] = []

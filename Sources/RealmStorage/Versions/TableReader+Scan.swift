@@ -92,14 +92,19 @@ package struct ColumnScan {
         }
     }
 
-    /// Appends one 64-bit key per row whose unsigned order is the order of the rows' values: ints
-    /// and bools numerically, floats and doubles numerically with every NaN first and `-0.0` equal
-    /// to `0.0`; `descending` complements the keys (the exact reverse). For top-k selection over
-    /// typed lanes. Returns false (appending nothing) unless the group is a single-value int, bool,
-    /// float or double column without null rows (a group predating the column uses its default).
-    /// The caller reserves `out`'s capacity for every group it appends (reserving per group would
-    /// copy the array each time).
-    package func appendOrderKeys(descending: Bool, to out: inout [UInt64]) throws -> Bool {
+    /// Appends `(key, row)` for every row whose order key is not above `bound`, in row order,
+    /// numbering the group's rows from `firstRow`. A row's order key is a 64-bit key whose unsigned
+    /// order is the order of the rows' values: ints and bools numerically, floats and doubles
+    /// numerically with every NaN first and `-0.0` equal to `0.0`; `descending` complements the
+    /// keys (the exact reverse). For top-k selection over typed lanes: the caller passes the
+    /// largest key it keeps, and the lane is read in place in one loop that keeps only the rows
+    /// that may enter (a key made per row and offered to the heap cost ~54 instructions a row;
+    /// callgrind, W5 at 1M). Returns false (appending nothing) unless the group is a single-value
+    /// int, bool, float or double column without null rows whose lane holds `rowCount` values (a
+    /// group predating the column uses its default).
+    package func appendOrderKeys(
+        descending: Bool, notAbove bound: UInt64, firstRow: Int, to out: inout [(key: UInt64, row: Int)]
+    ) throws -> Bool {
         let flip: UInt64 = descending ? ~0 : 0
         @inline(__always) func intKey(_ v: Int64) -> UInt64 { (UInt64(bitPattern: v) ^ (1 << 63)) ^ flip }
         @inline(__always) func doubleKey(_ d: Double) -> UInt64 {
@@ -109,27 +114,40 @@ package struct ColumnScan {
             return ((bits >> 63 == 1 ? ~bits : bits | (1 << 63)) &+ 1) ^ flip
         }
         guard let segment else {
+            let key: UInt64
             switch column.defaultValue {
-            case .int(let v): out.append(contentsOf: repeatElement(intKey(v), count: rowCount))
-            case .bool(let v): out.append(contentsOf: repeatElement(intKey(v ? 1 : 0), count: rowCount))
-            case .double(let v): out.append(contentsOf: repeatElement(doubleKey(v), count: rowCount))
-            case .float(let v): out.append(contentsOf: repeatElement(doubleKey(Double(v)), count: rowCount))
+            case .int(let v): key = intKey(v)
+            case .bool(let v): key = intKey(v ? 1 : 0)
+            case .double(let v): key = doubleKey(v)
+            case .float(let v): key = doubleKey(Double(v))
             default: return false
             }
+            if key <= bound { out.append(contentsOf: (firstRow..<firstRow + rowCount).lazy.map { (key, $0) }) }
             return true
         }
         guard !segment.isList, !segment.isMap, segment.nullCount == 0 else { return false }
         switch (segment.type, segment.values) {
         case (.int, .integers(let lane)), (.bool, .integers(let lane)):
-            for i in 0..<lane.count { out.append(intKey(lane[i])) }
+            guard lane.count == rowCount else { return false }
+            for i in 0..<lane.count {
+                let key = intKey(lane[i])
+                if key <= bound { out.append((key, firstRow &+ i)) }
+            }
         case (.double, .fixed(let view, 8, let count)):
-            // One copy of the lane, then a loop the optimizer keeps tight (no closure per value).
+            guard count == rowCount else { return false }
             let words = try view.int64Array(0, count: count)
-            // `map` over a contiguous array, then one bulk append: appending value by value through
-            // `inout` costs ~40 instructions a value (callgrind, W5 at 100k rows).
-            out.append(contentsOf: words.map { doubleKey(Double(bitPattern: UInt64(bitPattern: $0))) })
-        case (.float, .fixed(_, 4, _)):
-            try forEachDouble { out.append(doubleKey($0)) }
+            for i in 0..<count {
+                let key = doubleKey(Double(bitPattern: UInt64(bitPattern: words[i])))
+                if key <= bound { out.append((key, firstRow &+ i)) }
+            }
+        case (.float, .fixed(_, 4, let count)):
+            guard count == rowCount else { return false }
+            var row = firstRow
+            try forEachDouble {
+                let key = doubleKey($0)
+                if key <= bound { out.append((key, row)) }
+                row += 1
+            }
         default: return false
         }
         return true
