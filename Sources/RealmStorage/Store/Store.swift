@@ -49,7 +49,7 @@ public final class Store: Sendable {
         /// A commit writes its blocks to the file once it holds this many bytes of them, instead
         /// of holding the whole commit in memory (a bulk insert's is as large as its data). Tests
         /// make it small so that small commits are written in pieces.
-        package var commitFlushThreshold = 256 << 10
+        package var commitFlushThreshold = 128 << 10
         /// Open a damaged file at its newest intact version instead of failing (Spec/FORMAT.md §6.6).
         ///
         /// A file whose commit chain is damaged (a commit head, version record or slot fails its

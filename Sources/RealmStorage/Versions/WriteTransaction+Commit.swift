@@ -461,6 +461,9 @@ extension WriteTransaction {
     /// length, where the next commit writes over them.
     func seal(_ g: LoadedGroup) throws {
         var em = early ?? makeEmitter(store.state.withLock { $0.current }, failedCommits().failed)
+        // Taken out while it grows: a second reference to its buffer would make the first append
+        // copy the whole buffer (every full group of a bulk insert paid that copy).
+        early = nil
         g.seal { buffer in em.emit { SegmentEncoder.encode(buffer, into: &$0) } }
         early = em
         try flushIfLarge(&early!)

@@ -95,6 +95,12 @@ struct RealmVsSQLite {
             SQLiteSystem.remove(path)
         }
         print(Measure.peakResident())
+        // REALM_BENCH_SMAPS=1 (by hand): where the resident memory is, per mapping, on stderr.
+        if ProcessInfo.processInfo.environment["REALM_BENCH_SMAPS"] != nil {
+            for (kb, mapping) in Measure.residentByMapping() {
+                FileHandle.standardError.write(Data("\(kb) kB \(mapping)\n".utf8))
+            }
+        }
     }
 }
 
