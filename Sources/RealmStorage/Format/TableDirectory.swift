@@ -171,13 +171,16 @@ package struct RowGroupBlock: Sendable, Equatable {
         _ = try r.u32()
         guard n <= (v.count - 40) / 24 else { throw r.corrupted("column count \(n) does not fit the row group") }
         guard rows >= 1, rows <= SegmentReader.maximumRows else { throw r.corrupted("row group of \(rows) rows") }
-        var g = RowGroupBlock(rowCount: rows, keys: try r.ref(), columns: [:])
+        let keys = try r.ref()
+        // Sized once: growing from empty rehashed every entry two or three times, for every row
+        // group a first scan of a version decodes.
+        var columns = [UInt32: BlockRef](minimumCapacity: n)
         for _ in 0..<n {
             let id = try r.u32()
             _ = try r.u32()
-            g.columns[id] = try r.ref()
+            columns[id] = try r.ref()
         }
-        return g
+        return RowGroupBlock(rowCount: rows, keys: keys, columns: columns)
     }
 }
 

@@ -47,8 +47,12 @@ public final class Snapshot: Sendable {
     package func columnSegments(_ t: TableSchema, _ st: TableState, _ c: ColumnSchema) throws -> [(rows: Int, segment: SegmentReader?)] {
         let key = ColumnKey(table: t.id, column: c.id)
         if let cached = memo.withLock({ $0.columnSegments[key] }) { return cached }
+        let entries = try rowGroups(st)
+        // Room for every group's block at once (a first scan adds one per group).
+        memo.withLock { $0.groups.reserveCapacity($0.groups.count + entries.count) }
         var out: [(rows: Int, segment: SegmentReader?)] = []
-        for e in try rowGroups(st) {
+        out.reserveCapacity(entries.count)
+        for e in entries {
             out.append((e.rowCount, try columnSegment(try rowGroup(e.block), c)))
         }
         memo.withLock { $0.columnSegments[key] = out }
