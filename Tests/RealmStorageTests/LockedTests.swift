@@ -48,6 +48,59 @@ import Testing
         #expect(plain.withLock { 5 } == 5)
     }
 
+    /// Threads wait on one of two conditions: each token a producer adds wakes one waiter of the
+    /// first (``Locked/signal(_:)``), and every waiter of the second wakes on its broadcast; each
+    /// token is taken once, and every thread ends. The producer starts once every thread has
+    /// looked and gone to sleep.
+    @Test func waitersOnEachConditionWakeOnItsOwnSignals() {
+        let queue = Locked((tokens: 0, open: false, looks: 0), conditions: 2)
+        let taken = Locked(0)
+        let group = DispatchGroup()
+        // Threads of their own: the dispatch pool adds blocked threads slowly.
+        func spawn(_ body: @escaping @Sendable () -> Void) {
+            group.enter()
+            Thread {
+                body()
+                group.leave()
+            }.start()
+        }
+        for _ in 0..<4 {
+            spawn {
+                for _ in 0..<50 {
+                    _ = queue.wait(on: 0) { s -> Bool? in
+                        guard s.tokens > 0 else {
+                            s.looks += 1
+                            return nil
+                        }
+                        s.tokens -= 1
+                        return true
+                    }
+                    taken.withLock { $0 += 1 }
+                }
+            }
+        }
+        for _ in 0..<3 {
+            spawn {
+                _ = queue.wait(on: 1) { s -> Bool? in
+                    if s.open { return true }
+                    s.looks += 1
+                    return nil
+                }
+            }
+        }
+        // A look that found nothing is followed by sleeping, under the same lock.
+        while queue.withLock({ $0.looks }) < 7 { usleep(1000) }
+        for _ in 0..<200 {
+            queue.withLock { $0.tokens += 1 }
+            queue.signal(0)
+        }
+        queue.withLock { $0.open = true }
+        queue.broadcast(1)
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        #expect(taken.withLock { $0 } == 200)
+        #expect(queue.withLock { $0.tokens } == 0)
+    }
+
     @Test func releasesItsValueWithTheLock() {
         final class Canary: Sendable {
             let gone: Locked<Bool>

@@ -33,27 +33,36 @@
 package final class Locked<Value>: @unchecked Sendable {
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline let value: UnsafeMutablePointer<Value>
-    /// For ``wait(until:)``: threads wait on it until another changes the value and calls
-    /// ``broadcast()`` (the group commit's queue, where one thread syncs and the others wait).
-    let condition: UnsafeMutablePointer<pthread_cond_t>
+    /// For ``wait(on:until:)``: threads wait on one of them until another changes the value and
+    /// wakes them (the group commit's queue: writers wait for the transaction on one, committed
+    /// writers for their sync on the other, so neither kind wakes the other).
+    let conditions: UnsafeMutablePointer<pthread_cond_t>
+    let conditionCount: Int
 
-    package init(_ initial: sending Value) {
+    package convenience init(_ initial: sending Value) { self.init(initial, conditions: 1) }
+
+    /// - Parameter conditions: how many conditions threads may wait on (``wait(on:until:)``).
+    package init(_ initial: sending Value, conditions: Int) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var status = pthread_mutex_init(mutex, nil)
         precondition(status == 0, "pthread_mutex_init failed: \(status)")
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
-        status = pthread_cond_init(condition, nil)
-        precondition(status == 0, "pthread_cond_init failed: \(status)")
+        precondition(conditions >= 1, "a lock needs one condition")
+        conditionCount = conditions
+        self.conditions = .allocate(capacity: conditions)
+        self.conditions.initialize(repeating: pthread_cond_t(), count: conditions)
+        for i in 0..<conditions {
+            status = pthread_cond_init(self.conditions + i, nil)
+            precondition(status == 0, "pthread_cond_init failed: \(status)")
+        }
         value = .allocate(capacity: 1)
         value.initialize(to: initial)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        condition.deinitialize(count: 1)
-        condition.deallocate()
+        for i in 0..<conditionCount { pthread_cond_destroy(conditions + i) }
+        conditions.deinitialize(count: conditionCount)
+        conditions.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
@@ -61,27 +70,41 @@ package final class Locked<Value>: @unchecked Sendable {
         value.deallocate()
     }
 
-    /// Holds the lock and calls `ready` with the value until it returns non-nil, sleeping on the
-    /// condition between calls (so only after a ``broadcast()``); returns what it returned.
+    /// Holds the lock and calls `ready` with the value until it returns non-nil, sleeping on
+    /// condition `condition` between calls (so only after a ``broadcast(_:)`` or ``signal(_:)`` of
+    /// it); returns what it returned.
     ///
     /// ```swift
     /// let queue = Locked(0)
     /// // Another thread: queue.withLock { $0 += 1 }; queue.broadcast()
     /// let seen = queue.wait { $0 > 0 ? $0 : nil }
     /// ```
-    package func wait<Result>(until ready: (inout sending Value) -> sending Result?) -> sending Result {
+    package func wait<Result>(on condition: Int = 0, until ready: (inout sending Value) -> sending Result?) -> sending Result {
+        precondition(condition >= 0 && condition < conditionCount, "no condition \(condition)")
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
             if let r = ready(&value.pointee) { return r }
-            pthread_cond_wait(condition, mutex)
+            pthread_cond_wait(conditions + condition, mutex)
         }
     }
 
-    /// Wakes every thread waiting in ``wait(until:)`` to call its `ready` again.
-    package func broadcast() {
+    /// Wakes every thread waiting on condition `condition` in ``wait(on:until:)`` to call its
+    /// `ready` again.
+    package func broadcast(_ condition: Int = 0) {
+        precondition(condition >= 0 && condition < conditionCount, "no condition \(condition)")
         pthread_mutex_lock(mutex)
-        pthread_cond_broadcast(condition)
+        pthread_cond_broadcast(conditions + condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Wakes one thread waiting on condition `condition` (when what it waits for can serve only
+    /// one: the others would wake to sleep again). Whoever takes what it waited for must signal
+    /// again when it gives it back.
+    package func signal(_ condition: Int = 0) {
+        precondition(condition >= 0 && condition < conditionCount, "no condition \(condition)")
+        pthread_mutex_lock(mutex)
+        pthread_cond_signal(conditions + condition)
         pthread_mutex_unlock(mutex)
     }
 

@@ -73,7 +73,7 @@ extension Store {
             case sync
         }
         while true {
-            let step = writers.wait { w -> Step? in
+            let step = writers.wait(on: Self.syncSettled) { w -> Step? in
                 guard w.pending.contains(where: { $0.version == version }) else {
                     if let f = w.failures.last(where: { $0.versions.contains(version) }) { return .failed(f.error) }
                     return .done
@@ -134,7 +134,7 @@ extension Store {
                 w.holdsWord = false
             }
         }
-        writers.broadcast()
+        writers.broadcast(Self.syncSettled)
     }
 
     /// A commit, or a group of them, failed after its bytes were written (its `pwrite` or its

@@ -163,8 +163,12 @@ public final class Store: Sendable {
     let lockFile: LockFile?
     let cache = BlockCache()
     /// The write transaction, the writer word between transactions and the commits not yet
-    /// durable (group commit, ``awaitDurable(_:)``).
-    let writers = Locked(Writers())
+    /// durable (group commit, ``awaitDurable(_:)``). Threads waiting to begin a transaction wait
+    /// on condition ``transactionFree`` (one is woken when it ends); committed ones waiting for
+    /// their sync on ``syncSettled`` (all are woken when a sync ends).
+    let writers = Locked(Writers(), conditions: 2)
+    static let transactionFree = 0
+    static let syncSettled = 1
     /// Serializes switches to a compacted file (``switchToReplacedFile()``).
     let switchGate = Locked(())
     /// Write transactions of this store waiting to begin: those waiting when a compaction releases
@@ -533,7 +537,7 @@ public final class Store: Sendable {
         // One writer per store instance at a time (threads), then one per file (processes). The word
         // may still be held for this store's commits that wait for their sync (group commit): this
         // store then made the newest commit, and the transaction takes the word over.
-        var retained = writers.wait { w -> Bool? in
+        var retained = writers.wait(on: Self.transactionFree) { w -> Bool? in
             if w.transactionOpen { return nil }
             w.transactionOpen = true
             return w.holdsWord
@@ -609,6 +613,8 @@ public final class Store: Sendable {
                 w.holdsWord = false
             }
         }
-        writers.broadcast()
+        // One waiting writer can take the transaction: waking the others (and the committed
+        // writers waiting for their sync) would only put them back to sleep.
+        writers.signal(Self.transactionFree)
     }
 }
