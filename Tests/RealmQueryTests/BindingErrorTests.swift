@@ -80,6 +80,24 @@ import Testing
         c.check { (text, arguments) throws(QueryError) in _ = try Fixture.bind(text, arguments, table: c.table) }
     }
 
+    /// Messages name each side by its expression and type (a link by its target table, a
+    /// subquery's count as an int): the names are made only when a message needs them.
+    @Test func messagesNameTheSides() {
+        func message(_ text: String, _ arguments: [QueryArgument] = []) -> String {
+            do {
+                _ = try Fixture.bind(text, arguments)
+                return ""
+            } catch {
+                return error.message
+            }
+        }
+        #expect(message("age BEGINSWITH 'x'").contains("'age' (int)"))
+        #expect(message("best > %@", [.object(table: "Person", key: ObjectKey(1))]).contains("'best' (link to Dog)"))
+        #expect(message("SUBQUERY(dogs, $d, $d.age > 1).@count BEGINSWITH 'x'").contains("' (int)"))
+        #expect(message("dogs.@count LIKE 'x'").contains("'dogs.@count' (int)"))
+        #expect(message("age == 'x'").contains("'age' (int) cannot be compared with"))
+    }
+
     @Test func linkingObjectsMustNameALink() {
         let bad = [
             LinkingObjectsProperty(table: "Dog", name: "owners", originTable: "Person", originColumn: "name"),

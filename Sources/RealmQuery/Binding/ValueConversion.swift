@@ -8,8 +8,10 @@ struct ValueTarget {
     var linkTarget: String?
     /// Whether nil is a value the other side can have (so `== nil` means something).
     var allowsNull: Bool
-    /// How messages name the other side: "int property 'age'".
-    var name: String
+    /// What messages name the other side by (made into text only for a message).
+    var naming: Side.Naming
+    /// How messages name the other side: `'age' (int)`.
+    var name: String { Side(position: 0, naming: naming).name }
     /// For mixed targets: the tables whose ids typed links carry.
     var catalog: Catalog?
 }

@@ -30,9 +30,12 @@ struct Lexer {
     }
 
     private func spelling(from start: Int) -> String {
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars[start..<i])
-        return String(view)
+        // Scalar by scalar: appending the slice at once goes through the standard library's
+        // unspecialized generic code, whose first use in a process searched every protocol
+        // conformance for the slice's.
+        var text = String()
+        for s in scalars[start..<i] { text.unicodeScalars.append(s) }
+        return text
     }
 
     private func token(_ kind: Token.Kind, from start: Int) -> Token {
