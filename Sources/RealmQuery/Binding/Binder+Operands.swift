@@ -20,15 +20,18 @@ struct Side {
         case constant(QueryValue)
         /// An operand, named by its expression and type (a link names its target table).
         case operand(QueryExpression, ColumnType, target: String?)
+
+        /// The name: `'owner.age' (int)`, `'best' (link to Dog)`, or a constant's value.
+        var text: String {
+            switch self {
+            case .constant(let value): value.description
+            case .operand(let expression, let type, let target): "'\(expression)' (\(target.map { "link to \($0)" } ?? type.description))"
+            }
+        }
     }
 
     /// How messages name it: `'owner.age' (int)`.
-    var name: String {
-        switch naming {
-        case .constant(let value): value.description
-        case .operand(let expression, let type, let target): "'\(expression)' (\(target.map { "link to \($0)" } ?? type.description))"
-        }
-    }
+    var name: String { naming.text }
 }
 
 /// Operands: key paths resolved through the catalog, collection operators, subqueries.

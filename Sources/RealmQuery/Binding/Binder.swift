@@ -109,11 +109,10 @@ struct Binder {
             .typeMismatch, "IN needs a list on its right: a {…} constant, a %@ array or a key path through a list", offset: side.position)
     }
 
-    /// The types of Spec/QUERY.md §7.2. Column types added later stay unqueryable until the spec
-    /// says what their operators mean.
-    /// Whether values of `type` can be compared: every type so far. A switch without a default,
-    /// so a new column type must be placed here; not a set, whose generic type a process's first
-    /// query had to make (a search of every protocol conformance of the process).
+    /// Whether values of `type` can be compared: the types of Spec/QUERY.md §7.2, which are every
+    /// type so far. A switch without a default, so a column type added later must be placed here
+    /// (queryable once the spec says what its operators mean); not a set, whose generic type a
+    /// process's first query had to make (a search of every protocol conformance of the process).
     static func isQueryable(_ type: ColumnType) -> Bool {
         switch type {
         case .int, .bool, .float, .double, .string, .binary, .timestamp, .objectId, .uuid, .decimal128, .link, .mixed: true

@@ -11,7 +11,7 @@ struct ValueTarget {
     /// What messages name the other side by (made into text only for a message).
     var naming: Side.Naming
     /// How messages name the other side: `'age' (int)`.
-    var name: String { Side(position: 0, naming: naming).name }
+    var name: String { naming.text }
     /// For mixed targets: the tables whose ids typed links carry.
     var catalog: Catalog?
 }

@@ -103,15 +103,7 @@ public struct Changeset: Sendable, Equatable {
                 keys.append(p.key.rawValue)
             }
             if !ascending { keys.sort() }
-            var out: [(Int64, Int64)] = []
-            for k in keys {
-                if let last = out.last, last.0 &+ last.1 >= k {
-                    out[out.count - 1].1 = max(last.1, k &+ 1 &- last.0)
-                } else {
-                    out.append((k, 1))
-                }
-            }
-            return (column, out)
+            return (column, Changeset.merged(keys.lazy.map { KeyRun(start: $0, count: 1) }))
         }
     }
 
@@ -160,8 +152,13 @@ public struct Changeset: Sendable, Equatable {
         all.reserveCapacity(keys.count + extra.count)
         for k in keys { all.append(KeyRun(start: k.rawValue, count: 1)) }
         all.sort { $0.start < $1.start }
+        return merged(all)
+    }
+
+    /// `runs` (ascending by start) with overlapping and adjacent runs joined, as (start, length).
+    static func merged<S: Sequence<KeyRun>>(_ runs: S) -> [(Int64, Int64)] {
         var out: [(Int64, Int64)] = []
-        for r in all {
+        for r in runs {
             if let last = out.last, last.0 &+ last.1 >= r.start {
                 out[out.count - 1].1 = max(last.1, r.start &+ r.count &- last.0)
             } else {

@@ -132,8 +132,15 @@ struct PendingIndexEntries: RandomAccessCollection {
             entries.remove(at: i)
             storage = .plain(entries)
         case .runs(var runs, var starts):
-            guard let (r, d) = runs.indices.reversed().lazy.compactMap({ r in runs[r].position(of: e).map { (r, $0) } }).first
-            else { return false }
+            // The last run holding the entry, and where in it.
+            var found: (run: Int, offset: Int)?
+            for r in runs.indices.reversed() {
+                if let d = runs[r].position(of: e) {
+                    found = (r, d)
+                    break
+                }
+            }
+            guard let (r, d) = found else { return false }
             storage = .runs([], starts: [])
             let run = runs[r]
             // The run is cut around the entry: what came before it stays, what came after follows.

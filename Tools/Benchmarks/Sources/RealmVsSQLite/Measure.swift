@@ -17,7 +17,6 @@ enum Measure {
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
-    /// `VmHWM` of this process, in bytes (0 when unknown).
     /// The process's resident memory (kB) per mapped file (`[heap]`, `[anon]` for the rest), largest
     /// first, from `/proc/self/smaps`: what a difference in peak memory is made of (code pages of
     /// the libraries a path runs, or heap).
@@ -38,6 +37,7 @@ enum Measure {
         return kb.filter { $0.value > 0 }.map { ($0.value, $0.key) }.sorted { $0.0 > $1.0 }
     }
 
+    /// `VmHWM` of this process, in bytes (0 when unknown).
     static func peakResident() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
