@@ -1,4 +1,5 @@
 import Foundation
+import RealmStorage
 import RealmSwift
 import RealmTestSupport
 import Testing
@@ -22,6 +23,27 @@ import Testing
             }
         }
         return (realm, dir)
+    }
+
+    /// `add` keeps its column layout from one write to the next while the table's columns stay the
+    /// same, and makes a new one when another store changed them in between (a column it does not
+    /// know, placed before the class's last columns by position, holds its default).
+    @Test func insertLayoutsFollowColumnsAddedBetweenWrites() throws {
+        let (realm, dir) = try makeRealm()
+        for i in 0..<3 { try realm.write { realm.add(Dog(value: ["name": "d\(i)", "age": i])) } }
+        let other = try Store.open(at: dir.url().path, options: .init())
+        let tx = try other.beginWrite()
+        try tx.addColumn("Dog", ColumnSchema("tag", .string))
+        _ = try tx.commit()
+        realm.refresh()
+        for i in 3..<6 { try realm.write { realm.add(Dog(value: ["name": "d\(i)", "age": i])) } }
+        let dogs = realm.objects(Dog.self).sorted(byKeyPath: "age")
+        #expect(dogs.map(\.name) == (0..<6).map { "d\($0)" })
+        #expect(dogs.map(\.age) == Array(0..<6))
+        let s = try other.snapshot()
+        let keys = try s.objectKeys("Dog")
+        #expect(keys.count == 6)
+        for k in keys { #expect(try s.value("Dog", k, "tag") == .string("")) }
     }
 
     /// Property reads of a live Realm outside a write take the direct path (the located segment,

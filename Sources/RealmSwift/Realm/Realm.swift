@@ -71,12 +71,13 @@ public final class Realm {
     var lastVerified: ClassInfo?
     /// The update policy of the `add` in progress (linked objects are added with the same one).
     var addPolicy: UpdatePolicy = .error
-    /// Insert layouts by class, valid for the current write transaction's schema.
-    var layouts: [ObjectIdentifier: (version: Int, slots: [LayoutSlot])] = [:] {
+    /// Insert layouts by class, with the table columns each was made for.
+    var layouts: [ObjectIdentifier: (columns: [ColumnSchema], slots: [LayoutSlot])] = [:] {
         didSet { if layouts.isEmpty { lastInsert = nil } }
     }
     /// The class of the last `add` in this write transaction, whose table exists, and its layout:
-    /// a run of adds of one class checks its table once (forgotten with `layouts` and on `bump()`).
+    /// a run of adds of one class checks its table once (forgotten when a write transaction
+    /// begins, with `layouts` and on `bump()`).
     var lastInsert: InsertLayout?
     /// The row buffer `add` builds each new object's row in (see ``insert(_:_:providedOnly:)``).
     var insertRow: [StorageValue] = []
@@ -337,7 +338,7 @@ public final class Realm {
         if notifications.hasObservers { refresh() }
         let tx = try realmErrors { try store.beginWrite() }
         transaction = tx
-        layouts = [:]
+        lastInsert = nil
         if snapshot?.version != tx.baseVersion { snapshot = try? store.snapshot(kind: "realm") }
         stamp += 1
     }

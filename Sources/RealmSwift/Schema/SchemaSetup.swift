@@ -245,13 +245,15 @@ extension Realm {
         stamp += 1
     }
 
-    /// The catalog-order layout of `info`'s table.
+    /// The catalog-order layout of `info`'s table: kept across write transactions while the
+    /// table's columns are the same (a commit that changes no schema shares them, so the check is
+    /// an identity comparison; a one-object commit no longer hashes every column name).
     func columnLayout(_ info: ClassInfo, _ tx: WriteTransaction) throws -> [LayoutSlot] {
-        let id = ObjectIdentifier(info)
-        if let l = layouts[id], l.version == tx.catalog.tables.count { return l.slots }
         guard let t = tx.catalog.table(info.className) else { throw Realm.Error(.fail, "no table for \(info.className)") }
+        let id = ObjectIdentifier(info)
+        if let l = layouts[id], l.columns == t.columns { return l.slots }
         let slots: [LayoutSlot] = t.columns.map { c in info.indexByName[c.name].map { .property($0) } ?? .unused(c) }
-        layouts[id] = (tx.catalog.tables.count, slots)
+        layouts[id] = (t.columns, slots)
         return slots
     }
 }
