@@ -211,13 +211,19 @@ package struct IndexChunkPatch: Sendable, Equatable {
         return IndexChunkPatch(base: base, count: count, deleted: deleted, inserted: inserted)
     }
 
+    /// Throws `corrupted` (at `origin`) unless the patch's entry count and deleted positions fit
+    /// `base`.
+    func checkFits(_ base: IndexChunk, origin: Int) throws {
+        guard base.count - deleted.count + inserted.count == count, deleted.last.map({ $0 < base.count }) ?? true else {
+            throw StorageError.corrupted("index chunk patch of \(count) entries does not fit its base of \(base.count)", at: origin)
+        }
+    }
+
     /// The patched chunk's entries: the base's without the deleted positions, merged with the
     /// inserted ones. Throws `corrupted` (at `origin`) when the patch does not fit its base or the
     /// result does not strictly ascend.
     func apply(base: IndexChunk, origin: Int) throws -> [(UInt64, Int64)] {
-        guard base.count - deleted.count + inserted.count == count, deleted.last.map({ $0 < base.count }) ?? true else {
-            throw StorageError.corrupted("index chunk patch of \(count) entries does not fit its base of \(base.count)", at: origin)
-        }
+        try checkFits(base, origin: origin)
         var out: [(UInt64, Int64)] = []
         out.reserveCapacity(count)
         var d = 0

@@ -2,26 +2,38 @@
 /// transaction (confined to one thread, so no lock) so repeated lookups search one chunk each.
 struct IndexCursor {
     let directory: IndexDirectory
-    /// The chunks decoded so far (they keep the memory their cursors read).
+    /// The chunks read so far (they keep the memory their cursors read); for a chunk patch, its base.
     private var chunks: [IndexChunk?]
-    /// Each decoded chunk's hash and key cursors (nil: not decoded yet): read without copying the
-    /// chunk, whose lanes a copy would retain.
-    private var cursors: [(hashes: LaneCursor, keys: LaneCursor)?]
+    /// Each chunk as searched (nil: not read yet): its cursors, read without copying the chunk,
+    /// whose lanes a copy would retain.
+    private var views: [View?]
+
+    /// A chunk's cursors; for a chunk patch (format 5), its base's cursors and the patch, searched
+    /// together without applying the patch (``Snapshot/lookupChunk(_:)``).
+    private enum View {
+        case plain(hashes: LaneCursor, keys: LaneCursor)
+        case patched(PatchedEntries)
+    }
 
     init(_ ref: BlockRef, in snapshot: Snapshot) throws {
         directory = try snapshot.indexDirectory(ref)
         chunks = [IndexChunk?](repeating: nil, count: directory.chunks.count)
-        cursors = [(hashes: LaneCursor, keys: LaneCursor)?](repeating: nil, count: directory.chunks.count)
+        views = [View?](repeating: nil, count: directory.chunks.count)
     }
 
     /// The key of the first entry (in index order) carrying hash `h`, or nil: what
     /// ``forEachKey(hash:in:_:)`` finds first, without a closure.
     mutating func firstKey(hash h: UInt64, in snapshot: Snapshot) throws -> Int64? {
         for ci in directory.chunks(possiblyHolding: h) {
-            let (hashes, keys) = try cursors(ci, in: snapshot)
-            let a = hashes.unsignedLowerBound(h)
-            // Past this chunk's entries: the next chunk may start with `h`.
-            if a < hashes.valueCount { return UInt64(bitPattern: hashes[a]) == h ? keys[a] : nil }
+            switch try view(ci, in: snapshot) {
+            case .plain(let hashes, let keys):
+                let a = hashes.unsignedLowerBound(h)
+                // Past this chunk's entries: the next chunk may start with `h`.
+                if a < hashes.valueCount { return UInt64(bitPattern: hashes[a]) == h ? keys[a] : nil }
+            case .patched(var entries):
+                entries.seek(h)
+                if let (hash, key) = entries.next() { return hash == h ? key : nil }
+            }
         }
         return nil
     }
@@ -30,8 +42,15 @@ struct IndexCursor {
     /// true; returns whether it did.
     mutating func forEachKey(hash h: UInt64, in snapshot: Snapshot, _ body: (Int64) throws -> Bool) throws -> Bool {
         for ci in directory.chunks(possiblyHolding: h) {
-            let (hashes, keys) = try cursors(ci, in: snapshot)
-            if try Self.scan(hashes, keys, h, body) { return true }
+            switch try view(ci, in: snapshot) {
+            case .plain(let hashes, let keys):
+                if try Self.scan(hashes, keys, h, body) { return true }
+            case .patched(var entries):
+                entries.seek(h)
+                while let (hash, key) = entries.next(), hash == h {
+                    if try body(key) { return true }
+                }
+            }
         }
         return false
     }
@@ -72,13 +91,89 @@ struct IndexCursor {
         return false
     }
 
-    /// Chunk `ci`'s cursors, decoding it on first use.
-    private mutating func cursors(_ ci: Int, in snapshot: Snapshot) throws -> (hashes: LaneCursor, keys: LaneCursor) {
-        if let c = cursors[ci] { return c }
-        let chunk = try snapshot.indexChunk(directory.chunks[ci])
-        chunks[ci] = chunk
-        let c = (hashes: chunk.hashCursor, keys: chunk.keyCursor)
-        cursors[ci] = c
-        return c
+    /// Chunk `ci` as searched, reading it on first use.
+    private mutating func view(_ ci: Int, in snapshot: Snapshot) throws -> View {
+        if let v = views[ci] { return v }
+        let v: View
+        switch try snapshot.lookupChunk(directory.chunks[ci]) {
+        case .plain(let chunk):
+            chunks[ci] = chunk
+            v = .plain(hashes: chunk.hashCursor, keys: chunk.keyCursor)
+        case .patched(let base, let patch):
+            chunks[ci] = base
+            v = .patched(PatchedEntries(base: base, patch))
+        }
+        views[ci] = v
+        return v
+    }
+}
+
+/// An index chunk as ``IndexCursor`` searches it (``Snapshot/lookupChunk(_:)``).
+enum LookupChunk {
+    case plain(IndexChunk)
+    /// A chunk patch over its base chunk (checked to fit it).
+    case patched(base: IndexChunk, IndexChunkPatch)
+}
+
+/// A chunk patch's entries in index order from a position on: its base chunk's entries without the
+/// deleted positions, merged with the inserted entries — what ``IndexChunkPatch/apply(base:origin:)``
+/// would list, found by binary searches instead of a pass over the base.
+struct PatchedEntries {
+    private let hashes: LaneCursor
+    private let keys: LaneCursor
+    private let deleted: [Int]
+    private let inserted: [(UInt64, Int64)]
+    /// The next base position, the first deleted position not before it, the next inserted entry.
+    private var a = 0
+    private var d = 0
+    private var n = 0
+
+    /// The entries of `patch` over `base`, which must outlive this value (its cursors read it).
+    init(base: IndexChunk, _ patch: IndexChunkPatch) {
+        hashes = base.hashCursor
+        keys = base.keyCursor
+        deleted = patch.deleted
+        inserted = patch.inserted
+    }
+
+    /// The first and last entries of `patch` over `base` (a patch leaves at least one entry).
+    static func ends(base: IndexChunk, _ patch: IndexChunkPatch) -> (first: (UInt64, Int64), last: (UInt64, Int64)) {
+        var entries = PatchedEntries(base: base, patch)
+        let first = entries.next() ?? (0, 0)
+        // The last base position not deleted, against the last inserted entry.
+        var p = base.count - 1
+        var d = patch.deleted.count - 1
+        while p >= 0, d >= 0, patch.deleted[d] == p {
+            p -= 1
+            d -= 1
+        }
+        let fromBase = p >= 0 ? (base.hash(p), base.key(p)) : nil
+        guard let inserted = patch.inserted.last else { return (first, fromBase ?? first) }
+        guard let fromBase else { return (first, inserted) }
+        return (first, fromBase < inserted ? inserted : fromBase)
+    }
+
+    /// Moves to the first entry whose hash is not below `h`.
+    mutating func seek(_ h: UInt64) {
+        a = hashes.unsignedLowerBound(h)
+        let from = a
+        d = deleted.partitionPoint { $0 < from }
+        n = inserted.partitionPoint { $0.0 < h }
+    }
+
+    /// The next entry, in (hash, key) order, or nil past the last.
+    mutating func next() -> (UInt64, Int64)? {
+        while d < deleted.count, deleted[d] == a {
+            a += 1
+            d += 1
+        }
+        let fromBase = a < hashes.valueCount ? (UInt64(bitPattern: hashes[a]), keys[a]) : nil
+        if let b = fromBase, n >= inserted.count || b < inserted[n] {
+            a += 1
+            return b
+        }
+        guard n < inserted.count else { return nil }
+        n += 1
+        return inserted[n - 1]
     }
 }

@@ -261,6 +261,33 @@ public final class Snapshot: Sendable {
         return c
     }
 
+    /// A chunk as lookups read it: decoded (from the cache, or read and cached), or, for a chunk
+    /// patch not decoded yet, the patch over its base chunk, which ``IndexCursor`` searches without
+    /// applying it. Applying a patch is a pass over every entry of its base, and a commit that
+    /// changes the chunk again writes a new patch, so the next lookup would find nothing cached.
+    func lookupChunk(_ chunk: IndexDirectory.Chunk) throws -> LookupChunk {
+        if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return .plain(c) }
+        guard let b = try patchBlock(chunk.block, IndexChunkPatch.magic) else { return .plain(try indexChunk(chunk)) }
+        let patch = try IndexChunkPatch.decode(b)
+        let baseChunk = try cachedPlainIndexChunk(patch.base)
+        let origin = Int(chunk.block.offset)
+        try patch.checkFits(baseChunk, origin: origin)
+        guard patch.count == chunk.count else {
+            throw StorageError.corrupted("index chunk patch of \(patch.count) entries where its directory says \(chunk.count)", at: origin)
+        }
+        return .patched(base: baseChunk, patch)
+    }
+
+    /// ``plainIndexChunk(_:)`` through the store's cache: the base of a chunk patch, read again by
+    /// every lookup and every commit that changes the chunk.
+    func cachedPlainIndexChunk(_ ref: BlockRef) throws -> IndexChunk {
+        let key = cacheKey(ref)
+        if let key, let c = cache?.chunk(key) { return c }
+        let c = try plainIndexChunk(ref)
+        if let key { cache?.store(key, c) }
+        return c
+    }
+
     /// Reads the chunk or chunk patch `chunk` names; returns it with the block's stored checksum.
     private func readChunk(_ chunk: IndexDirectory.Chunk) throws -> (IndexChunk, UInt64) {
         if let b = try patchBlock(chunk.block, IndexChunkPatch.magic) {

@@ -588,9 +588,10 @@ extension WriteTransaction {
         /// New entries: a piece of the transaction's pending inserts, made into a list only when
         /// the chunk is written (held as runs, a bulk insert's index is not spelled out whole).
         case pending(Slice<PendingIndexEntries>)
-        /// A stored chunk changed by a patch over its base (format 5), with the entries it reads as;
-        /// `replacesPatch`: the stored chunk is itself a patch (of the same base).
-        case patched(IndexDirectory.Chunk, IndexChunkPatch, [(UInt64, Int64)], replacesPatch: Bool)
+        /// A stored chunk changed by a patch over its base chunk (format 5); `replacesPatch`: the
+        /// stored chunk is itself a patch (of the same base). Its entries are listed only when the
+        /// chunk is folded or small enough to cache: applying the patch is a pass over the base.
+        case patched(IndexDirectory.Chunk, IndexChunkPatch, base: IndexChunk, replacesPatch: Bool)
         /// Whether the chunk holds new entries only (the trailing merge joins them).
         var isNew: Bool {
             switch self {
@@ -603,7 +604,7 @@ extension WriteTransaction {
             case .stored(let c): c.count
             case .fresh(let e): e.count
             case .pending(let e): e.count
-            case .patched(_, _, let e, _): e.count
+            case .patched(_, let patch, _, _): patch.count
             }
         }
     }
@@ -612,10 +613,10 @@ extension WriteTransaction {
         switch c {
         case .fresh(let e): return e
         case .pending(let e): return ArraySlice(e)
-        case .patched(let chunk, let patch, let e, let replacesPatch):
+        case .patched(let chunk, let patch, let baseChunk, let replacesPatch):
             // Folded into a new chunk after all: the stored chunk (and the base of the patch it is) goes.
             freed += chunk.block.length + (replacesPatch ? patch.base.length : 0)
-            return e[...]
+            return try patch.apply(base: baseChunk, origin: Int(chunk.block.offset))[...]
         case .stored(let chunk):
             freed += try base.chunkBlocks(chunk.block).reduce(0) { $0 + $1.length }
             if let key = base.cacheKey(chunk.block), let e = base.cache?.chunkEntries(key), e.count == chunk.count { return e[...] }
@@ -774,14 +775,15 @@ extension WriteTransaction {
             case .stored(let chunk):
                 out.chunks.append(chunk)
                 lastEntry = chunk == dir.chunks.last ? baseLast : nil
-            case .patched(let old, let patch, let e, let replacesPatch):
+            case .patched(let old, let patch, let baseChunk, let replacesPatch):
                 // The new patch replaces the stored one (its base stays); a stored chunk becomes the base.
                 if replacesPatch { freed += old.block.length }
-                let ref =
-                    e.count <= BlockCache.maxCachedChunkCount
-                    ? em.emit(decoded: .chunk(e)) { patch.encode(into: &$0) } : em.emit { patch.encode(into: &$0) }
-                out.chunks.append(.init(firstHash: e[0].0, count: e.count, block: ref))
-                lastEntry = e.last
+                // Not cached as entries: only a fold reads them, once, and each commit that changes
+                // the chunk again writes a new patch.
+                let ref = em.emit { patch.encode(into: &$0) }
+                let ends = PatchedEntries.ends(base: baseChunk, patch)
+                out.chunks.append(.init(firstHash: ends.first.0, count: patch.count, block: ref))
+                lastEntry = ends.last
             case .fresh(let e):
                 emitNew(e)
             case .pending(let e):
@@ -803,7 +805,7 @@ extension WriteTransaction {
     {
         let stored = try base.chunkPatch(chunk.block)
         let baseRef = stored?.base ?? chunk.block
-        let baseChunk = try stored == nil ? base.uncachedIndexChunk(chunk) : base.plainIndexChunk(baseRef)
+        let baseChunk = try stored == nil ? base.uncachedIndexChunk(chunk) : base.cachedPlainIndexChunk(baseRef)
         var deleted = Set(stored?.deleted ?? [])
         var inserted = stored?.inserted ?? []
         var changed = !inserts.isEmpty
@@ -836,7 +838,8 @@ extension WriteTransaction {
                 bytes: 48 + 4 * patch.deleted.count + 16 * patch.inserted.count, entries: entries, baseBytes: Int(baseRef.length))
         else { return nil }
         guard changed else { return .stored(chunk) }
-        return .patched(chunk, patch, try patch.apply(base: baseChunk, origin: Int(chunk.block.offset)), replacesPatch: stored != nil)
+        try patch.checkFits(baseChunk, origin: Int(chunk.block.offset))
+        return .patched(chunk, patch, base: baseChunk, replacesPatch: stored != nil)
     }
 
     /// Whether this file's lists and directories may be paged (format 4).
