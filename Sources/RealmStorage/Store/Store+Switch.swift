@@ -201,7 +201,7 @@ extension Store {
             let oldNewest = state.withLock { s in makeSnapshot(&s, s.current, kind: Self.compactionPinKind) }
             let pinned = Set(
                 state.withLock { s in
-                    s.localPins.lazy.filter { !Self.unpublishedPinKinds.contains($0.kind) && $0.version < oldNewest.version }.map(\.version)
+                    s.localPins.lazy.filter { $0.isPublished && $0.version < oldNewest.version }.map(\.version)
                 })
             let current = try Self.recover(file, durable: lockFile?.durableCommit(), rejecting: lockFile?.failedCommit())
             let size = try file.size()

@@ -123,6 +123,18 @@ public final class Store: Sendable {
         let version: UInt64
         let kind: String
         var count: Int
+        /// The kind's number in the lock file (Spec/FORMAT.md §7), and whether the pin is published
+        /// there: worked out once, not by comparing names each time the pins are published.
+        let kindCode: UInt32
+        let isPublished: Bool
+
+        init(version: UInt64, kind: String, count: Int) {
+            self.version = version
+            self.kind = kind
+            self.count = count
+            kindCode = UInt32(LockFile.kindNames.firstIndex(of: kind) ?? LockFile.kindNames.count - 1)
+            isPublished = !Store.unpublishedPinKinds.contains(kind)
+        }
     }
 
     struct State {
@@ -469,15 +481,14 @@ public final class Store: Sendable {
                 added = true
             }
         }
-        if added && !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
+        if added && !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins) }
     }
 
     func unpin(_ version: UInt64, _ kind: String) {
         let dropped: [Bridge] = state.withLock { s in
             guard let i = s.localPins.lastIndex(where: { $0.version == version && $0.kind == kind }) else { return [] }
             if s.localPins[i].count <= 1 {
-                s.localPins.remove(at: i)
-                if !Self.unpublishedPinKinds.contains(kind) { try? lockFile?.publish(s.localPins, except: Self.unpublishedPinKinds) }
+                if s.localPins.remove(at: i).isPublished { try? lockFile?.publish(s.localPins) }
                 return pruneBridges(&s)
             } else {
                 s.localPins[i].count -= 1

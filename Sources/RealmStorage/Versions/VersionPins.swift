@@ -246,13 +246,15 @@ final class LockFile: @unchecked Sendable {
         return Int((try? ByteView(copying: b).u32(0)) ?? 0)
     }
 
-    /// Writes this store's pins (version, kind, count) into its slot, ordered by version and kind.
-    func publish(_ pins: [Store.LocalPin], except skipped: [String] = []) throws {
+    /// Writes this store's published pins (version, kind, count) into its slot, ordered by version
+    /// and kind.
+    func publish(_ pins: [Store.LocalPin]) throws {
         guard let slot else { return }
         var entries: [(UInt64, UInt32, Int)] = []
         entries.reserveCapacity(pins.count)
-        for p in pins where p.count > 0 && !skipped.contains(p.kind) {
-            entries.append((p.version, UInt32(Self.kindNames.firstIndex(of: p.kind) ?? Self.kindNames.count - 1), p.count))
+        // By index: the fields are read in place, without copying each pin (and retaining its kind's name).
+        for i in pins.indices where pins[i].count > 0 && pins[i].isPublished {
+            entries.append((pins[i].version, pins[i].kindCode, pins[i].count))
         }
         entries.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         if entries.count > Self.maxEntries { entries.removeSubrange(Self.maxEntries...) }
