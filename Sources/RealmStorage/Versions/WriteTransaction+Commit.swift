@@ -589,8 +589,8 @@ extension WriteTransaction {
         /// the chunk is written (held as runs, a bulk insert's index is not spelled out whole).
         case pending(Slice<PendingIndexEntries>)
         /// A stored chunk changed by a patch over its base chunk (format 5); `replacesPatch`: the
-        /// stored chunk is itself a patch (of the same base). Its entries are listed only when the
-        /// chunk is folded or small enough to cache: applying the patch is a pass over the base.
+        /// stored chunk is itself a patch (of the same base). Its entries are listed only if the
+        /// chunk is folded into a new one: applying the patch is a pass over the whole base.
         case patched(IndexDirectory.Chunk, IndexChunkPatch, base: IndexChunk, replacesPatch: Bool)
         /// Whether the chunk holds new entries only (the trailing merge joins them).
         var isNew: Bool {
