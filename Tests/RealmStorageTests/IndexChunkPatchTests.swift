@@ -206,5 +206,14 @@ import Testing
         ] {
             expectCode(.corrupted) { try bad.apply(base: chunk, origin: 0) }
         }
+        // What a lookup checks before searching a patch without applying it: the count and the
+        // deleted positions against the base.
+        for bad in [
+            IndexChunkPatch(base: base, count: 3, deleted: [0], inserted: [(5, 1), (5, 2)]),
+            IndexChunkPatch(base: base, count: 2, deleted: [3], inserted: []),
+        ] {
+            expectCode(.corrupted) { try bad.checkFits(chunk, origin: 0) }
+        }
+        try IndexChunkPatch(base: base, count: 4, deleted: [0], inserted: [(5, 1), (5, 2)]).checkFits(chunk, origin: 0)
     }
 }
