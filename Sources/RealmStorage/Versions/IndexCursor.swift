@@ -4,33 +4,28 @@ struct IndexCursor {
     let directory: IndexDirectory
     /// The chunks read so far (they keep the memory their cursors read); for a chunk patch, its base.
     private var chunks: [IndexChunk?]
-    /// Each chunk as searched (nil: not read yet): its cursors, read without copying the chunk,
-    /// whose lanes a copy would retain.
-    private var views: [View?]
-
-    /// A chunk's cursors; for a chunk patch (format 5), its base's cursors and the patch, searched
-    /// together without applying the patch (``Snapshot/lookupChunk(_:)``).
-    private enum View {
-        case plain(hashes: LaneCursor, keys: LaneCursor)
-        case patched(PatchedEntries)
-    }
+    /// Each decoded chunk's hash and key cursors (nil: not read yet, or a chunk patch): read
+    /// without copying the chunk, whose lanes a copy would retain.
+    private var cursors: [(hashes: LaneCursor, keys: LaneCursor)?]
+    /// The chunks read as patches (format 5), searched with their bases without applying them
+    /// (``Snapshot/lookupChunk(_:)``); empty until the first one.
+    private var patches: [PatchedEntries?] = []
 
     init(_ ref: BlockRef, in snapshot: Snapshot) throws {
         directory = try snapshot.indexDirectory(ref)
         chunks = [IndexChunk?](repeating: nil, count: directory.chunks.count)
-        views = [View?](repeating: nil, count: directory.chunks.count)
+        cursors = [(hashes: LaneCursor, keys: LaneCursor)?](repeating: nil, count: directory.chunks.count)
     }
 
     /// The key of the first entry (in index order) carrying hash `h`, or nil: what
     /// ``forEachKey(hash:in:_:)`` finds first, without a closure.
     mutating func firstKey(hash h: UInt64, in snapshot: Snapshot) throws -> Int64? {
         for ci in directory.chunks(possiblyHolding: h) {
-            switch try view(ci, in: snapshot) {
-            case .plain(let hashes, let keys):
+            if let (hashes, keys) = try cursors(ci, in: snapshot) {
                 let a = hashes.unsignedLowerBound(h)
                 // Past this chunk's entries: the next chunk may start with `h`.
                 if a < hashes.valueCount { return UInt64(bitPattern: hashes[a]) == h ? keys[a] : nil }
-            case .patched(var entries):
+            } else if var entries = patches[ci] {
                 entries.seek(h)
                 if let (hash, key) = entries.next() { return hash == h ? key : nil }
             }
@@ -42,10 +37,9 @@ struct IndexCursor {
     /// true; returns whether it did.
     mutating func forEachKey(hash h: UInt64, in snapshot: Snapshot, _ body: (Int64) throws -> Bool) throws -> Bool {
         for ci in directory.chunks(possiblyHolding: h) {
-            switch try view(ci, in: snapshot) {
-            case .plain(let hashes, let keys):
+            if let (hashes, keys) = try cursors(ci, in: snapshot) {
                 if try Self.scan(hashes, keys, h, body) { return true }
-            case .patched(var entries):
+            } else if var entries = patches[ci] {
                 entries.seek(h)
                 while let (hash, key) = entries.next(), hash == h {
                     if try body(key) { return true }
@@ -91,20 +85,23 @@ struct IndexCursor {
         return false
     }
 
-    /// Chunk `ci` as searched, reading it on first use.
-    private mutating func view(_ ci: Int, in snapshot: Snapshot) throws -> View {
-        if let v = views[ci] { return v }
-        let v: View
+    /// Chunk `ci`'s cursors, reading the chunk on first use; nil when it is a chunk patch, whose
+    /// entries are then in `patches[ci]`.
+    private mutating func cursors(_ ci: Int, in snapshot: Snapshot) throws -> (hashes: LaneCursor, keys: LaneCursor)? {
+        if let c = cursors[ci] { return c }
+        if !patches.isEmpty, patches[ci] != nil { return nil }
         switch try snapshot.lookupChunk(directory.chunks[ci]) {
         case .plain(let chunk):
             chunks[ci] = chunk
-            v = .plain(hashes: chunk.hashCursor, keys: chunk.keyCursor)
+            let c = (hashes: chunk.hashCursor, keys: chunk.keyCursor)
+            cursors[ci] = c
+            return c
         case .patched(let base, let patch):
             chunks[ci] = base
-            v = .patched(PatchedEntries(base: base, patch))
+            if patches.isEmpty { patches = [PatchedEntries?](repeating: nil, count: directory.chunks.count) }
+            patches[ci] = PatchedEntries(base: base, patch)
+            return nil
         }
-        views[ci] = v
-        return v
     }
 }
 
