@@ -40,10 +40,7 @@ struct IndexCursor {
             if let (hashes, keys) = try cursors(ci, in: snapshot) {
                 if try Self.scan(hashes, keys, h, body) { return true }
             } else if var entries = patches[ci] {
-                entries.seek(h)
-                while let (hash, key) = entries.next(), hash == h {
-                    if try body(key) { return true }
-                }
+                if try entries.forEachKey(hash: h, body) { return true }
             }
         }
         return false
@@ -61,22 +58,26 @@ struct IndexCursor {
 
     /// Every key whose entry carries hash `h` in the index `directory`, decoding only the chunks
     /// that may hold it and keeping none (one-shot lookups: a cursor's per-chunk arrays cost more
-    /// than the search when made for one lookup).
+    /// than the search when made for one lookup); a chunk patch is searched without applying it.
     static func keys(hash h: UInt64, directory: IndexDirectory, in snapshot: Snapshot) throws -> [Int64] {
         var out: [Int64] = []
+        func collect(_ key: Int64) -> Bool {
+            out.append(key)
+            return false
+        }
         for ci in directory.chunks(possiblyHolding: h) {
-            let chunk = try snapshot.indexChunk(directory.chunks[ci])
-            _ = try withExtendedLifetime(chunk) {
-                try scan(chunk.hashCursor, chunk.keyCursor, h) { key in
-                    out.append(key)
-                    return false
-                }
+            switch try snapshot.lookupChunk(directory.chunks[ci]) {
+            case .plain(let chunk):
+                _ = withExtendedLifetime(chunk) { scan(chunk.hashCursor, chunk.keyCursor, h, collect) }
+            case .patched(let base, let patch):
+                var entries = PatchedEntries(base: base, patch)
+                _ = withExtendedLifetime(base) { entries.forEachKey(hash: h, collect) }
             }
         }
         return out
     }
 
-    private static func scan(_ hashes: LaneCursor, _ keys: LaneCursor, _ h: UInt64, _ body: (Int64) throws -> Bool) throws -> Bool {
+    private static func scan(_ hashes: LaneCursor, _ keys: LaneCursor, _ h: UInt64, _ body: (Int64) throws -> Bool) rethrows -> Bool {
         var a = hashes.unsignedLowerBound(h)
         while a < hashes.valueCount, UInt64(bitPattern: hashes[a]) == h {
             if try body(keys[a]) { return true }
@@ -156,6 +157,16 @@ struct PatchedEntries {
         let from = a
         d = deleted.partitionPoint { $0 < from }
         n = inserted.partitionPoint { $0.0 < h }
+    }
+
+    /// Calls `body` with the key of each entry carrying hash `h`, in index order, until it returns
+    /// true; returns whether it did.
+    mutating func forEachKey(hash h: UInt64, _ body: (Int64) throws -> Bool) rethrows -> Bool {
+        seek(h)
+        while let (hash, key) = next(), hash == h {
+            if try body(key) { return true }
+        }
+        return false
     }
 
     /// The next entry, in (hash, key) order, or nil past the last.

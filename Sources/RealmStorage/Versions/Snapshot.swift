@@ -255,10 +255,20 @@ public final class Snapshot: Sendable {
     /// The parsed entries of an index chunk (cached per process like segments): a chunk block, or
     /// a chunk patch (format 5) applied to its base.
     func indexChunk(_ chunk: IndexDirectory.Chunk) throws -> IndexChunk {
-        if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return c }
-        let (c, checksum) = try readChunk(chunk)
-        cache?.store(BlockCache.Key(chunk.block, checksum: checksum), c)
+        if let c = cachedIndexChunk(chunk) { return c }
+        return caching(chunk, try readChunk(chunk))
+    }
+
+    /// The chunk `chunk` names, if the store's cache holds it.
+    private func cachedIndexChunk(_ chunk: IndexDirectory.Chunk) -> IndexChunk? {
+        guard let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count else { return nil }
         return c
+    }
+
+    /// Keeps a chunk just read (with its block's stored checksum) in the store's cache.
+    private func caching(_ chunk: IndexDirectory.Chunk, _ read: (IndexChunk, UInt64)) -> IndexChunk {
+        cache?.store(BlockCache.Key(chunk.block, checksum: read.1), read.0)
+        return read.0
     }
 
     /// A chunk as lookups read it: decoded (from the cache, or read and cached), or, for a chunk
@@ -266,8 +276,8 @@ public final class Snapshot: Sendable {
     /// applying it. Applying a patch is a pass over every entry of its base, and a commit that
     /// changes the chunk again writes a new patch, so the next lookup would find nothing cached.
     func lookupChunk(_ chunk: IndexDirectory.Chunk) throws -> LookupChunk {
-        if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return .plain(c) }
-        guard let b = try patchBlock(chunk.block, IndexChunkPatch.magic) else { return .plain(try indexChunk(chunk)) }
+        if let c = cachedIndexChunk(chunk) { return .plain(c) }
+        guard let b = try patchBlock(chunk.block, IndexChunkPatch.magic) else { return .plain(caching(chunk, try readPlainChunk(chunk))) }
         let patch = try IndexChunkPatch.decode(b)
         let baseChunk = try cachedPlainIndexChunk(patch.base)
         let origin = Int(chunk.block.offset)
@@ -296,6 +306,11 @@ public final class Snapshot: Sendable {
             let c = try IndexDirectory.chunkEntries(ByteView(copying: IndexDirectory.encodeChunk(entries)), expected: chunk.count)
             return (c, b.lastWord)
         }
+        return try readPlainChunk(chunk)
+    }
+
+    /// Reads the chunk block `chunk` names; returns it with the block's stored checksum.
+    private func readPlainChunk(_ chunk: IndexDirectory.Chunk) throws -> (IndexChunk, UInt64) {
         let b = try block(chunk.block, BlockMagic.indexChunk)
         return (try IndexDirectory.chunkEntries(b, expected: chunk.count), b.lastWord)
     }
@@ -303,7 +318,7 @@ public final class Snapshot: Sendable {
     /// The chunk `chunk` names, read for this call only (a pass over a whole index, or a writer
     /// that rebuilds the chunk, need not keep them).
     func uncachedIndexChunk(_ chunk: IndexDirectory.Chunk) throws -> IndexChunk {
-        if let key = cacheKey(chunk.block), let c = cache?.chunk(key), c.count == chunk.count { return c }
+        if let c = cachedIndexChunk(chunk) { return c }
         return try readChunk(chunk).0
     }
 
