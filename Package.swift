@@ -30,9 +30,13 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"])]
         ),
+        // Linux file calls the Glibc overlay does not export (`sync_file_range`); header only.
+        .systemLibrary(name: "CLinuxIO"),
         .target(
             name: "RealmStorage",
-            dependencies: ["CLZ4", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics")]
+            dependencies: [
+                "CLZ4", "CLinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         .target(
             name: "RealmQuery",

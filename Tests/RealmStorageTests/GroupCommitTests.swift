@@ -213,6 +213,80 @@ import Testing
         #expect(try store.snapshot().formatVersion == 6)
     }
 
+    /// `commit(whileSyncing:)` runs its work once, after the commit is written and its transaction
+    /// ended and before its sync (format 7); after the sync in a file of format 6; not at all when
+    /// the commit is refused before it writes; and before a failed sync's error.
+    @Test func theWorkOfACommitRunsBeforeItsSync() throws {
+        let dir = TempDir()
+        let store = try Self.makeLogStore(dir.file())
+        let base = try store.snapshot().version
+        /// The syncs made when the work ran, and whether the transaction had ended.
+        typealias Run = (syncs: Int, ended: Bool)
+        func commit(_ store: Store, _ seq: Int64, _ plan: FaultPlan, _ runs: inout [Run]) throws -> Snapshot {
+            try FaultInjection.run(plan) {
+                let tx = try store.beginWrite()
+                _ = try tx.insert("Log", row: [.int(seq), .string("commit \(seq)")])
+                return try tx.commit(whileSyncing: { runs.append((plan.calls(.fsync), tx.isFinished)) })
+            }
+        }
+        let plan = FaultPlan()
+        var runs: [Run] = []
+        let s = try commit(store, 1, plan, &runs)
+        #expect(runs.count == 1 && runs[0].syncs == 0 && runs[0].ended)
+        #expect(plan.calls(.fsync) == 1)
+        #expect(try s.version == base + 1 && s.objectCount("Log") == 1)
+
+        // Refused before writing: the work does not run.
+        let limited = try Store.open(at: dir.file(), options: .init(maximumNumberOfActiveVersions: 1))
+        let pinned = try limited.snapshot()
+        try store.write { _ = try $0.insert("Log", row: [.int(2), .string("moves the file on")]) }
+        let tx = try limited.beginWrite()
+        _ = try tx.insert("Log", row: [.int(3), .string("refused")])
+        var ran = false
+        expectCode(.maximumNumberOfActiveVersionsExceeded) { try tx.commit(whileSyncing: { ran = true }) }
+        #expect(!ran && pinned.version == base + 1)
+
+        // A failed sync: the work ran (the commit was written), then the commit failed.
+        let failing = FaultPlan()
+        failing.arm(.fsync, at: 1)
+        var failedRuns: [Run] = []
+        expectCode(.io) { try commit(store, 4, failing, &failedRuns) }
+        #expect(failedRuns.count == 1 && failedRuns[0].syncs == 0)
+        #expect(try store.snapshot().objectCount("Log") == 2)
+        var nextRuns: [Run] = []
+        #expect(try commit(store, 5, FaultPlan(), &nextRuns).objectCount("Log") == 3)
+
+        // Format 6 (no group commit): the commit syncs before the work runs.
+        let old = try Store.open(at: try FormatVersionTests.copy("v6-column-changes.realm", dir))
+        try old.write { tx in
+            try tx.createTable("Log", primaryKey: ColumnSchema("seq", .int))
+            try tx.addColumn("Log", ColumnSchema("note", .string))
+        }
+        var oldRuns: [Run] = []
+        let oldSnapshot = try commit(old, 1, FaultPlan(), &oldRuns)
+        #expect(oldRuns.count == 1 && oldRuns[0].syncs == 1 && oldRuns[0].ended)
+        #expect(try oldSnapshot.formatVersion == 6 && oldSnapshot.objectCount("Log") == 1)
+    }
+
+    /// Starting a write-back (before a commit's bookkeeping) is advisory: the file's bytes and
+    /// size stay as written, whatever the range, on a read-only descriptor too.
+    @Test func startingAWritebackChangesNothing() throws {
+        let dir = TempDir()
+        let file = try SystemFile.open(dir.file("w"), .createNew)
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try file.write(bytes[...], at: 0)
+        file.startWriteback(at: 0, count: bytes.count)
+        file.startWriteback(at: 4096, count: 100)
+        file.startWriteback(at: 1 << 30, count: 4096)
+        file.startWriteback(at: 0, count: 0)
+        try file.syncData()
+        #expect(try file.size() == bytes.count)
+        #expect(try file.read(at: 0, count: bytes.count) == bytes)
+        let reader = try SystemFile.open(dir.file("w"), .readOnly)
+        reader.startWriteback(at: 0, count: bytes.count)
+        #expect(try reader.read(at: 0, count: bytes.count) == bytes)
+    }
+
     @Test func damageToAnAcknowledgedGroupIsReportedNotTakenForATornTail() throws {
         let dir = TempDir()
         let store = try Self.makeLogStore(dir.file(), groupOf: 2)

@@ -31,6 +31,7 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path, "-I", root.appendingPathComponent("Sources/CLZ4").path,
+            "-I", root.appendingPathComponent("Sources/CLinuxIO").path,
             file.path,
         ]
         let pipe = Pipe()

@@ -118,6 +118,27 @@ import Testing
         #expect(p.isInvalidated)
     }
 
+    /// A write whose sync fails throws, and the Realm reads the version before it: the commit
+    /// released the Realm's snapshot of that version while the sync was in flight, and the Realm
+    /// reads it again. The next write builds on it.
+    @Test func aWriteWhoseSyncFailsLeavesTheRealmAtTheVersionBefore() throws {
+        let (realm, _) = try makeRealm()
+        try realm.write { realm.add(Person(value: ["id": 1, "name": "kept"])) }
+        let results = realm.objects(Person.self)
+        let plan = FaultPlan()
+        plan.arm(.fsync, at: 1)
+        #expect(throws: Realm.Error.self) {
+            try FaultInjection.run(plan) { try realm.write { realm.add(Person(value: ["id": 2, "name": "lost"])) } }
+        }
+        #expect(!realm.isInWriteTransaction)
+        #expect(results.count == 1 && results.first?.name == "kept")
+        #expect(realm.object(ofType: Person.self, forPrimaryKey: 2) == nil)
+        try realm.write { realm.add(Person(value: ["id": 2, "name": "second try"])) }
+        #expect(results.count == 2 && realm.object(ofType: Person.self, forPrimaryKey: 2)?.name == "second try")
+        let reopened = try Realm(configuration: realm.configuration)
+        #expect(reopened.objects(Person.self).map(\.name).sorted() == ["kept", "second try"])
+    }
+
     @Test func duplicatePrimaryKeyIsATypedError() throws {
         let (realm, _) = try makeRealm()
         try realm.write { realm.add(Person(value: ["id": 1, "name": "a"])) }

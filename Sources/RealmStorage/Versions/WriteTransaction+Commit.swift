@@ -113,7 +113,17 @@ extension WriteTransaction {
     /// - Throws: `.maximumNumberOfActiveVersionsExceeded` (nothing changed), `.io` (the file stays at
     ///   the previous version); the transaction ends either way.
     @discardableResult
-    public func commit() throws -> Snapshot {
+    public func commit() throws -> Snapshot { try commit(whileSyncing: {}) }
+
+    /// Makes every change durable as a new version and returns a snapshot of it, as ``commit()``;
+    /// `work` runs once the commit is written and the transaction has ended, before the commit
+    /// waits for its sync (format 7; in older files, after the sync), so the sync hides its time.
+    /// It is for work that needs neither the commit durable nor the transaction, such as releasing
+    /// the caller's snapshot of the parent version. It runs at most once, and not at all when the
+    /// commit fails before it writes.
+    /// - Throws: as ``commit()``. A failed sync throws after `work` ran.
+    @discardableResult
+    public func commit(whileSyncing work: () -> Void) throws -> Snapshot {
         try checkOpen()
         defer { cancel() }
         let clock = ContinuousClock()
@@ -252,6 +262,15 @@ extension WriteTransaction {
                 slot: writesSlot ? (slotOffset, previousSlotBytes) : nil, before: baseCurrent)
             throw error
         }
+        // The sync comes after the bookkeeping below: the disk may start on the commit meanwhile
+        // (W7, one writer: ~5 % more commits a second). Only for a writer alone: the commits of a
+        // group share pages, a page being written back is written again for the next commit, and
+        // a group's sync that ends sooner gathers fewer commits.
+        if groups, store.writersWaiting.load(ordering: .relaxed) == 0,
+            store.writers.withLock({ $0.pending.isEmpty && !$0.syncing })
+        {
+            file.startWriteback(at: Int(start), count: Int(slot.fileLength) - Int(start))
+        }
         // This store wrote these blocks (durable, or made durable by the sync this commit waits
         // for; if that fails, nothing reaches them): its own reads need not hash the large ones
         // again (other processes, and this one after reopening, still verify every block).
@@ -279,7 +298,11 @@ extension WriteTransaction {
                     recordChecksum: slot.recordChecksum, headOffset: Int(start),
                     slotWrite: writesSlot ? (slotOffset, previousSlotBytes) : nil, before: baseCurrent))
             cancel()
+            work()
             try store.awaitDurable(newVersion)
+        } else {
+            cancel()
+            work()
         }
         // Spares an opener hashing a large region (Spec/FORMAT.md §7); a small one hashes in less
         // time than the record takes to write.

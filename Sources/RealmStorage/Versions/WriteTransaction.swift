@@ -72,6 +72,13 @@ public final class WriteTransaction {
         guard !finished else { return }
         finished = true
         baseSnapshot = nil
+        // What the transaction built goes now: a commit ends its transaction before it waits for
+        // its sync, so the sync hides this work.
+        tables = [:]
+        changes = [:]
+        dropInsertPlans()
+        early = nil
+        supersededGroups = []
         store.endWrite()
     }
 

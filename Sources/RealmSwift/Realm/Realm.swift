@@ -357,8 +357,10 @@ public final class Realm {
         checkThread()
         guard let tx = transaction else { fatalError("Cannot commit a write transaction: none is open. Call beginWrite() first.") }
         do {
-            let parent = snapshot
-            let s = try tx.commit()
+            let parent = tokens.isEmpty ? nil : snapshot
+            // The version this Realm read goes while the commit's sync is in flight (read again
+            // on demand if the commit fails); the tokens' skip still needs it.
+            let s = try tx.commit(whileSyncing: { if tokens.isEmpty { snapshot = nil } })
             transaction = nil
             snapshot = s
             stamp += 1
