@@ -49,6 +49,15 @@ extension Store {
         writers.withLock { $0.pending.first?.parentVersion ?? base }
     }
 
+    /// Starts the write-back of a commit just written to `file` (bytes `from..<to`) when its writer
+    /// is alone: no other writer waits for the word, no commit waits for a sync and none is in
+    /// flight. The commits of a group share pages, a page being written back is written again for
+    /// the next commit, and a group's sync that ends sooner gathers fewer commits.
+    func startWritebackIfAlone(_ file: SystemFile, from: Int, to: Int) {
+        guard writersWaiting.load(ordering: .relaxed) == 0, writers.withLock({ $0.pending.isEmpty && !$0.syncing }) else { return }
+        file.startWriteback(at: from, count: to - from)
+    }
+
     /// Adds a commit just written (under the writer word) to those waiting for a sync.
     func enqueue(_ commit: PendingCommit) {
         writers.withLock { $0.pending.append(commit) }

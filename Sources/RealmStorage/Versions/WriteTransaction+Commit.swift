@@ -262,15 +262,8 @@ extension WriteTransaction {
                 slot: writesSlot ? (slotOffset, previousSlotBytes) : nil, before: baseCurrent)
             throw error
         }
-        // The sync comes after the bookkeeping below: the disk may start on the commit meanwhile
-        // (W7, one writer: ~5 % more commits a second). Only for a writer alone: the commits of a
-        // group share pages, a page being written back is written again for the next commit, and
-        // a group's sync that ends sooner gathers fewer commits.
-        if groups, store.writersWaiting.load(ordering: .relaxed) == 0,
-            store.writers.withLock({ $0.pending.isEmpty && !$0.syncing })
-        {
-            file.startWriteback(at: Int(start), count: Int(slot.fileLength) - Int(start))
-        }
+        // The sync comes after the bookkeeping below: the disk may start on the commit meanwhile.
+        if groups { store.startWritebackIfAlone(file, from: Int(start), to: Int(slot.fileLength)) }
         // This store wrote these blocks (durable, or made durable by the sync this commit waits
         // for; if that fails, nothing reaches them): its own reads need not hash the large ones
         // again (other processes, and this one after reopening, still verify every block).
@@ -291,19 +284,17 @@ extension WriteTransaction {
             return store.makeSnapshot(&s, s.current, kind: "snapshot")
         }
         if groups {
-            // The next write transaction of this store may begin while this commit waits for its sync.
             store.enqueue(
                 Store.PendingCommit(
                     version: newVersion, fileLength: slot.fileLength, parentVersion: base.version,
                     recordChecksum: slot.recordChecksum, headOffset: Int(start),
                     slotWrite: writesSlot ? (slotOffset, previousSlotBytes) : nil, before: baseCurrent))
-            cancel()
-            work()
-            try store.awaitDurable(newVersion)
-        } else {
-            cancel()
-            work()
         }
+        // The transaction ends: the next one of this store may begin while this commit waits for
+        // its sync, and what it built goes meanwhile, with the caller's work.
+        cancel()
+        work()
+        if groups { try store.awaitDurable(newVersion) }
         // Spares an opener hashing a large region (Spec/FORMAT.md §7); a small one hashes in less
         // time than the record takes to write.
         if em.written >= Self.durableRecordThreshold {

@@ -357,10 +357,10 @@ public final class Realm {
         checkThread()
         guard let tx = transaction else { fatalError("Cannot commit a write transaction: none is open. Call beginWrite() first.") }
         do {
+            // Only the tokens' skip needs the version this Realm read: it goes while the commit's
+            // sync is in flight (read again on demand if the commit fails).
             let parent = tokens.isEmpty ? nil : snapshot
-            // The version this Realm read goes while the commit's sync is in flight (read again
-            // on demand if the commit fails); the tokens' skip still needs it.
-            let s = try tx.commit(whileSyncing: { if tokens.isEmpty { snapshot = nil } })
+            let s = try tx.commit(whileSyncing: { snapshot = nil })
             transaction = nil
             snapshot = s
             stamp += 1
