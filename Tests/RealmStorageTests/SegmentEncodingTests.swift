@@ -177,6 +177,39 @@ import Testing
         _ = try Self.roundTrip(.link, nullable: true, [.link(ObjectKey(3)), .null])
     }
 
+    /// A lane decoded whole (a segment loaded into a column buffer) holds what reading it one value
+    /// at a time gives: at every width (the byte-aligned ones have loops of their own), across
+    /// word boundaries, with and without a line, and for plain lanes.
+    @Test func lanesDecodedWholeMatchReadingOneByOne() throws {
+        var rng = SplitMix(seed: 29)
+        for width in 0...64 {
+            for count in [0, 1, 2, 3, 7, 63, 64, 65, 200, 4097] {
+                let top = width == 64 ? UInt64.max : (UInt64(1) << UInt64(width)) - 1
+                let raw = (0..<count).map { _ in rng.next() & top }
+                var words = [UInt64](repeating: 0, count: PackedIntArray.wordCount(count: count, width: width))
+                for (i, v) in raw.enumerated() where width > 0 {
+                    let bit = i * width
+                    words[bit / 64] |= v << UInt64(bit % 64)
+                    if bit % 64 + width > 64 { words[bit / 64 + 1] |= v >> UInt64(64 - bit % 64) }
+                }
+                let bytes = words.flatMap { w in (0..<8).map { UInt8(truncatingIfNeeded: w >> UInt64(8 * $0)) } }
+                let view = ByteView(copying: bytes)
+                let lines: [(reference: Int64, slope: Int64)] = [(0, 0), (-41, 3), (.min, 1), (.max, -7)]
+                for line in lines {
+                    let lane = IntegerLane.packed(
+                        try view.packedArray(0, count: count, width: width, reference: line.reference, slope: line.slope))
+                    let expected = raw.enumerated().map { i, v in line.reference &+ Int64(i) &* line.slope &+ Int64(bitPattern: v) }
+                    #expect(lane.array == expected, "width \(width), count \(count), line \(line)")
+                    #expect(lane.array == (0..<count).map { lane[$0] }, "width \(width), count \(count), line \(line)")
+                }
+                if width == 64 {
+                    let plain = IntegerLane.plain(try view.int64Array(0, count: count))
+                    #expect(plain.array == raw.map { Int64(bitPattern: $0) }, "plain, count \(count)")
+                }
+            }
+        }
+    }
+
     /// Short arrays are written in place (packed words one by one, floats and doubles without an
     /// array of their own): the bytes are those of the array-building path, at every width and length.
     @Test func inPlaceShortArraysMatchTheArrayPath() throws {

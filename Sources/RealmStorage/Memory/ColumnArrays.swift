@@ -391,6 +391,72 @@ extension LaneCursor {
     }
 }
 
+extension LaneCursor {
+    /// Every value in order, decoded in one pass: what reading them one at a time gives, with each
+    /// value's word and shift carried from the one before rather than worked out anew, and a loop
+    /// of its own for the byte-aligned widths (a segment decoded whole into a column buffer).
+    func decodedValues() -> [Int64] {
+        guard count > 0 else { return [] }
+        return [Int64](unsafeUninitializedCapacity: count) { out, initialized in
+            precondition(out.count >= count, "LaneCursor decode buffer too small")
+            guard width > 0, let base else {
+                // Width 0: the line alone (a packed lane of width 0 holds no words).
+                var v = reference
+                for i in 0..<count {
+                    out[i] = v
+                    v &+= slope
+                }
+                initialized = count
+                return
+            }
+            let n = count
+            var start = reference
+            switch width {
+            case 8:
+                for i in 0..<n {
+                    out[i] = start &+ Int64(base.load(fromByteOffset: i, as: UInt8.self))
+                    start &+= slope
+                }
+            case 16:
+                for i in 0..<n {
+                    out[i] = start &+ Int64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)))
+                    start &+= slope
+                }
+            case 32:
+                for i in 0..<n {
+                    out[i] = start &+ Int64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
+                    start &+= slope
+                }
+            case 64:
+                for i in 0..<n {
+                    let raw = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i &* 8, as: UInt64.self))
+                    out[i] = start &+ Int64(bitPattern: raw)
+                    start &+= slope
+                }
+            default:
+                // Bits `bit..<bit + width` of the little-endian words: a value that crosses a word
+                // boundary takes its high bits from the next word, which the lane holds (it holds
+                // every word up to the last value's last bit).
+                let width = self.width
+                let mask = self.mask
+                var bit = 0
+                for i in 0..<n {
+                    let w = bit >> 6
+                    let shift = bit & 63
+                    var v = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: w &* 8, as: UInt64.self)) >> UInt64(shift)
+                    if shift &+ width > 64 {
+                        v |= UInt64(littleEndian: base.loadUnaligned(fromByteOffset: (w &+ 1) &* 8, as: UInt64.self)) << UInt64(64 &- shift)
+                    }
+                    out[i] = start &+ Int64(bitPattern: v & mask)
+                    start &+= slope
+                    bit &+= width
+                }
+            }
+            initialized = n
+        }
+    }
+}
+
 extension Int64Array {
     var cursor: LaneCursor { LaneCursor(base: base, count: count, width: 64, reference: 0, slope: 0, mask: ~0) }
 }

@@ -241,15 +241,8 @@ package struct ColumnScan {
 }
 
 extension IntegerLane {
-    /// Every value, copied in one loop (a segment decoded into a column buffer).
-    package var array: [Int64] {
-        var out = [Int64](repeating: 0, count: count)
-        switch self {
-        case .plain(let values): for i in 0..<values.count { out[i] = values[i] }
-        case .packed(let values): for i in 0..<values.count { out[i] = values[i] }
-        }
-        return out
-    }
+    /// Every value, decoded in one pass (a segment decoded into a column buffer).
+    package var array: [Int64] { withExtendedLifetime(self) { cursor.decodedValues() } }
 }
 
 extension TableReader {
