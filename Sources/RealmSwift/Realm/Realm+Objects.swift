@@ -211,13 +211,16 @@ extension Realm {
     func writeValue(_ object: ObjectBase, _ index: Int, _ make: () throws -> StorageValue) {
         let tx = requireWrite()
         let info = object._rlmClass
-        let p = info.properties[index]
         do {
+            // The property's fields are read in place: a copy of it retains every string it holds.
+            let name = info.properties[index].name
             // Embedded objects replaced or removed by this write are deleted with it.
-            let embedded = p.valueType._rlmInfo.objectType.flatMap { $0 is EmbeddedObject.Type ? ClassInfo.of($0) : nil }
-            let old = embedded == nil ? [] : Self.linkKeys(try tx.value(info.className, object._rlmKey, p.name))
+            let embedded = info.properties[index].valueType._rlmInfo.objectType.flatMap {
+                $0 is EmbeddedObject.Type ? ClassInfo.of($0) : nil
+            }
+            let old = embedded == nil ? [] : Self.linkKeys(try tx.value(info.className, object._rlmKey, name))
             let new = try make()
-            try tx.set(info.className, object._rlmKey, p.name, new)
+            try tx.set(info.className, object._rlmKey, name, new)
             if let embedded {
                 for k in Set(old).subtracting(Self.linkKeys(new)) where try tx.contains(embedded.className, k) {
                     try deleteObject(embedded, k, tx)
