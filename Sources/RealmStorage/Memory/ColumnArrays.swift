@@ -410,35 +410,18 @@ extension LaneCursor {
                 return
             }
             let n = count
-            var start = reference
             switch width {
-            case 8:
-                for i in 0..<n {
-                    out[i] = start &+ Int64(base.load(fromByteOffset: i, as: UInt8.self))
-                    start &+= slope
-                }
-            case 16:
-                for i in 0..<n {
-                    out[i] = start &+ Int64(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)))
-                    start &+= slope
-                }
-            case 32:
-                for i in 0..<n {
-                    out[i] = start &+ Int64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
-                    start &+= slope
-                }
-            case 64:
-                for i in 0..<n {
-                    let raw = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i &* 8, as: UInt64.self))
-                    out[i] = start &+ Int64(bitPattern: raw)
-                    start &+= slope
-                }
+            case 8: decodeWholeLanes(base, out, n, reference, slope, as: UInt8.self)
+            case 16: decodeWholeLanes(base, out, n, reference, slope, as: UInt16.self)
+            case 32: decodeWholeLanes(base, out, n, reference, slope, as: UInt32.self)
+            case 64: decodeWholeLanes(base, out, n, reference, slope, as: UInt64.self)
             default:
                 // Bits `bit..<bit + width` of the little-endian words: a value that crosses a word
                 // boundary takes its high bits from the next word, which the lane holds (it holds
                 // every word up to the last value's last bit).
                 let width = self.width
                 let mask = self.mask
+                var start = reference
                 var bit = 0
                 for i in 0..<n {
                     let w = bit >> 6
@@ -454,6 +437,19 @@ extension LaneCursor {
             }
             initialized = n
         }
+    }
+}
+
+/// Lanes of whole bytes (`T` wide, unsigned, little-endian) copied out, each added to its point
+/// on the line `reference + i·slope` (``LaneCursor/decodedValues()``).
+private func decodeWholeLanes<T: FixedWidthInteger & UnsignedInteger>(
+    _ base: UnsafeRawPointer, _ out: UnsafeMutableBufferPointer<Int64>, _ n: Int, _ reference: Int64, _ slope: Int64, as: T.Type
+) {
+    var start = reference
+    for i in 0..<n {
+        let raw = T(littleEndian: base.loadUnaligned(fromByteOffset: i &* MemoryLayout<T>.size, as: T.self))
+        out[i] = start &+ Int64(truncatingIfNeeded: raw)
+        start &+= slope
     }
 }
 
