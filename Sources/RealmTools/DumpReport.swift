@@ -127,7 +127,10 @@ package enum DumpReport {
     }
 
     package static func problemsJSON(_ problems: [Verifier.Problem]) -> JSONValue {
-        .array(problems.map { .object([("offset", .int($0.offset)), ("reason", .string($0.reason))]) })
+        .array(
+            problems.map {
+                .object([("offset", .int($0.offset)), ("reason", .string($0.reason)), ("deadBytesOnly", .bool($0.inDeadBytes))])
+            })
     }
 
     // MARK: --schema

@@ -63,6 +63,13 @@ package struct DumpTool {
     }
 
     func runMode(_ console: Console) throws -> ToolExitCode {
+        // A file an online compaction replaced, read through a name that still leads to it: not
+        // the database any more, and no store opens it as one (Spec/FORMAT.md §8).
+        if slot == nil, let mark = (try? Store.open(at: path, options: .passive))?.superseded {
+            console.err(
+                "realm-dump: note: \(path) was replaced by a compacted copy at \(mark.path) (version \(mark.version)) and is no "
+                    + "longer the database; what follows is the old file\n")
+        }
         switch mode {
         case .summary, .schema, .versions, .segments, .map:
             let r = try inspect(console)
@@ -177,6 +184,12 @@ package struct DumpTool {
 
     func damaged(_ problems: [Verifier.Problem], _ console: Console) -> ToolExitCode {
         guard let first = problems.first else { return .ok }
+        if problems.allSatisfy(\.inDeadBytes) {
+            console.err(
+                "realm-dump: \(path) has damage in dead bytes only (\(problems.count) problem\(problems.count == 1 ? "" : "s"), "
+                    + "the first \(first)): every version reads and no data is lost, but the medium may be failing\n")
+            return .damagedDeadBytes
+        }
         console.err("realm-dump: \(path) is damaged: \(problems.count) problem\(problems.count == 1 ? "" : "s"), the first \(first)\n")
         return .corrupted
     }

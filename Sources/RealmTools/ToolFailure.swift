@@ -14,6 +14,9 @@ package enum ToolExitCode: Int32, Sendable, CaseIterable {
     case inUse = 4
     /// Any other failure of the world: an I/O error, no permission, no space.
     case failure = 5
+    /// `realm-dump --verify` only: damage in dead bytes alone (a commit head recovery no longer
+    /// needs): every version reads and nothing is lost, but the medium may be failing.
+    case damagedDeadBytes = 6
 }
 
 /// A failure the tools report with a message and an exit code. `Sendable`.

@@ -166,7 +166,7 @@ import Testing
     @Test(arguments: [
         "v1-empty.realm", "v1-people.realm", "v1-all-types.realm", "v2-collections.realm", "v3-chained.realm", "v4-paged.realm",
         "v4-values-indexes.realm", "v4-compacted.realm", "v4-same-version-slots.realm", "v5-patches.realm",
-        "v5-index-patches.realm", "v6-column-changes.realm", "v7-group-commit.realm",
+        "v5-index-patches.realm", "v6-column-changes.realm", "v7-group-commit.realm", "v8-records.realm",
     ])
     func everyByteFlipOfAGoldenFile(_ name: String) throws {
         let dir = TempDir()

@@ -19,16 +19,40 @@ import Testing
         return (8..<12).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1 - 8)) }
     }
 
-    @Test func newFilesAreVersion7() throws {
+    @Test func newFilesAreVersion8() throws {
         let dir = TempDir()
         let store = try Store.open(at: dir.file(), options: .init(create: true))
-        #expect(FileHeader.formatVersion == 7)
-        #expect(try store.snapshot().formatVersion == 7)
-        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 7))
-        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 7)
-        // The static header the spec prints (§3.1).
-        let expected: [UInt8] = [0x5f, 0xce, 0xa9, 0x89, 0x93, 0x43, 0x35, 0x06]
-        #expect(Array(FileHeader.encodeStatic(version: 7).suffix(8)) == expected)
+        #expect(FileHeader.formatVersion == 8)
+        #expect(try store.snapshot().formatVersion == 8)
+        #expect(Array(fileBytes(dir.file()).prefix(64)) == FileHeader.encodeStatic(version: 8))
+        #expect(try Inspector().inspect(path: dir.file()).formatVersion == 8)
+        // The static headers the spec prints (§3.1), and a new file's size (§5.1, §6.1).
+        #expect(Array(FileHeader.encodeStatic(version: 8).suffix(8)) == [0x52, 0x62, 0xbc, 0xb4, 0x83, 0xc2, 0x19, 0x47])
+        #expect(Array(FileHeader.encodeStatic(version: 7).suffix(8)) == [0x5f, 0xce, 0xa9, 0x89, 0x93, 0x43, 0x35, 0x06])
+        #expect(try store.snapshot().fileLength == 12400)
+    }
+
+    /// A version-7 file keeps its version and its record layout (no length field, bytes 4–7 zero)
+    /// when it is written, and still opens; compaction upgrades it to version 8.
+    @Test func aVersion7FileKeepsItsRecordLayout() throws {
+        let dir = TempDir()
+        let path = dir.file("v7.realm")
+        try FileManager.default.copyItem(atPath: GoldenFileTests.vectors + "/v7-group-commit.realm", toPath: path)
+        var options = Store.Options()
+        options.compaction = .off
+        let store = try Store.open(at: path, options: options)
+        try store.write { tx in _ = try tx.insert("Log", ["seq": .int(100), "note": .string("written by format 8's writer")]) }
+        let s = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
+        #expect(try s.formatVersion == 7 && s.version == 9 && s.objectCount("Log") == 7)
+        let bytes = fileBytes(path)
+        let records = ByteView(copying: bytes).offsets(ofAlignedWord: BlockMagic.versionRecord, from: FileHeader.size)
+        let newest = try #require(records.last)
+        #expect(Array(bytes[newest + 4..<newest + 8]) == [0, 0, 0, 0])
+        #expect(s.record.lag == 0)
+        #expect(Verifier().verify(s).isClean)
+        try store.compact()
+        let compacted = try Store.open(at: path, options: .init(readOnly: true)).snapshot()
+        #expect(try compacted.formatVersion == 8 && compacted.objectCount("Log") == 7)
     }
 
     @Test func aVersion2FileKeepsItsVersionAndNamesEveryCommitByASlot() throws {

@@ -61,3 +61,45 @@ import Testing
         #expect(try Store.open(at: dir.file("d.realm"), options: .init(readOnly: true)).snapshot().version == 2)
     }
 }
+
+/// Damage that loses nothing, a file a compaction replaced, and a file with two names: what the
+/// tools say of each (Spec/FORMAT.md §3.4, §8).
+@Suite struct DeadBytesAndLinksToolTests {
+    /// A flipped byte in the commit head of a commit before the newest slot's: every version reads,
+    /// and `--verify` says the damage lies in dead bytes (exit 6), with wording that nothing is lost.
+    @Test func aDamagedOldCommitHeadIsReportedAsDeadBytes() throws {
+        let dir = TempDir()
+        try Fixture.allTypes(dir.file("f.realm"), chains: false)
+        let versions = try Inspector().inspect(path: dir.file("f.realm")).versions
+        let older = try #require(versions.dropFirst().first { $0.commitStart > 12288 + 80 })
+        var bytes = fileBytes(dir.file("f.realm"))
+        let head = Int(older.commitStart) - 80
+        bytes[head + 20] ^= 0x01
+        writeBytes(dir.file("f.realm"), bytes)
+        let verify = try Tools.dump(["f.realm", "--verify"], in: dir.path)
+        #expect(verify.code == 6, "\(verify.stderr)")
+        #expect(verify.stderr.contains("dead bytes only") && verify.stderr.contains("no data is lost"), "\(verify.stderr)")
+        #expect(verify.stdout.contains("at byte \(head)") && verify.stdout.contains("version \(older.version)"), "\(verify.stdout)")
+        let json = try Tools.dump(["f.realm", "--verify", "--json"], in: dir.path)
+        #expect(json.code == 6 && json.stdout.contains("\"deadBytesOnly\": true"), "\(json.stdout)")
+        #expect(try Tools.dump(["f.realm", "--objects", "Person"], in: dir.path).code == 0)
+    }
+
+    /// `realm-dump` reads a superseded file (the golden file's mark names /dev/null) and says what
+    /// it is; `realm-compact` refuses a file with two names and changes nothing.
+    @Test func supersededAndHardLinkedFiles() throws {
+        let dir = TempDir()
+        try FileManager.default.copyItem(
+            atPath: DamagedChainToolTests.vectors + "/v8-superseded.realm", toPath: dir.file("old.realm"))
+        let dump = try Tools.dump(["old.realm"], in: dir.path)
+        #expect(dump.code == 0 && dump.stderr.contains("replaced by a compacted copy at /dev/null"), "\(dump.stderr)")
+        try Fixture.allTypes(dir.file("f.realm"), chains: false)
+        try FileManager.default.linkItem(atPath: dir.file("f.realm"), toPath: dir.file("g.realm"))
+        let before = fileBytes(dir.file("f.realm"))
+        let compact = try Tools.compact(["f.realm"], in: dir.path)
+        #expect(compact.code == 5 && compact.stderr.contains("hard links"), "\(compact.stderr)")
+        #expect(fileBytes(dir.file("g.realm")) == before)
+        // A copy to another path is not affected.
+        #expect(try Tools.compact(["f.realm", "--output", "copy.realm"], in: dir.path).code == 0)
+    }
+}

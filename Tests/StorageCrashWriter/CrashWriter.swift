@@ -164,14 +164,21 @@ enum Compaction {
         switch args[2] {
         case "compactat":
             // Compacts once, commits three times while the copy is made (so the compaction has
-            // commits to catch up), and is killed at the named step.
+            // commits to catch up), and is killed at the named step. With a fifth argument, it
+            // makes a hard link of that name to the file once the file is marked superseded (a
+            // link made after the compaction's last check, before its rename).
             let target = args.count > 3 ? args[3] : ""
+            let linkName = args.count > 4 ? args[4] : nil
             let store = try Store.open(at: path, options: options)
             try prepare(store)
             let next = Counter(try nextSeq(store, base: 0))
             var compactor = Compactor()
             compactor.atStep = { step in
                 if step == .copied { for _ in 0..<3 { try? commitOne(store, next) } }
+                if step == .marked, let linkName, link(path, linkName) != 0 {
+                    print("error link \(errno)")
+                    exit(4)
+                }
                 if step.rawValue == target {
                     print("at \(step.rawValue)")
                     fflush(nil)

@@ -17,7 +17,8 @@ struct RealmDump: ParsableCommand {
             reports each version a damaged chain hides, with its offset.
 
             Exit codes: 0 fine, 1 usage, 2 not a Realm file or an unsupported format version, 3 damage found \
-            (the message gives the byte offset), 5 another failure (I/O).
+            (the message gives the byte offset), 5 another failure (I/O), 6 (--verify) damage in dead bytes \
+            only: every version reads, nothing is lost, but the medium may be failing.
             """)
 
     @Argument(help: "The Realm file.") var file: String

@@ -9,10 +9,10 @@
 package enum FileHeader {
     package static let magic: [UInt8] = Array("RLMSWIFT".utf8)
     /// The format version of the files this library creates (Spec/FORMAT.md §3.1, §9).
-    package static let formatVersion: UInt32 = 7
+    package static let formatVersion: UInt32 = 8
     /// The format versions this library reads. A file keeps the version it was created with; only
     /// compaction, which writes a new file, upgrades it.
-    package static let readableVersions: ClosedRange<UInt32> = 1...7
+    package static let readableVersions: ClosedRange<UInt32> = 1...8
     /// The first format version whose commits may be chained: named by a commit head in front of
     /// their region instead of a slot (Spec/FORMAT.md §3.4).
     package static let chainedCommitsVersion: UInt32 = 3
@@ -28,6 +28,11 @@ package enum FileHeader {
     /// durable, so that one `fdatasync` makes a group of them durable; each commit head says which
     /// commit was acknowledged when it was written (Spec/FORMAT.md §3.4, §6.2).
     package static let groupCommitVersion: UInt32 = 7
+    /// The first format version whose version records carry their own length and the version that
+    /// was acknowledged when they were written (`lag`, as commit heads do), so that a record found
+    /// past a damaged block is evidence that a newer commit was acknowledged (Spec/FORMAT.md §5.1,
+    /// §6.6).
+    package static let recordLagVersion: UInt32 = 8
     package static let size = 12288
     package static let slotOffsets = [4096, 8192]
     package static let slotSize = 64
@@ -174,5 +179,61 @@ struct FailedCommit: Sendable, Equatable {
     /// Whether `slot` (a slot's or a head's fields) names this commit or an earlier one of its group.
     func names(_ slot: CommitSlot) -> Bool {
         slot.version == version ? slot.fileLength == fileLength : (firstVersion..<version).contains(slot.version)
+    }
+}
+
+/// The mark an online compaction leaves in the file it replaces (Spec/FORMAT.md §8, "The
+/// superseded mark"): written at the old file's committed length, made durable before the rename,
+/// it names the path the compacted copy was renamed to. A name that still leads to the old file
+/// (a hard link made while it was compacted) must not be written through: while the path the mark
+/// names leads to another file, the mark is **in force**, and opening the old file fails with
+/// ``StorageError/Code/superseded``. A mark whose path still leads to the file itself is stale (the
+/// compaction did not rename) and is ignored, and cleared by the next writer.
+package struct SupersededMark: Sendable, Equatable {
+    static let magic: UInt32 = 0x5055_5352  // "RSUP"
+    /// The fixed part before the path.
+    static let headerSize = 32
+    /// The longest path a mark holds (Linux's `PATH_MAX`).
+    static let maximumPathLength = 4096
+    /// The version the compacted copy starts at: the newest of the old file.
+    package var version: UInt64
+    /// That version's committed length: where the mark lies.
+    package var fileLength: UInt64
+    /// When the compaction marked the file (nanoseconds since 1970).
+    package var time: Int64
+    /// The absolute path the compacted copy was renamed to.
+    package var path: String
+
+    /// The encoded length of a mark whose path has `pathLength` bytes.
+    static func length(pathLength: Int) -> Int { (headerSize + pathLength + 7) / 8 * 8 + 8 }
+
+    func encode() -> [UInt8] {
+        let p = Array(path.utf8)
+        var w = ByteWriter(capacity: Self.length(pathLength: p.count))
+        w.u32(Self.magic)
+        w.u32(UInt32(p.count))
+        w.u64(version)
+        w.u64(fileLength)
+        w.i64(time)
+        w.append(p)
+        w.sealBlock()
+        return w.bytes
+    }
+
+    /// The mark's length as its first 8 bytes give it, if they begin a mark (nil otherwise).
+    static func encodedLength(_ v: ByteView) -> Int? {
+        guard v.count >= 8, (try? v.u32(0)) == magic, let p = try? v.u32(4), p >= 1, p <= UInt32(maximumPathLength) else {
+            return nil
+        }
+        return length(pathLength: Int(p))
+    }
+
+    /// Decodes a whole mark; nil when the bytes are not one (another block, zeros, a torn write).
+    static func decode(_ v: ByteView) -> SupersededMark? {
+        guard let n = encodedLength(v), v.count >= n, let sum = try? v.checksum(0, n - 8), sum == (try? v.u64(n - 8)),
+            let p = try? v.u32(4), let version = try? v.u64(8), let length = try? v.u64(16), let time = try? v.i64(24),
+            let path = try? v.string(headerSize, Int(p))
+        else { return nil }
+        return SupersededMark(version: version, fileLength: length, time: time, path: path)
     }
 }

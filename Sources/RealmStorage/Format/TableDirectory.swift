@@ -208,6 +208,17 @@ package struct VersionRecord: Sendable {
     /// The catalog as encoded in this record (in place, for a record read from the file): the next
     /// commit that leaves the schema alone copies it instead of encoding the catalog again.
     package var catalogBytes: ByteView? = nil
+    /// How far back the commit acknowledged when this one was written lies (format 8, bytes 4–7;
+    /// the same value as the commit head's, Spec/FORMAT.md §3.4, §5.1): 0 in a record without a
+    /// parent and in every record before format 8.
+    package var lag: UInt32 = 0
+
+    /// The commit that was acknowledged (durable) when this one was written: `version − lag`, or
+    /// the parent when `lag` is 0 (Spec/FORMAT.md §5.1).
+    package var acknowledgedVersion: UInt64 { lag == 0 ? parentVersion : version &- UInt64(lag) }
+
+    /// Offset of the length field of a format-8 record (Spec/FORMAT.md §5.1).
+    static let lengthOffset = 72
 
     /// The changeset, decoded from the file when this record was read.
     package func decodeChangeset() throws -> Changeset {
@@ -244,8 +255,9 @@ package struct VersionRecord: Sendable {
     /// `previous` when it has the same catalog.
     func encodeWithChangesetRange(reusing previous: VersionRecord? = nil) -> (bytes: [UInt8], changeset: Range<Int>, catalog: Range<Int>) {
         var w = ByteWriter(capacity: 256 + (previous?.catalogBytes?.count ?? 1024) + tables.count * 128)
+        let ownLength = formatVersion >= FileHeader.recordLagVersion
         w.u32(BlockMagic.versionRecord)
-        w.u32(0)
+        w.u32(ownLength ? lag : 0)
         w.u64(version)
         w.u64(parentVersion)
         w.ref(parentRecord)
@@ -253,6 +265,8 @@ package struct VersionRecord: Sendable {
         w.u64(commitChecksum)
         w.i64(commitTime)
         w.u64(liveBytes)
+        // Format 8: the record's own length, filled in below once it is known.
+        if ownLength { w.u64(0) }
         let catalogStart = w.count
         if let previous, let view = previous.catalogBytes, previous.catalog == catalog, let bytes = try? view.bytes(0, view.count) {
             w.append(bytes)
@@ -265,6 +279,10 @@ package struct VersionRecord: Sendable {
         let changesetStart = w.count
         changeset.encode(into: &w, formatVersion: formatVersion)
         let changesetEnd = w.count
+        if ownLength {
+            let length = UInt64((changesetEnd + 7) / 8 * 8 + 8)
+            w.overwrite((0..<8).map { UInt8(truncatingIfNeeded: length >> UInt64(8 * $0)) }, at: Self.lengthOffset)
+        }
         w.sealBlock()
         return (w.bytes, changesetStart..<changesetEnd, catalogStart..<catalogEnd)
     }
@@ -279,6 +297,14 @@ package struct VersionRecord: Sendable {
         let commitChecksum = try r.u64()
         let time = try r.i64()
         let live = try r.u64()
+        var lag: UInt32 = 0
+        if formatVersion >= FileHeader.recordLagVersion {
+            lag = try v.u32(4)
+            guard try r.u64() == UInt64(v.count) else { throw r.corrupted("the record's length field is not its length") }
+            guard lag == 0 || (UInt64(lag) <= version && version - UInt64(lag) <= parentVersion) else {
+                throw r.corrupted("the record's lag \(lag) names no commit at or before its parent")
+            }
+        }
         let catalogStart = r.offset
         let catalog = try Catalog.decode(&r, formatVersion: formatVersion)
         let catalogBytes = try v.slice(catalogStart, r.offset - catalogStart, "catalog")
@@ -314,6 +340,6 @@ package struct VersionRecord: Sendable {
         return VersionRecord(
             version: version, parentVersion: parentVersion, parentRecord: parentRecord, commitStart: commitStart,
             commitChecksum: commitChecksum, commitTime: time, liveBytes: live, catalog: catalog, tables: tables,
-            changeset: Changeset(), formatVersion: formatVersion, changesetView: changesetView, catalogBytes: catalogBytes)
+            changeset: Changeset(), formatVersion: formatVersion, changesetView: changesetView, catalogBytes: catalogBytes, lag: lag)
     }
 }

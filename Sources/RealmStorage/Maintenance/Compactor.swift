@@ -369,6 +369,8 @@ public struct Compactor: Sendable {
         case verified
         /// Holding the writer word, the commits made meanwhile are appended to the copy and synced.
         case caughtUp
+        /// The old file is marked superseded (naming the path) and the mark synced.
+        case marked
         /// The lock file's generation is odd: the switch has begun.
         case switching
         /// The copy is renamed over the file (the directory not yet synced).
@@ -435,6 +437,9 @@ public struct Compactor: Sendable {
             throw StorageError(.compactionInProgress, "another store is compacting the file", path: store.path)
         }
         defer { lock.releaseCompactionLock() }
+        // Renaming a copy over a file with another name would leave that name on the old file: a
+        // second database that could take commits (§8). Checked again, holding the word, below.
+        try Self.refuseIfLinked(store.state.withLock { $0.current.file }, store.path)
         let clock = ContinuousClock()
         let started = clock.now
         let startDate = Date()
@@ -487,11 +492,27 @@ public struct Compactor: Sendable {
         }
         atStep?(.caughtUp)
         progress?(Progress(phase: .replacing, bytesWritten: length, bytesExpected: length))
+        // The old file is marked superseded, durably, before the rename (§8): a name that still
+        // leads to it after the rename (a hard link made since the check) can never take a commit.
+        let old = store.state.withLock { $0.current }
+        try Self.refuseIfLinked(old.file, store.path)
+        let mark = SupersededMark(version: old.slot.version, fileLength: old.slot.fileLength, time: Store.now(), path: store.path)
+        let markBytes = mark.encode()
+        try old.file.write(markBytes, at: Int(mark.fileLength))
+        defer {
+            // Not renamed: the mark is stale; the next commit would cover it only in part.
+            if !renamed { try? old.file.write([UInt8](repeating: 0, count: markBytes.count), at: Int(mark.fileLength)) }
+        }
+        try old.file.syncData()
+        atStep?(.marked)
         let generation = lock.beginSwitch()
         atStep?(.switching)
         try SystemFile.rename(tmp, store.path)
         renamed = true
         atStep?(.renamed)
+        if let links = try? old.file.linkCount(), links > 0 {
+            store.telemetry.supersededFileStillLinked(links: links, mark: mark)
+        }
         // The lock file's records named commits of the old file; the copy is durable.
         lock.forgetCommitRecords()
         if let (_, slot) = try Store.readNewestSlot(out) { lock.markDurable(version: slot.version, recordChecksum: slot.recordChecksum) }
@@ -511,6 +532,19 @@ public struct Compactor: Sendable {
         store.state.withLock { $0.lastCompaction = report }
         store.telemetry.compacted(report)
         return Result(version: newest.version, bytesBefore: bytesBefore, bytesAfter: length, objectCounts: counts)
+    }
+
+    /// Throws ``StorageError/Code/hardLinked`` when `file` has more than one name.
+    static func refuseIfLinked(_ file: SystemFile, _ path: String) throws {
+        let links = try file.linkCount()
+        guard links <= 1 else {
+            throw StorageError(
+                .hardLinked,
+                "the file has \(links) names (hard links): a compacted copy renamed over this one would leave the other names on "
+                    + "the old file, a second database; remove the other links, or write a compacted copy to another path "
+                    + "(realm-compact --output)",
+                path: path)
+        }
     }
 
     static func directory(of path: String) -> String {

@@ -8,12 +8,17 @@ public struct Verifier: Sendable {
         public var offset: UInt64?
         /// What is wrong, in words.
         public var reason: String
+        /// The damage lies in bytes no version needs (a commit head recovery no longer reads, Spec/
+        /// FORMAT.md §3.4): every version still reads, nothing is lost, but the medium may be failing.
+        public var inDeadBytes: Bool
         public var description: String { offset.map { "at byte \($0): \(reason)" } ?? reason }
 
-        /// A problem at `offset` (nil when it has no one place).
-        public init(offset: UInt64?, reason: String) {
+        /// A problem at `offset` (nil when it has no one place); `inDeadBytes` when no version needs
+        /// the damaged bytes.
+        public init(offset: UInt64?, reason: String, inDeadBytes: Bool = false) {
             self.offset = offset
             self.reason = reason
+            self.inDeadBytes = inDeadBytes
         }
     }
 
@@ -31,6 +36,8 @@ public struct Verifier: Sendable {
         public var versionsChecked = 0
         /// Whether nothing was found.
         public var isClean: Bool { problems.isEmpty }
+        /// Whether every problem lies in dead bytes: every version reads and nothing is lost.
+        public var losesNothing: Bool { problems.allSatisfy(\.inDeadBytes) }
     }
 
     /// A verifier; it holds no state.
@@ -97,6 +104,28 @@ public struct Verifier: Sendable {
             }
     }
 
+    /// The commit heads in front of `records` (newest first, as ``Snapshot/ancestorRecords(downTo:)``
+    /// lists them) that are not valid heads of their commit. Every commit with a parent has one.
+    static func headProblems(_ records: [VersionRecord], _ s: Snapshot) -> [Problem] {
+        var problems: [Problem] = []
+        for r in records.reversed() where !r.parentRecord.isNone && r.commitStart >= UInt64(FileHeader.size + CommitHead.size) {
+            let at = Int(r.commitStart) - CommitHead.size
+            let head = (try? s.view.slice(at, CommitHead.size)).flatMap { CommitHead.decode($0) }
+            guard let head, head.slot.version == r.version, head.parentVersion == r.parentVersion,
+                head.slot.commitTime == r.commitTime
+            else {
+                problems.append(
+                    Problem(
+                        offset: UInt64(at),
+                        reason: "the commit head of version \(r.version) is damaged; recovery no longer needs it (every version "
+                            + "still reads), but the medium may be failing",
+                        inDeadBytes: true))
+                continue
+            }
+        }
+        return problems
+    }
+
     /// Checks what a segment's structure cannot: link keys are not negative, typed links name a
     /// table id the catalog has assigned, and sets hold no element twice.
     func checkValue(_ v: StorageValue, _ c: ColumnSchema, _ catalog: Catalog, at offset: Int) throws {
@@ -126,9 +155,13 @@ public struct Verifier: Sendable {
                 report.problems.append(Problem(offset: nil, reason: "\(e)"))
             }
         }
-        // The version chain: every older record still verifies.
+        // The version chain: every older record still verifies, and (format 3) so does the commit
+        // head in front of each commit, which recovery no longer reads once a newer slot names a
+        // later commit: damage there loses nothing, but says the medium is failing.
         do {
-            report.versionsChecked = try s.ancestorRecords(downTo: 0).count
+            let records = try s.ancestorRecords(downTo: 0)
+            report.versionsChecked = records.count
+            if s.formatVersion >= FileHeader.chainedCommitsVersion { report.problems += Self.headProblems(records, s) }
         } catch { problem(error) }
         var groupsChecked = 0
         for t in s.catalog.tables {

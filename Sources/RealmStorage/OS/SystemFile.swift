@@ -162,6 +162,33 @@ package final class SystemFile: @unchecked Sendable {
         return UInt64(st.st_ino)
     }
 
+    /// Which file this is, whatever the name it is reached by: its device and inode numbers.
+    package struct Identity: Hashable, Sendable {
+        package var device: UInt64
+        package var inode: UInt64
+    }
+
+    /// The open file's device and inode.
+    package func identity() throws -> Identity {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
+        return Identity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    /// The device and inode of the file at `path` (symbolic links followed), nil if there is none.
+    package static func identity(atPath path: String) -> Identity? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Identity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    /// How many names (hard links) the open file has; 0 once its last name is gone.
+    package func linkCount() throws -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
+        return Int(st.st_nlink)
+    }
+
     // MARK: Locks (open-file-description locks: per open, released by the kernel when a process dies)
 
     package enum LockKind: Sendable { case shared, exclusive }

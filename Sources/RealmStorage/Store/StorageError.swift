@@ -38,6 +38,13 @@ public struct StorageError: Error, CustomStringConvertible, Sendable, Equatable 
         case invalidTransactionState = 14
         /// Another store (in this or another process) is compacting the file.
         case compactionInProgress = 15
+        /// The file has more than one name (hard link): replacing it with a compacted copy would
+        /// leave the other names on the old file, a second database (Spec/FORMAT.md §8).
+        case hardLinked = 16
+        /// The file was replaced by a compacted copy at another name (``StorageError/supersededBy``)
+        /// and is no longer the database: it is reached through a name that still led to the old
+        /// file (a hard link made while it was compacted). Open the path the error names.
+        case superseded = 17
     }
 
     /// What went wrong, as a stable code.
@@ -60,6 +67,9 @@ public struct StorageError: Error, CustomStringConvertible, Sendable, Equatable 
     /// but cannot be reached because an earlier commit is damaged. Such a file opens only when
     /// salvaging is asked for (``Store/Options/salvage``).
     public var unreachableVersion: UInt64?
+    /// For ``Code/superseded``: the path of the compacted copy that replaced the file, which is
+    /// the database now.
+    public var supersededBy: String?
 
     /// An error of `code` with a reason in words, and where known the file, byte offset, failed operation and `errno`.
     public init(

@@ -11,7 +11,7 @@ import Foundation
 /// ``StorageError/unreachableVersion``) unless ``Store/Options/salvage`` asks for the newest intact
 /// version; ``Store/damage`` then says what was skipped. `Sendable`.
 public struct ChainDamage: Sendable, Equatable, CustomStringConvertible {
-    /// One commit found past the break, by its head.
+    /// One commit found past the break, by its head or (format 8) its version record.
     public struct Commit: Sendable, Equatable {
         /// The version the head names.
         public var version: UInt64
@@ -28,8 +28,8 @@ public struct ChainDamage: Sendable, Equatable, CustomStringConvertible {
     public var intactVersion: UInt64
     /// The newest version the file (or its lock file's durable record) shows exists.
     public var newestUnreachableVersion: UInt64
-    /// The valid commit heads found after the break that build on a version newer than the intact
-    /// one, in file order.
+    /// The commits found after the break, by a valid commit head or (format 8) version record,
+    /// that were written after a version newer than the intact one was acknowledged, in file order.
     public var unreachableCommits: [Commit]
 
     public var description: String {
@@ -245,6 +245,9 @@ extension Store {
         let raw = try c.file.read(at: at, count: CommitHead.size)
         if raw.allSatisfy({ $0 == 0 }) { return .end }
         let bytes = ByteView(copying: raw)
+        // A compaction's superseded mark (§8): no commit follows it; whether it is in force is
+        // decided by ``supersededMark(_:)``.
+        if SupersededMark.encodedLength(bytes) != nil { return .end }
         guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes) else {
             return .broken(offset: at, reason: "the bytes after version \(c.slot.version) are not a valid commit head")
         }
@@ -280,6 +283,24 @@ extension Store {
             acknowledged: head.acknowledgedVersion)
     }
 
+    /// The version record of a format-8 file at `o`, if the bytes there are one whose checksum
+    /// matches (its length is its own field, Spec/FORMAT.md §5.1): what a slot naming it would hold,
+    /// and the version that was acknowledged when it was written.
+    static func recordEvidence(_ view: ByteView, at o: Int, size: Int) -> (slot: CommitSlot, acknowledged: UInt64)? {
+        guard o + VersionRecord.lengthOffset + 8 <= size, let length = try? view.u64(o + VersionRecord.lengthOffset),
+            length >= UInt64(VersionRecord.lengthOffset + 16), length % 8 == 0, length <= UInt64(size - o)
+        else { return nil }
+        let n = Int(length)
+        guard let sum = try? view.checksumInPieces(o, n - 8), let trailer = try? view.u64(o + n - 8), sum == trailer,
+            let lag = try? view.u32(o + 4), let version = try? view.u64(o + 8), let parent = try? view.u64(o + 16),
+            let time = try? view.i64(o + 56), lag == 0 || (UInt64(lag) <= version && version - UInt64(lag) <= parent)
+        else { return nil }
+        let slot = CommitSlot(
+            version: version, record: BlockRef(offset: UInt64(o), length: length), fileLength: UInt64(o + n), commitTime: time,
+            recordChecksum: trailer)
+        return (slot, lag == 0 ? parent : version - UInt64(lag))
+    }
+
     /// After a failed check at `brokenAt`, recovery settled on `r`. That is a torn tail unless
     /// something shows a newer commit was acknowledged: a valid commit head past `r` whose
     /// acknowledged version (its parent before format 7) is newer than `r`, or a durable record in
@@ -300,11 +321,64 @@ extension Store {
                 found.append(ChainDamage.Commit(version: h.slot.version, offset: UInt64(o)))
             }
         }
+        // Format 8: a version record says which commit was acknowledged when it was written, so a
+        // record past the break counts as a head does, also when its head is among the damage.
+        if r.formatVersion >= FileHeader.recordLagVersion, size > from {
+            let mapping = size <= r.mapping.length ? r.mapping : try FileMapping(file: r.file, length: mappingLength(for: size))
+            let view = mapping.view(validLength: size)
+            let heads = Set(found.map(\.version))
+            for o in view.offsets(ofAlignedWord: BlockMagic.versionRecord, from: from) {
+                guard let c = recordEvidence(view, at: o, size: size), c.acknowledged > r.slot.version,
+                    failed?.names(c.slot) != true, !heads.contains(c.slot.version)
+                else { continue }
+                found.append(ChainDamage.Commit(version: c.slot.version, offset: UInt64(o)))
+            }
+            found.sort { $0.offset < $1.offset }
+        }
         var newest = found.map(\.version).max() ?? 0
         if let d = durable, d.version > r.slot.version { newest = max(newest, d.version) }
         guard newest > r.slot.version else { return nil }
         return ChainDamage(
             offset: UInt64(max(0, brokenAt.offset)), reason: brokenAt.reason, intactVersion: r.slot.version,
             newestUnreachableVersion: newest, unreachableCommits: found)
+    }
+}
+
+extension Store {
+    /// The superseded mark (Spec/FORMAT.md §8) at `c`'s committed length, if one is there for `c`
+    /// (its version and length), and whether it is in force: the path it names leads to another
+    /// file than the one `c` was read from (the compaction renamed its copy there).
+    static func supersededMark(_ c: Current) throws -> (mark: SupersededMark, inForce: Bool)? {
+        let at = Int(c.slot.fileLength)
+        let first = ByteView(copying: try c.file.read(at: at, count: 8))
+        guard let n = SupersededMark.encodedLength(first) else { return nil }
+        guard let mark = SupersededMark.decode(ByteView(copying: try c.file.read(at: at, count: n))),
+            mark.version == c.slot.version, mark.fileLength == c.slot.fileLength
+        else { return nil }
+        let onPath = SystemFile.identity(atPath: mark.path)
+        let mine = try c.file.identity()
+        return (mark, onPath != nil && onPath != mine)
+    }
+
+    /// The error an opener or writer of a file whose superseded mark is in force reports.
+    static func supersededError(_ mark: SupersededMark, _ path: String) -> StorageError {
+        var e = StorageError(
+            .superseded,
+            "this file was replaced by a compacted copy at \(mark.path) and is no longer the database; it was reached through "
+                + "another name (a hard link) that still leads to the old file: open \(mark.path) instead, and remove this name",
+            path: path)
+        e.supersededBy = mark.path
+        return e
+    }
+
+    /// Under the writer word, before a transaction writes: fails if the current commit's file was
+    /// replaced by a compaction at the path its mark names; clears a stale mark (the compaction
+    /// that wrote it did not rename), which this writer's commit would otherwise only partly cover.
+    func checkSupersededMark() throws {
+        let current = state.withLock { $0.current }
+        guard let (mark, inForce) = try Self.supersededMark(current) else { return }
+        if inForce { throw Self.supersededError(mark, path) }
+        let length = SupersededMark.length(pathLength: mark.path.utf8.count)
+        try current.file.write([UInt8](repeating: 0, count: length), at: Int(current.slot.fileLength))
     }
 }

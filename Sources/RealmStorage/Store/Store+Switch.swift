@@ -241,6 +241,10 @@ extension Store {
                 try compactor.compact(self)
             } catch let e as StorageError where e.code == .compactionInProgress {
                 // Another store is at it.
+            } catch let e as StorageError where e.code == .hardLinked {
+                // Never compacted while it has other names (§8): said once per growth step.
+                failedAt = usage.fileSize
+                telemetry.compactionSkipped(e)
             } catch {
                 failedAt = usage.fileSize
                 telemetry.compactionFailed(error)

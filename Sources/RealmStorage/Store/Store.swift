@@ -100,6 +100,10 @@ public final class Store: Sendable {
     public let options: Options
     /// What a salvaging open (``Options/salvage``) skipped: nil when the file was not damaged.
     public let damage: ChainDamage?
+    /// For a passive store (an inspection tool): the file was replaced by a compacted copy at
+    /// another name and is no longer the database (Spec/FORMAT.md §8); any other store fails to
+    /// open such a file with ``StorageError/Code/superseded``.
+    package let superseded: SupersededMark?
     /// Whether this store never writes its data file.
     public var isReadOnly: Bool { options.readOnly || options.isPassive }
 
@@ -189,10 +193,13 @@ public final class Store: Sendable {
     /// Logging and metrics (``Options/logger``, ``Options/metricsFactory``).
     let telemetry: StoreTelemetry
 
-    private init(path: String, options: Options, current: Current, lockFile: LockFile?, damage: ChainDamage?) {
+    private init(
+        path: String, options: Options, current: Current, lockFile: LockFile?, damage: ChainDamage?, superseded: SupersededMark? = nil
+    ) {
         self.path = path
         self.options = options
         self.damage = damage
+        self.superseded = superseded
         self.state = Locked(State(current: current))
         self.lockFile = lockFile
         self.telemetry = StoreTelemetry(path: path, options: options)
@@ -204,6 +211,7 @@ public final class Store: Sendable {
     public static func open(at path: String, options: Options = Options()) throws -> Store {
         // One file, one lock file, whatever the name it is opened by.
         let path = SystemFile.canonicalPath(path)
+        var opened: LockFile?
         do {
             let lock: LockFile?
             if options.readOnly || options.isPassive {
@@ -212,6 +220,7 @@ public final class Store: Sendable {
             } else {
                 lock = try LockFile(path: path + ".lock", mode: .writer)
             }
+            opened = lock
             if let lock, options.create && !options.readOnly && !SystemFile.exists(path) {
                 // Create under the writer word so two creators cannot race.
                 _ = try lock.acquireWriter()
@@ -230,7 +239,14 @@ public final class Store: Sendable {
             if let lock, lock.mode == .writer { try lock.markDataFile(file) }
             let (current, damage, torn) = try recover(
                 file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
-            let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage)
+            // A file a compaction replaced, reached through another name (§8): no store reads or
+            // writes it as the database; a passive store (an inspection tool) reads it and says so.
+            var superseded: SupersededMark?
+            if options.slot == nil, let (mark, inForce) = try supersededMark(current), inForce {
+                guard options.isPassive else { throw supersededError(mark, path) }
+                superseded = mark
+            }
+            let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage, superseded: superseded)
             store.telemetry.opened(at: current.record.version, torn: torn, damage: damage)
             let size = try file.size()
             // Nothing may be written over the unreachable commits: the next commit starts at the end
@@ -247,6 +263,8 @@ public final class Store: Sendable {
             if let unreachable { lock?.recordFailed(unreachable) }
             return store
         } catch let e as StorageError {
+            // What this failed open created (its lock file) is removed, unless another opener uses it.
+            opened?.removeIfCreatedAndUnused()
             if e.code == .corrupted { options.logger?.error("damage found at open", metadata: StoreTelemetry.metadata(e, path: path)) }
             throw e.withPath(path)
         }
@@ -257,6 +275,8 @@ public final class Store: Sendable {
         let tmp = path + ".creating"
         SystemFile.unlink(tmp)
         let f = try SystemFile.open(tmp, .createNew)
+        var renamed = false
+        defer { if !renamed { SystemFile.unlink(tmp) } }
         var header = FileHeader.encodeStatic()
         header += [UInt8](repeating: 0, count: FileHeader.size - header.count)
         var record = VersionRecord(
@@ -275,6 +295,7 @@ public final class Store: Sendable {
         try f.write(header + bytes, at: 0)
         try f.syncAll()
         try SystemFile.rename(tmp, path)
+        renamed = true
         try SystemFile.syncDirectory(
             (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent)
     }
@@ -573,7 +594,11 @@ public final class Store: Sendable {
             // Before anything is written: a compaction may have switched files (an atomic load
             // when it did not).
             let switched = try followIfReplaced(holdingWriter: true)
-            if !unchanged || switched { try refreshCurrentFile(checkingDamage: true) }
+            if !unchanged || switched {
+                try refreshCurrentFile(checkingDamage: true)
+                // A compaction may have marked the file superseded (only while holding the word).
+                try checkSupersededMark()
+            }
             if state.withLock({ $0.adopted }) {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }

@@ -133,6 +133,21 @@ final class StoreTelemetry: Sendable {
         logger?.warning("automatic compaction failed; it is tried again once the file has grown", metadata: ["error": "\(error)"])
     }
 
+    func compactionSkipped(_ error: StorageError) {
+        logger?.warning(
+            "automatic compaction skipped: \(error.reason); it is tried again once the file has grown",
+            metadata: ["reason": "\(error.code)"])
+    }
+
+    func supersededFileStillLinked(links: Int, mark: SupersededMark) {
+        logger?.warning(
+            """
+            a name still leads to the file the compaction replaced (a hard link made during the compaction): that file is \
+            marked superseded, and no store opens it as the database
+            """,
+            metadata: ["links": "\(links)", "database": "\(mark.path)"])
+    }
+
     static func nanoseconds(_ d: Duration) -> Int64 {
         let c = d.components
         return c.seconds &* 1_000_000_000 &+ c.attoseconds / 1_000_000_000

@@ -111,19 +111,58 @@ final class LockFile: @unchecked Sendable {
                 throw StorageError(.readOnly, "no lock file can be opened", path: path)
             }
         } else {
-            file = try SystemFile.open(path, .createOrOpen)
+            (file, created) = try Self.openOrCreate(path)
             canWrite = true
         }
-        try file.waitLock(byte: Self.openByte, .shared)
-        if mode == .writer {
-            // Writers meet in the writer word, so they need the mapping; and an older build that
-            // locks the writer byte to write must not write beside them.
-            try file.waitLock(byte: Self.writerByte, .shared)
-            region = try Self.mapWhole(file)
-        } else {
-            region = canWrite ? try? Self.mapWhole(file) : nil
+        do {
+            try file.waitLock(byte: Self.openByte, .shared)
+            if mode == .writer {
+                // Writers meet in the writer word, so they need the mapping; and an older build that
+                // locks the writer byte to write must not write beside them.
+                try file.waitLock(byte: Self.writerByte, .shared)
+                region = try Self.mapWhole(file)
+            } else {
+                region = canWrite ? try? Self.mapWhole(file) : nil
+            }
+        } catch {
+            // A full disk, say: an open that fails leaves behind no lock file it created.
+            if created { Self.removeIfUnused(file) }
+            throw error
         }
         if canWrite && claimsSlot { try claimSlot() }
+    }
+
+    /// Whether this opener created the lock file (then a failed open removes it again).
+    private(set) var created = false
+
+    /// Opens the lock file read-write, creating it if missing; says whether it created it.
+    private static func openOrCreate(_ path: String) throws -> (SystemFile, Bool) {
+        while true {
+            do {
+                return (try SystemFile.open(path, .readWrite), false)
+            } catch let e as StorageError where e.code == .fileNotFound {
+                do {
+                    return (try SystemFile.open(path, .createNew), true)
+                } catch let e as StorageError where e.code == .fileExists {
+                    continue  // another opener created it meanwhile
+                }
+            }
+        }
+    }
+
+    /// Removes the lock file `file` is open on when no other opener has it open and its path still
+    /// leads to it: what a failed open created must not stay behind.
+    static func removeIfUnused(_ file: SystemFile) {
+        guard (try? file.isLockedByOther(byte: openByte)) == false, let mine = try? file.identity(),
+            SystemFile.identity(atPath: file.path) == mine
+        else { return }
+        SystemFile.unlink(file.path)
+    }
+
+    /// After a failed open of the data file by the store that created this lock file: removes it
+    /// unless another opener has it open.
+    func removeIfCreatedAndUnused() {
+        if created { Self.removeIfUnused(file) }
     }
 
     /// Extends `file` to ``fullLength`` if it is shorter (never shrinking it: another process may be

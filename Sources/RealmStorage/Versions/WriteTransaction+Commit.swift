@@ -192,6 +192,13 @@ extension WriteTransaction {
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
             commitStart: em.start, commitChecksum: em.regionChecksum, commitTime: Store.now(), liveBytes: 0,
             catalog: catalog, tables: states, changeset: changeset, formatVersion: formatVersion)
+        // Format 8: the record says, as its head does, which commit was acknowledged when it was
+        // written, so that a record found past a damaged block is evidence by itself (Spec §5.1,
+        // §6.6). A commit that writes its slot waits below for its group to be durable; its lag
+        // still names the commit acknowledged now, the older one, which stays true.
+        if formatVersion >= FileHeader.recordLagVersion {
+            record.lag = UInt32(clamping: newVersion - store.acknowledgedVersion(base: base.version))
+        }
         var (recordBytes, changesetRange, catalogRange) = record.encodeWithChangesetRange(reusing: base.record)
         record.catalogBytes = ByteView(copying: Array(recordBytes[catalogRange]))
         // The commit head is never live: only recovery reads it.
@@ -221,7 +228,9 @@ extension WriteTransaction {
         if groups && writesSlot { try store.flushPendingCommits() }
         if hasHead {
             var head = CommitHead(slot: slot, parentVersion: base.version, parentRecordChecksum: baseSlot.recordChecksum)
-            if groups {
+            if formatVersion >= FileHeader.recordLagVersion {
+                head.lag = record.lag
+            } else if groups {
                 let acknowledged = store.acknowledgedVersion(base: base.version)
                 head.lag = UInt32(clamping: newVersion - acknowledged)
             }

@@ -151,7 +151,8 @@ extension Realm {
                 case .invalidSchema: .schemaMismatch
                 case .fileExists: .fileExists
                 case .fileNotFound: .fileNotFound
-                case .invalidTransactionState: .fail
+                case .invalidTransactionState, .hardLinked: .fail
+                case .superseded: .fileAccess
                 }
             self.init(code, e.reason, path: e.path, underlying: e)
         }
