@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer executables (the recipe of TOOLCHAIN.md) and runs one target or all of them.
+# Builds the libFuzzer executables (the recipe of CONTRIBUTING.md, "Fuzzing") and runs one target or all of them.
 #
 #   Fuzz/run.sh [TARGET|all] [SECONDS]   fuzz TARGET (default: all, one after another) for SECONDS each (default 60)
 #   Fuzz/run.sh merge [TARGET|all]       add the small inputs of Fuzz/work/TARGET that bring new coverage to Fuzz/Corpus/TARGET
@@ -16,7 +16,7 @@ TARGETS=(FileOpen SegmentDecode Predicate Operations)
 
 build() {
     # --sanitize fuzzer alone links libFuzzer; -Xswiftc -sanitize=fuzzer,address instruments every
-    # module (both are needed, TOOLCHAIN.md). REALM_FAULT_INJECTION compiles the engine's fault points
+    # module (both are needed, CONTRIBUTING.md). REALM_FAULT_INJECTION compiles the engine's fault points
     # into this release build for the Operations target.
     nice -n 19 swift build -c release --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address \
         -Xswiftc -DREALM_FAULT_INJECTION >&2

@@ -1,7 +1,7 @@
 /// An error in a query: its text does not parse, or it does not fit the schema it is bound to.
 ///
 /// A query is text supplied at run time, so every problem with it is thrown, never trapped
-/// (DESIGN.md §4). The error carries a stable ``Code``, a message, and where it can be pinned down
+/// (CONTRIBUTING.md, "Style"). The error carries a stable ``Code``, a message, and where it can be pinned down
 /// the ``offset`` into the query ``text``; ``description`` prints the text with a caret under that
 /// position:
 ///

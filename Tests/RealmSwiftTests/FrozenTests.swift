@@ -122,7 +122,7 @@ import Testing
         #expect(realm.numberOfActiveVersions == before)
     }
 
-    /// DESIGN.md §3's example through frozen results: limit 3, frozen results at three versions →
+    /// The active-version example of LiveAndFrozenData.md (RealmSwift.docc) through frozen results: limit 3, frozen results at three versions →
     /// the next write throws; releasing one lets it succeed.
     @Test func maximumNumberOfActiveVersionsThroughFrozenResults() throws {
         let dir = TempDir()

@@ -73,7 +73,7 @@ final class RenamedDog: Object, Codable {
         encoder.outputFormatting = [.sortedKeys]
         #expect(String(decoding: try encoder.encode(dog), as: UTF8.self) == Self.dogJSON)
 
-        // Managed objects encode too (RealmSwift throws for them; see the README).
+        // Managed objects encode too (RealmSwift throws for them; see DifferencesFromRealmSwift.md).
         let (realm, _) = try makeRealm(types: Self.types)
         try realm.write { realm.add(dog) }
         let managed = realm.objects(CodableDog.self).filter("name == 'Rex'").first!

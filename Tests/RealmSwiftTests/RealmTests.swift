@@ -373,7 +373,7 @@ import Testing
 }
 
 @Suite struct ActiveVersionTests {
-    /// DESIGN.md §3's example through the object API: with a limit of 3, frozen Realms at three
+    /// The active-version example of LiveAndFrozenData.md (RealmSwift.docc) through the object API: with a limit of 3, frozen Realms at three
     /// versions make the next write throw; releasing one lets it succeed.
     @Test func maximumNumberOfActiveVersionsThroughFrozenRealms() throws {
         let dir = TempDir()

@@ -2,7 +2,7 @@ import Foundation
 import RealmStorage
 import Testing
 
-/// Writes the large file on which `realm-compact`'s peak memory is measured (README, "Tools"):
+/// Writes the large file on which `realm-compact`'s peak memory is measured (Tools/Benchmarks/results/NOTES.md, "The tools' memory"):
 /// `REALM_TOOLS_LARGE_FILE=/tmp/large.realm swift test --filter LargeFileTests`, then
 /// `/usr/bin/time -v realm-compact /tmp/large.realm`. `REALM_TOOLS_LARGE_FILE_NOTE=640` (bytes
 /// per note, default 96) makes it about 1 GB instead of 200 MB. Not run unless the variable is set:

@@ -9,7 +9,7 @@ final class Person: Object {
     @Persisted var score = 0.0
     @Persisted var active = false
 
-    /// Adds persons 0..<n of DESIGN.md §6 (inside a write transaction).
+    /// Adds persons 0..<n of Tools/Benchmarks/results/NOTES.md, "Workloads" (inside a write transaction).
     static func addWorkloadObjects(_ n: Int, to realm: Realm) {
         for i in 0..<n {
             let p = Person()
@@ -23,7 +23,7 @@ final class Person: Object {
     }
 }
 
-/// The object-API workloads of DESIGN.md §6 (W1–W6, W8, W10; W7 only when named in REALM_BENCH_ONLY), and issue 5's
+/// The object-API workloads of Tools/Benchmarks/results/NOTES.md, "Workloads" (W1–W6, W8, W10; W7 only when named in REALM_BENCH_ONLY), and issue 5's
 /// notification workloads (N1, N2), through the public RealmSwift API. `realm-bench [N]` (default 1,000,000). The SQLite comparison is issue 7's
 /// benchmark package.
 @main

@@ -1,7 +1,7 @@
 import Foundation
 import RealmStorage
 
-/// Measures the storage engine on the 1M-object `Person` table of DESIGN.md §6 (engine level; the
+/// Measures the storage engine on the 1M-object `Person` table of Tools/Benchmarks/results/NOTES.md, "Workloads" (engine level; the
 /// SQLite comparison lives in the benchmark package). Usage: `storage-bench [N] [--dir DIR]`.
 @main
 struct StorageBench {
@@ -11,7 +11,7 @@ struct StorageBench {
         return Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
     }
 
-    /// The `Person` table of DESIGN.md §6.
+    /// The `Person` table of Tools/Benchmarks/results/NOTES.md, "Workloads".
     static func createPerson(_ tx: WriteTransaction) throws {
         try tx.createTable("Person", primaryKey: ColumnSchema("id", .int))
         try tx.addColumn("Person", ColumnSchema("name", .string))
@@ -20,7 +20,7 @@ struct StorageBench {
         try tx.addColumn("Person", ColumnSchema("active", .bool))
     }
 
-    /// Person `i` of DESIGN.md §6, in catalog order.
+    /// Person `i` of Tools/Benchmarks/results/NOTES.md, "Workloads", in catalog order.
     static func person(_ i: Int) -> [StorageValue] {
         [.int(Int64(i)), .string("name-\(i % 10000)"), .int(Int64((i * 7) % 100)), .double(Double(i % 1000) / 10), .bool(i % 3 == 0)]
     }

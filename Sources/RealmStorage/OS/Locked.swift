@@ -14,7 +14,7 @@
 /// ```
 ///
 /// Why not `Synchronization.Mutex`: on Linux it waits on futexes that ThreadSanitizer does not see,
-/// so a correct program that touches state under it is reported full of races (TOOLCHAIN.md,
+/// so a correct program that touches state under it is reported full of races (CONTRIBUTING.md,
 /// "Sanitizers"), and real races would drown among them. `pthread_mutex_lock` is what ThreadSanitizer
 /// intercepts, so every access under this lock is ordered in its eyes. Why not `NSLock`: it is the
 /// same pthread mutex behind a class of Foundation, without a guarded value.

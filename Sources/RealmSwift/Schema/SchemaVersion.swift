@@ -10,7 +10,7 @@ import RealmStorage
 /// ```
 /// - Parameters:
 ///   - fileURL: the Realm file.
-///   - encryptionKey: files are not encrypted on this platform (see the README's
+///   - encryptionKey: files are not encrypted on this platform (see the DocC article
 ///     "Differences from RealmSwift"); a key is refused with ``Realm/Error/Code/invalidDatabase``.
 /// - Throws: ``Realm/Error`` — `.fileNotFound`, `.invalidDatabase` (not a Realm file, damaged),
 ///   I/O errors.

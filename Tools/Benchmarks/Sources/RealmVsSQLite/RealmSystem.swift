@@ -9,7 +9,7 @@ final class Person: Object {
     @Persisted var score = 0.0
     @Persisted var active = false
 
-    /// Person number `i` of DESIGN.md §6, unmanaged.
+    /// Person number `i` of Tools/Benchmarks/results/NOTES.md, "Workloads", unmanaged.
     static func make(_ i: Int) -> Person {
         let p = Person()
         p.id = i

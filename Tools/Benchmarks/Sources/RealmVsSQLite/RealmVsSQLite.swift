@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// `realm-vs-sqlite`: the workloads of DESIGN.md §6 for this library (public RealmSwift API) and
+/// `realm-vs-sqlite`: the workloads of Tools/Benchmarks/results/NOTES.md, "Workloads" for this library (public RealmSwift API) and
 /// for SQLite (GRDB, WAL; `synchronous` FULL, and NORMAL too for W7), alternating the systems in
 /// each repetition; W9 in fresh processes. Prints each median (min–max), the ratio, the target,
 /// peak memory and file sizes, and checks that both systems computed the same answers.

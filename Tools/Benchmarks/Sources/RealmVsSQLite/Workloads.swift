@@ -1,6 +1,6 @@
 import Foundation
 
-/// The data of DESIGN.md §6: `Person` number `i`.
+/// The data of Tools/Benchmarks/results/NOTES.md, "Workloads": `Person` number `i`.
 enum Data6 {
     static func name(_ i: Int) -> String { "name-\(i % 10_000)" }
     static func age(_ i: Int) -> Int { (i * 7) % 100 }
@@ -35,7 +35,7 @@ struct Aggregates: Equatable, Codable, CustomStringConvertible {
     }
 }
 
-/// One system under test: the workloads of DESIGN.md §6 on one database file.
+/// One system under test: the workloads of Tools/Benchmarks/results/NOTES.md, "Workloads" on one database file.
 protocol BenchSystem {
     /// The system's name in the report.
     var name: String { get }
