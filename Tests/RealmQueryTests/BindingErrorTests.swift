@@ -29,13 +29,13 @@ import Testing
         e("age BETWEEN ‸{1, nil}", .typeMismatch),
         e("age BETWEEN ‸{1, 2, 3}", .typeMismatch), e("age BETWEEN ‸5", .typeMismatch), e("age BETWEEN ‸id", .typeMismatch),
         e("age IN ‸5", .typeMismatch), e("age IN ‸id", .typeMismatch), e("5 IN ‸age", .typeMismatch), e("age IN ‸{1, 'x'}", .typeMismatch),
-        e("age == ‸score", .typeMismatch), e("best == ‸spouse", .typeMismatch),
+        e("name == ‸age", .typeMismatch), e("best == ‸spouse", .typeMismatch),
         e("best == ‸%@", .typeMismatch, [.object(table: "Person", key: ObjectKey(1))]),
         e("best.owner == ‸best", .typeMismatch), e("‸dogs.@avg.name > 1", .typeMismatch), e("‸dogs.toys.@sum.bought > 1", .typeMismatch),
         e("‸tags.@max == 'a'", .typeMismatch), e("scores.@sum == ‸nil", .typeMismatch), e("dogs.@count == ‸1.5", .typeMismatch),
         e("dogs.@count == ‸nil", .typeMismatch), e("scores.@avg > ‸'x'", .typeMismatch),
         e("SUBQUERY(dogs, $d, $d.age > 1).@count > ‸1.5", .typeMismatch),
-        e("dogs.@count > ‸score", .typeMismatch),
+        e("dogs.@count > ‸name", .typeMismatch),
         e("SUBQUERY(dogs, $d, $d == ‸%@).@count > 0", .typeMismatch, [.object(table: "Toy", key: ObjectKey(1))]),
     ]
 

@@ -67,6 +67,10 @@ extension EvaluatorConformanceTests {
     static let aggregates: [QueryCase] = [
         q("links.@min.weight == 1", [1, 2, 7]), q("links.@max.weight == 3", [3]), q("links.@sum.weight > 4", [3, 5]),
         q("links.@sum.weight == 0", [0, 6]), q("links.@avg.weight == 3", [3, 5]), q("links.@avg.weight == nil", [0, 6]),
+        // An average of ints (a double) against an int property or constant, both ways round
+        // (Realm Core compares numbers of different types; Spec/QUERY.md §6 step 6).
+        q("links.@avg.weight < i", [3, 4, 5, 7]), q("i > links.@avg.weight", [3, 4, 5, 7]), q("links.@avg.weight == oi", [0, 1, 4, 6]),
+        q("links.@avg.weight < 3", [1, 2, 7]), q("3 > links.@avg.weight", [1, 2, 7]), q("i == d", [2]), q("i < d", [0, 1]),
         q("links.@max.weight == nil", [0, 6]), q("links.@min.score < 2", [2, 5]), q("links.weight.@sum == 9", [5]),
         q("ints.@sum == 6", [3]), q("ints.@sum == 0", [0, 6]), q("ints.@avg == 3", [3]), q("ints.@avg > 4", [4, 5]),
         q("ints.@min < 0", [5]), q("ints.@max >= 6", [5, 7]), q("ints.@max == nil", [0, 6]), q("ints.@min == ints.@max", [0, 1, 3, 4, 6]),

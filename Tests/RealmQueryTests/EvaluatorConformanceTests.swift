@@ -107,6 +107,11 @@ let nan = Double.nan
         q("os CONTAINS[c] 'X'", [1, 2, 5, 7]), q("os LIKE nil", [0, 3, 6]), q("os LIKE '*'", [1, 2, 4, 5, 7]), q("os == ''", [4]),
         q("os.@count == nil", [0, 3, 6]), q("os.@count == 0", [4]), q("os.@count > 1", [2, 5]), q("os IN {'xy', nil}", [0, 2, 3, 6]),
         q("NOT os BEGINSWITH 'x'", [0, 3, 4, 5, 6, 7]), q("os ==[cd] 'X'", [1, 7]), q("os LIKE[c] 'x?'", [2]),
+        // Among strings nil orders before every string (Realm Core's rule; Spec/QUERY.md §7.5).
+        q("os < 'a'", [0, 3, 4, 6, 7]), q("os <= 'x'", [0, 1, 3, 4, 6, 7]), q("os > 'x'", [2, 5]), q("os >= 'x'", [1, 2, 5]),
+        q("os > nil", [1, 2, 4, 5, 7]), q("os >= nil", all8), q("os < nil", []), q("os <= nil", [0, 3, 6]),
+        q("'a' > os", [0, 3, 4, 6, 7]), q("nil < os", [1, 2, 4, 5, 7]), q("os < s", [0, 3, 4, 6, 7]), q("os >= s", [1, 2, 5]),
+        q("os <[c] 'a'", [0, 3, 4, 6]), q("NOT os < 'a'", [1, 2, 5]),
     ]
 
     static let binaries: [QueryCase] = [

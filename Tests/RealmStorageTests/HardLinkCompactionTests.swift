@@ -157,7 +157,7 @@ import Testing
         let path = dir.file()
         try Child.makeLog(path)
         let other = dir.file("mounted.realm")
-        FileManager.default.createFile(atPath: other, contents: nil)
+        _ = FileManager.default.createFile(atPath: other, contents: nil)
         guard Self.mountCommand("mount", ["--bind", path, other]) else {
             print("HardLinkCompactionTests: no bind mount here (not root?): skipped")
             return

@@ -151,7 +151,10 @@ struct Binder {
             guard op != .between else {
                 throw QueryError(.typeMismatch, "BETWEEN needs two constants: {lower, upper}", offset: right.position)
             }
-            guard right.type == left.type, right.linkTarget == left.linkTarget else {
+            // Numbers compare with numbers of another type (an average of ints, a double, with an
+            // int property: Spec/QUERY.md §7.5); every other type only with its own.
+            let numeric = left.type.isNumeric && right.type.isNumeric
+            guard numeric || right.type == left.type, right.linkTarget == left.linkTarget else {
                 throw QueryError(.typeMismatch, "\(left.name) cannot be compared with \(right.name)", offset: right.position)
             }
             return right.operand!

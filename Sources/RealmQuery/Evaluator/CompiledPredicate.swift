@@ -66,11 +66,13 @@ extension Evaluation {
             switch c.right {
             case .constant, .list:
                 return .comparison(
-                    CompiledComparison(bound: c, left: left, right: nil, test: ValueTest(c.op, options: c.options, right: c.right)))
+                    CompiledComparison(
+                        bound: c, left: left, right: nil, test: ValueTest(c.op, options: c.options, right: c.right, type: c.valueType)))
             default:
                 return .comparison(
                     CompiledComparison(
-                        bound: c, left: left, right: try compile(c.right), test: ValueTest(c.op, options: c.options, right: nil)))
+                        bound: c, left: left, right: try compile(c.right),
+                        test: ValueTest(c.op, options: c.options, right: nil, type: c.valueType)))
             }
         }
     }

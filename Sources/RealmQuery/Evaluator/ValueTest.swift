@@ -13,11 +13,16 @@ struct ValueTest {
     /// The constant's pattern, or each list element's, for string and binary operands.
     let pattern: TextPattern?
     let patterns: [TextPattern?]
+    /// The values compared are strings: nil orders before every string (Realm Core's rule for
+    /// strings, Spec/QUERY.md §7.5), where for other types it is unordered.
+    let nullsFirst: Bool
 
-    /// A test against a constant, a list, or (with `right == nil`) a right side given per object.
-    init(_ op: ComparisonOperator, options: ComparisonOptions, right: BoundOperand?) {
+    /// A test against a constant, a list, or (with `right == nil`) a right side given per object;
+    /// `type` is the type both sides are compared in.
+    init(_ op: ComparisonOperator, options: ComparisonOptions, right: BoundOperand?, type: ColumnType) {
         self.op = op
         self.options = options
+        self.nullsFirst = type == .string
         switch right {
         case .constant(let value)?:
             constant = value
@@ -49,13 +54,21 @@ struct ValueTest {
             }
             return lo <= 0 && hi <= 0
         default:
-            return Self.holds(left, op, constant ?? .null, pattern, options)
+            return Self.holds(left, op, constant ?? .null, pattern, options, nullsFirst: nullsFirst)
         }
     }
 
     /// The order of two values for `<`, `<=`, `>`, `>=`: numbers and timestamps by value, strings
     /// by their UTF-8 bytes (with `[c]`, of their lowercased forms); nil when they are unordered.
-    static func order(_ left: StorageValue, _ right: StorageValue, _ options: ComparisonOptions) -> Int? {
+    static func order(_ left: StorageValue, _ right: StorageValue, _ options: ComparisonOptions, nullsFirst: Bool = false) -> Int? {
+        if nullsFirst {
+            switch (left.isNull, right.isNull) {
+            case (true, true): return 0
+            case (true, false): return -1
+            case (false, true): return 1
+            case (false, false): break
+            }
+        }
         guard case .string(let a) = left, case .string(let b) = right else { return ValueOrder.order(left, right) }
         let (x, y) = options.contains(.caseInsensitive) ? (a.lowercased(), b.lowercased()) : (a, b)
         if x.utf8.elementsEqual(y.utf8) { return 0 }
@@ -64,21 +77,25 @@ struct ValueTest {
 
     /// Whether `left` satisfies the test against a right side evaluated for this object.
     func test(_ left: StorageValue, against right: StorageValue) -> Bool {
-        Self.holds(left, op, right, TextPattern(right, options: options), options)
+        Self.holds(left, op, right, TextPattern(right, options: options), options, nullsFirst: nullsFirst)
     }
 
     /// `left op right`, with `pattern` the prepared form of `right` when it is a string or binary.
     static func holds(
-        _ left: StorageValue, _ op: ComparisonOperator, _ right: StorageValue, _ pattern: TextPattern?, _ options: ComparisonOptions
+        _ left: StorageValue, _ op: ComparisonOperator, _ right: StorageValue, _ pattern: TextPattern?, _ options: ComparisonOptions,
+        nullsFirst: Bool = false
     ) -> Bool {
         switch op {
         case .equal, .in: return equal(left, right, pattern, options)
         case .notEqual: return !equal(left, right, pattern, options)
-        case .less: return order(left, right, options).map { $0 < 0 } ?? false
-        // Nil is <= and >= nil (RealmSwift's rule), never < or > anything.
-        case .lessOrEqual: return left.isNull && right.isNull || order(left, right, options).map { $0 <= 0 } ?? false
-        case .greater: return order(left, right, options).map { $0 > 0 } ?? false
-        case .greaterOrEqual: return left.isNull && right.isNull || order(left, right, options).map { $0 >= 0 } ?? false
+        // Nil is <= and >= nil (RealmSwift's rule), never < or > anything, except among strings,
+        // where it orders before every string.
+        case .less: return order(left, right, options, nullsFirst: nullsFirst).map { $0 < 0 } ?? false
+        case .lessOrEqual:
+            return left.isNull && right.isNull || order(left, right, options, nullsFirst: nullsFirst).map { $0 <= 0 } ?? false
+        case .greater: return order(left, right, options, nullsFirst: nullsFirst).map { $0 > 0 } ?? false
+        case .greaterOrEqual:
+            return left.isNull && right.isNull || order(left, right, options, nullsFirst: nullsFirst).map { $0 >= 0 } ?? false
         case .between: return false
         case .beginsWith, .endsWith, .contains:
             return pattern?.matches(left, op, options: options) ?? false
