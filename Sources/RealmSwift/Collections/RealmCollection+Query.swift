@@ -9,19 +9,6 @@ import RealmStorage
 extension RealmCollection where Element: ObjectBase {
     // MARK: Filtering
 
-    /// The objects matching a query in the NSPredicate dialect (Spec/QUERY.md), in collection
-    /// order. Stops with the error on a malformed query — use `filter(checking:_:)` for text from
-    /// users — or on an unmanaged collection.
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        _rlmCollection.results("filter(_:_:)").filter(predicateFormat, arguments: args)
-    }
-
-    /// The throwing form of `filter(_:_:)`.
-    /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
-    public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
-        try _rlmCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)
-    }
-
     /// The objects matching a type-safe query, in collection order: `dogs.where { $0.age > 2 }`.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         _rlmCollection.results("where(_:)").where(isIncluded)
@@ -29,25 +16,10 @@ extension RealmCollection where Element: ObjectBase {
 
     // MARK: Sorting and distinct
 
-    /// The objects sorted by one property (or dotted path through links), stably.
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        _rlmCollection.results("sorted(byKeyPath:ascending:)").sorted(byKeyPath: keyPath, ascending: ascending)
-    }
-
-    /// The objects sorted by several properties, the first deciding first (stable).
-    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Iterator.Element == SortDescriptor {
-        _rlmCollection.results("sorted(by:)").sorted(by: sortDescriptors)
-    }
-
     /// The objects sorted by a Swift key path (optional properties too; nil first ascending).
     public func sorted<V: _HasPersistedType>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element>
     where V.PersistedType: SortableType {
         sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
-    }
-
-    /// One object for each distinct combination of values of `keyPaths` (the first in order).
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String {
-        _rlmCollection.results("distinct(by:)").distinct(by: keyPaths)
     }
 
     /// One object for each distinct combination of values of Swift key paths.
@@ -75,39 +47,12 @@ extension RealmCollection where Element: ObjectBase {
 
     // MARK: Finding
 
-    /// The index of the first object matching a query, or nil. Stops on a malformed query.
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        let results = _rlmCollection.results("index(matching:_:)")
-        guard let first = results.filter(predicateFormat, arguments: args).base.keys.first else { return nil }
-        return results.base.keys.firstIndex(of: first)
-    }
-
     /// The index of the first object matching a type-safe query, or nil.
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
         _rlmCollection.results("index(matching:)").index(matching: isIncluded)
     }
 
     // MARK: Aggregates
-
-    /// The smallest value of a property (nil when there are no values; nils are skipped).
-    public func min<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
-        _rlmCollection.aggregate(.min, property)
-    }
-
-    /// The largest value of a property (nil when there are no values; nils are skipped).
-    public func max<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
-        _rlmCollection.aggregate(.max, property)
-    }
-
-    /// The sum of a property (0 when there are no values; nils are skipped).
-    public func sum<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V where V.PersistedType: AddableType {
-        _rlmCollection.aggregate(.sum, property) ?? V._rlmDefaultValue()
-    }
-
-    /// The mean of a property (nil when there are no values; nils are skipped).
-    public func average<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: AddableType {
-        _rlmCollection.aggregate(.avg, property)
-    }
 
     /// The throwing form of ``min(ofProperty:)``, for property names given at run time.
     /// - Throws: ``Realm/Error`` `.invalidQuery` or `.invalidValue`.
@@ -152,7 +97,115 @@ extension RealmCollection where Element: ObjectBase {
     }
 }
 
+/// What every ``RealmCollection`` answers, of objects or of values, as in RealmSwift, so code
+/// generic over collections works with both:
+///
+/// ```swift
+/// func matching<C: RealmCollection>(_ c: C, _ query: String) -> Int { c.filter(query).count }
+/// matching(person.dogs, "age > 1")
+/// matching(person.scores, "self > 1")  // a List<Int>
+/// ```
+///
+/// On a collection of values the key path and property name are `self`; on an unmanaged
+/// collection of objects, queries stop with a message (as in RealmSwift).
 extension RealmCollection {
+    // MARK: Filtering
+
+    /// The elements matching a query in the NSPredicate dialect (Spec/QUERY.md), in collection
+    /// order, as live results: properties of objects, or `self` for values. Stops with the error
+    /// on a malformed query — use `filter(checking:_:)` for text from users — or on an unmanaged
+    /// collection of objects.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        do { return try filter(checking: predicateFormat, args) } catch { fatalError("\(error)") }
+    }
+
+    /// The throwing form of `filter(_:_:)`.
+    /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
+    public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
+        guard _RLMCollection<Element>.holdsObjects else {
+            return try valueResults(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))))
+        }
+        return try _rlmCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)
+    }
+
+    /// The index of the first element matching a query, or nil. Stops on a malformed query.
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        guard _RLMCollection<Element>.holdsObjects else {
+            return ValueResults<Element>.firstIndex(_rlmCollection.stored(), matching: predicateFormat, args)
+        }
+        let results = _rlmCollection.results("index(matching:_:)")
+        guard let first = results.filter(predicateFormat, arguments: args).base.keys.first else { return nil }
+        return results.base.keys.firstIndex(of: first)
+    }
+
+    // MARK: Sorting and distinct
+
+    /// The elements sorted by one property (or dotted path through links; `self` for values),
+    /// stably, as live results.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+    }
+
+    /// The elements sorted by several properties, the first deciding first (stable); a collection
+    /// of values takes one descriptor, for `self`.
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Iterator.Element == SortDescriptor {
+        guard _RLMCollection<Element>.holdsObjects else {
+            let descriptors = Array(sortDescriptors)
+            guard descriptors.count == 1 else {
+                fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
+            }
+            Self.requireSelf(descriptors[0].keyPath, "sorted(by:)")
+            do { return try valueResults(.sort(ascending: descriptors[0].ascending)) } catch { fatalError("\(error)") }
+        }
+        return _rlmCollection.results("sorted(by:)").sorted(by: sortDescriptors)
+    }
+
+    /// One element for each distinct combination of values of `keyPaths` (the first in order);
+    /// for values, the key path `self`.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String {
+        guard _RLMCollection<Element>.holdsObjects else {
+            let paths = Array(keyPaths)
+            guard paths.count == 1 else { fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".") }
+            Self.requireSelf(paths[0], "distinct(by:)")
+            do { return try valueResults(.distinct) } catch { fatalError("\(error)") }
+        }
+        return _rlmCollection.results("distinct(by:)").distinct(by: keyPaths)
+    }
+
+    // MARK: Aggregates
+
+    /// The smallest value of a property (`self` for values); nil when there are no values (nils
+    /// are skipped).
+    public func min<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
+        aggregate(.min, property)
+    }
+
+    /// The largest value of a property (`self` for values); nil when there are no values.
+    public func max<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: MinMaxType {
+        aggregate(.max, property)
+    }
+
+    /// The sum of a property (`self` for values); 0 when there are no values (nils are skipped).
+    public func sum<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V where V.PersistedType: AddableType {
+        aggregate(.sum, property) ?? V._rlmDefaultValue()
+    }
+
+    /// The mean of a property (`self` for values); nil when there are no values.
+    public func average<V: _RealmValue & _HasPersistedType>(ofProperty property: String) -> V? where V.PersistedType: AddableType {
+        aggregate(.avg, property)
+    }
+
+    /// An aggregate of `property` of the objects, or of the values (`self`).
+    func aggregate<V: _RealmValue>(_ function: AggregateFunction, _ property: String) -> V? {
+        guard _RLMCollection<Element>.holdsObjects else {
+            Self.requireSelf(property, "\(function)(ofProperty:)")
+            return _rlmCollection.valueAggregate(function)
+        }
+        return _rlmCollection.aggregate(function, property)
+    }
+
+    // MARK: Finding
+
     /// The index of the first element equal to `object`, or nil.
     public func index(of object: Element) -> Int? { firstIndex { $0 == object } }
 

@@ -5,22 +5,41 @@ import RealmStorage
 /// Operations on collections of values (`List<Int>`, `MutableSet<Date?>`, …), with the query
 /// engine's rules: nils are skipped by aggregates; the sum of nothing is 0; the minimum, maximum
 /// and average of nothing are nil; strings sort by UTF-8 bytes, nil first ascending.
-extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: MinMaxType {
-    /// The smallest value, or nil when there are no values (nils are skipped). For a collection
-    /// of optionals the result is doubly optional, as in RealmSwift.
+extension RealmCollection where Element: MinMaxType {
+    /// The smallest value, or nil when there are no values. Generic code constrained on
+    /// `Element: MinMaxType` reaches it: `func biggest<C: RealmCollection>(_ c: C) -> C.Element?
+    /// where C.Element: MinMaxType { c.max() }`.
+    public func min() -> Element? { _rlmCollection.valueAggregate(.min) }
+
+    /// The largest value, or nil when there are no values.
+    public func max() -> Element? { _rlmCollection.valueAggregate(.max) }
+}
+
+extension RealmCollection where Element: _QueryOptional, Element.Wrapped: MinMaxType {
+    /// The smallest value, or nil when there are no values (nils are skipped). The result is
+    /// doubly optional, as in RealmSwift.
     public func min() -> Element? { _rlmCollection.valueAggregate(.min) }
 
     /// The largest value, or nil when there are no values (nils are skipped).
     public func max() -> Element? { _rlmCollection.valueAggregate(.max) }
 }
 
-extension RealmCollection where Element: _HasPersistedType, Element.PersistedType: AddableType {
-    /// The sum of the values: 0 when there are none (nils are skipped). Stops when a sum of ints
-    /// leaves `Int64`.
+extension RealmCollection where Element: AddableType {
+    /// The sum of the values: 0 when there are none. Stops when a sum of ints leaves `Int64`.
     public func sum() -> Element { _rlmCollection.valueSum() }
 
-    /// The mean of the values, or nil when there are none (nils are skipped): `let mean: Double? =
-    /// scores.average()` (a `Decimal128` for decimals).
+    /// The mean of the values, or nil when there are none: `let mean: Double? = scores.average()`
+    /// (a `Decimal128` for decimals).
+    public func average<T: _RealmValue & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        _rlmCollection.valueAggregate(.avg)
+    }
+}
+
+extension RealmCollection where Element: _QueryOptional, Element.Wrapped: AddableType {
+    /// The sum of the values: 0 when there are none (nils are skipped).
+    public func sum() -> Element { _rlmCollection.valueSum() }
+
+    /// The mean of the values, or nil when there are none (nils are skipped).
     public func average<T: _RealmValue & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
         _rlmCollection.valueAggregate(.avg)
     }

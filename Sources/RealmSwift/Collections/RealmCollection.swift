@@ -18,7 +18,7 @@ import RealmStorage
 /// Queries, sorting and `distinct` need a managed collection of objects (RealmSwift has the same
 /// rule); aggregates, value operations and key-value coding work on unmanaged collections too.
 /// Conformers are thread-confined like their Realm.
-public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, Equatable
+public protocol RealmCollection: RandomAccessCollection, CustomStringConvertible, Equatable, SendableMetatype
 where Element: RealmCollectionValue, Index == Int {
     /// The Realm managing the collection, or nil when it is unmanaged.
     var realm: Realm? { get }

@@ -195,29 +195,11 @@ extension RealmCollection {
 }
 
 extension RealmCollection where Element: _HasPersistedType {
-    /// The values matching a query on `self` (the NSPredicate dialect, Spec/QUERY.md), in
-    /// collection order: `scores.filter("self > %@", 3)`. Live results. Stops with the error on a
-    /// malformed query — use `filter(checking:_:)` for text from users.
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        do { return try filter(checking: predicateFormat, args) } catch { fatalError("\(error)") }
-    }
-
-    /// The throwing form of `filter(_:_:)`.
-    /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
-    public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
-        try valueResults(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))))
-    }
-
     /// The values matching a type-safe query, in collection order: `scores.where { $0 > 3 }`.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         do { return try valueResults(.filter(.tree(Query<Element>.valueRoot().predicate(of: isIncluded)))) } catch {
             fatalError("\(error)")
         }
-    }
-
-    /// The index of the first value matching a query on `self`, or nil.
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        ValueResults<Element>.firstIndex(_rlmCollection.stored(), matching: predicateFormat, args)
     }
 }
 

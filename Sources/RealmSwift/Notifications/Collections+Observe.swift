@@ -264,3 +264,22 @@ extension LinkingObjects {
             report: collectionReport)
     }
 }
+
+extension RealmCollection where Element: ObjectBase {
+    /// ``RealmCollection/observe(keyPaths:on:_:)`` with Swift key paths, for every collection of
+    /// objects (``Results``, ``List``, ``MutableSet``, ``LinkingObjects``, ``AnyRealmCollection``):
+    /// `person.dogs.observe(keyPaths: [\Dog.name]) { change in … }`.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: KeyPathNames.dotted(keyPaths), on: queue, block)
+    }
+
+    /// The actor form of ``observe(keyPaths:on:_:)`` with Swift key paths.
+    public func observe<A: Actor>(
+        keyPaths: [PartialKeyPath<Element>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
+    ) async -> NotificationToken {
+        await observe(keyPaths: KeyPathNames.dotted(keyPaths), on: actor, _isolation: _isolation, block)
+    }
+}

@@ -28,13 +28,6 @@ extension Results {
         return observation(keyPaths).observe(base.realm, on: queue, value: self, block)
     }
 
-    /// ``observe(keyPaths:on:_:)`` with Swift key paths: `observe(keyPaths: [\Dog.name])`.
-    public func observe(
-        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<Results>) -> Void
-    ) -> NotificationToken where Element: ObjectBase {
-        observe(keyPaths: KeyPathNames.dotted(keyPaths), on: queue, block)
-    }
-
     /// Registers a block called on `actor` with these results' changes (in a Realm isolated to the
     /// actor); see ``observe(keyPaths:on:_:)``.
     public func observe<A: Actor>(

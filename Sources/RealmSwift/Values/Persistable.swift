@@ -57,7 +57,7 @@ extension _RealmValue {
 }
 
 /// A type that can be an element of `List`, `MutableSet`, `Map` and `Results`.
-public protocol RealmCollectionValue: _RealmValue, Hashable {}
+public protocol RealmCollectionValue: _RealmValue, Hashable, SendableMetatype {}
 
 /// A type a `@Persisted` property can have: every ``RealmCollectionValue``, optionals of them,
 /// `List`, `MutableSet`, `Map` and `LinkingObjects`.
