@@ -116,6 +116,13 @@ final class PersonView: Projection<Person> {
         #expect(frozenResults.isFrozen && frozenResults.count == 2)
         let sections = people.sectioned(by: \.years, ascending: false)
         #expect(sections.allKeys == [45, 36] && sections[1].first?.name == "Changed")
+        // Sectioned by a block, sorted by a root property; live like the projections.
+        let byAge = people.sectioned(by: { $0.years >= 40 ? "older" : "younger" }, sortDescriptors: [SortDescriptor(keyPath: "age")])
+        #expect(byAge.allKeys == ["younger", "older"] && byAge[0].map(\.name) == ["Changed"])
+        let trailing = people.sectioned(sortDescriptors: [SortDescriptor(keyPath: "age", ascending: false)]) { $0.years >= 40 }
+        #expect(trailing.allKeys == [true, false])
+        try realm.write { ada.name = "Ada" }
+        #expect(byAge[0].first?.name == "Ada")
         var initial = 0
         let token = people.observe { change in if case .initial(let r) = change { initial = r.count } }
         realm.refresh()

@@ -35,6 +35,16 @@ extension RealmCollection where Element: AddableType {
     }
 }
 
+extension RealmCollection where Element: PersistableEnum, Element.RawValue: AddableType {
+    /// The sum of the enum values' raw values, as the enum's persisted type sums them.
+    public func sum() -> Element { _rlmCollection.valueSum() }
+
+    /// The mean of the raw values, or nil when there are none.
+    public func average<T: _RealmValue & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        _rlmCollection.valueAggregate(.avg)
+    }
+}
+
 extension RealmCollection where Element: _QueryOptional, Element.Wrapped: AddableType {
     /// The sum of the values: 0 when there are none (nils are skipped).
     public func sum() -> Element { _rlmCollection.valueSum() }

@@ -312,6 +312,27 @@ extension Results {
     ) -> SectionedResults<Key, Element> where Element: Projection<O> {
         SectionedResults(sortedIfAsked(sortDescriptors), sectionKey: { $0[keyPath: keyPath] })
     }
+
+    /// The projections sorted by `sortDescriptors` (root properties) and grouped into sections by
+    /// the key `block` returns for each, as RealmSwift's: the first descriptor should decide the
+    /// key, so that each key's projections are together.
+    ///
+    /// ```swift
+    /// let byInitial = realm.objects(PersonCard.self).sectioned(by: { String($0.displayName.prefix(1)) },
+    ///                                                          sortDescriptors: [SortDescriptor(keyPath: "name")])
+    /// ```
+    public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
+        by block: @escaping (Element) -> Key, sortDescriptors: [SortDescriptor]
+    ) -> SectionedResults<Key, Element> where Element: Projection<O> {
+        SectionedResults(sortedIfAsked(sortDescriptors), sectionKey: block)
+    }
+
+    /// ``sectioned(by:sortDescriptors:)`` with the block last, for a trailing closure.
+    public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
+        sortDescriptors: [SortDescriptor], _ block: @escaping (Element) -> Key
+    ) -> SectionedResults<Key, Element> where Element: Projection<O> {
+        SectionedResults(sortedIfAsked(sortDescriptors), sectionKey: block)
+    }
 }
 
 /// A collection property of a projection: a `List` or `MutableSet` of objects mapped to one
