@@ -186,7 +186,10 @@ extension FuzzHarness {
             total += UInt32(it.count)
             body.u32(total)
         }
-        if input.below(8) == 0, count > 0 { body.patchU32(input.u32() % 64, at: 4 * (1 + input.below(count))) }
+        if input.below(8) == 0, count > 0 {
+            let v = input.u32() % 64
+            body.overwrite((0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) }, at: 4 * (1 + input.below(count)))
+        }
         body.pad()
         for it in items { body.append(it) }
         return arrayBytes(4, count: count, body: body.bytes)

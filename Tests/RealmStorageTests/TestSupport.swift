@@ -96,3 +96,19 @@ func expectPatchedFileHolds(_ store: Store, _ dir: TempDir, patchKind: String, _
     #expect(try !Inspector().inspect(path: copy, blocks: true).blocks.contains { $0.isLive && $0.kind == patchKind })
     #expect(Verifier().verify(compacted).isClean)
 }
+
+extension Snapshot {
+    /// Calls `body` with each row group's keys and the requested columns' segments (nil where a
+    /// group predates a column): what the concurrency tests sum while writers commit.
+    func forEachRowGroup(_ table: String, columns: [String], _ body: (SegmentReader, [SegmentReader?]) throws -> Void) throws {
+        let (t, st) = try self.table(table)
+        let cols = try columns.map { n in
+            guard let c = t.column(n) else { throw StorageError(.notFound, "table '\(table)' has no column '\(n)'") }
+            return c
+        }
+        for e in try rowGroups(st) {
+            let g = try rowGroup(e.block)
+            try body(try keySegment(g), try cols.map { try columnSegment(g, $0) })
+        }
+    }
+}

@@ -46,11 +46,6 @@ package struct ByteWriter: Sendable {
         return blockStart
     }
 
-    /// Overwrites a little-endian u32 at `offset`.
-    package mutating func patchU32(_ v: UInt32, at offset: Int) {
-        for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
-    }
-
     /// Appends Int64 values in bulk.
     package mutating func int64s(_ values: [Int64]) { bulk(values) { $0.appendLE($1) } }
 

@@ -443,20 +443,6 @@ public final class Snapshot: Sendable {
         return out
     }
 
-    /// Calls `body` with each row group's keys and the requested columns' segments (nil where a group
-    /// predates a column). The building block of scans and queries.
-    package func forEachRowGroup(_ table: String, columns: [String], _ body: (SegmentReader, [SegmentReader?]) throws -> Void) throws {
-        let (t, st) = try self.table(table)
-        let cols = try columns.map { n in
-            guard let c = t.column(n) else { throw StorageError(.notFound, "table '\(table)' has no column '\(n)'") }
-            return c
-        }
-        for e in try rowGroups(st) {
-            let g = try rowGroup(e.block)
-            try body(try keySegment(g), try cols.map { try columnSegment(g, $0) })
-        }
-    }
-
     /// Counts objects whose integer (or bool, or link) `column` satisfies `comparison`, scanning the
     /// segments in place with loops specialized per encoding. Null values never match.
     /// - Throws: `.notFound`, `.typeMismatch` (not an integer column), `.corrupted`.

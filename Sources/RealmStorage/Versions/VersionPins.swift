@@ -350,13 +350,6 @@ final class LockFile: @unchecked Sendable {
         return out
     }
 
-    /// Takes the open byte exclusively (only possible when no other store has the file open) and
-    /// keeps it until ``releaseExclusiveOpen()``, so nobody opens the file meanwhile.
-    func acquireExclusiveOpen() throws -> Bool { try file.tryLock(byte: Self.openByte, .exclusive) }
-
-    /// Converts the exclusive open lock back to a shared one.
-    func releaseExclusiveOpen() { try? file.waitLock(byte: Self.openByte, .shared) }
-
     /// Whether any other store (in any process) has the data file open.
     func isOpenElsewhere() throws -> Bool {
         // An observer holds no lock of its own: any lock on the open byte is someone else's.
