@@ -9,7 +9,7 @@ import Foundation
 /// let old = dogs.filter("age > 10")
 /// let token = dogs.observe { change in print(change) }
 /// ```
-public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection {
+public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection, ElementAccess {
     let box: AnyRealmCollectionBox<Element>
 
     /// Wraps `base` (an ``AnyRealmCollection`` is not wrapped twice).
@@ -44,8 +44,7 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     public func freeze() -> AnyRealmCollection { AnyRealmCollection(box: box.freeze()) }
     /// The live collection of a frozen copy, wrapped; nil when its object was deleted since.
     public func thaw() -> AnyRealmCollection? { box.thaw().map { AnyRealmCollection(box: $0) } }
-    /// The wrapped collection's access to its elements for the shared operations.
-    public var _rlmCollection: _RLMCollection<Element> { box.rlmCollection }
+
     /// The wrapped collection's description.
     public var description: String { box.description }
 
@@ -65,6 +64,8 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     ) async -> NotificationToken {
         await box.observe(keyPaths: keyPaths, on: actor, _isolation: _isolation, block)
     }
+
+    var elementAccess: Any { box.rlmCollection }
 
     /// Whether both wrap equal collections (by the wrapped type's `==`).
     public static func == (lhs: AnyRealmCollection, rhs: AnyRealmCollection) -> Bool { lhs.box.isEqual(to: rhs.box) }
@@ -92,7 +93,7 @@ class AnyRealmCollectionBox<Element: RealmCollectionValue> {
     var isInvalidated: Bool { fatalError("abstract") }
     var isFrozen: Bool { fatalError("abstract") }
     var description: String { fatalError("abstract") }
-    var rlmCollection: _RLMCollection<Element> { fatalError("abstract") }
+    var rlmCollection: CollectionElements<Element> { fatalError("abstract") }
     func freeze() -> AnyRealmCollectionBox { fatalError("abstract") }
     func thaw() -> AnyRealmCollectionBox? { fatalError("abstract") }
     func isEqual(to other: AnyRealmCollectionBox) -> Bool { fatalError("abstract") }
@@ -117,7 +118,7 @@ final class WrappedCollection<C: RealmCollection>: AnyRealmCollectionBox<C.Eleme
     override var isInvalidated: Bool { base.isInvalidated }
     override var isFrozen: Bool { base.isFrozen }
     override var description: String { base.description }
-    override var rlmCollection: _RLMCollection<C.Element> { base._rlmCollection }
+    override var rlmCollection: CollectionElements<C.Element> { base._rlmCollection }
     override func freeze() -> AnyRealmCollectionBox<C.Element> { WrappedCollection(base.freeze()) }
     override func thaw() -> AnyRealmCollectionBox<C.Element>? { base.thaw().map { WrappedCollection($0) } }
     override func isEqual(to other: AnyRealmCollectionBox<C.Element>) -> Bool {

@@ -53,7 +53,7 @@ extension RealmCollection {
     }
 }
 
-extension _RLMCollection {
+extension CollectionElements {
     /// ``RealmCollection/value(forKeyPath:)`` with the path split at its dots.
     func value(forKeyPath parts: [String]) throws -> Any? {
         if let op = parts.first, op.hasPrefix("@") {

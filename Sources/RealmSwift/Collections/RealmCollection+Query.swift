@@ -122,7 +122,7 @@ extension RealmCollection {
     /// The throwing form of `filter(_:_:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
-        guard _RLMCollection<Element>.holdsObjects else {
+        guard CollectionElements<Element>.holdsObjects else {
             return try valueResults(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))))
         }
         return try _rlmCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)
@@ -130,7 +130,7 @@ extension RealmCollection {
 
     /// The index of the first element matching a query, or nil. Stops on a malformed query.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        guard _RLMCollection<Element>.holdsObjects else {
+        guard CollectionElements<Element>.holdsObjects else {
             return ValueResults<Element>.firstIndex(_rlmCollection.stored(), matching: predicateFormat, args)
         }
         let results = _rlmCollection.results("index(matching:_:)")
@@ -149,7 +149,7 @@ extension RealmCollection {
     /// The elements sorted by several properties, the first deciding first (stable); a collection
     /// of values takes one descriptor, for `self`.
     public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Iterator.Element == SortDescriptor {
-        guard _RLMCollection<Element>.holdsObjects else {
+        guard CollectionElements<Element>.holdsObjects else {
             let descriptors = Array(sortDescriptors)
             guard descriptors.count == 1 else {
                 fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
@@ -163,7 +163,7 @@ extension RealmCollection {
     /// One element for each distinct combination of values of `keyPaths` (the first in order);
     /// for values, the key path `self`.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String {
-        guard _RLMCollection<Element>.holdsObjects else {
+        guard CollectionElements<Element>.holdsObjects else {
             let paths = Array(keyPaths)
             guard paths.count == 1 else { fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".") }
             Self.requireSelf(paths[0], "distinct(by:)")
@@ -197,7 +197,7 @@ extension RealmCollection {
 
     /// An aggregate of `property` of the objects, or of the values (`self`).
     func aggregate<V: _RealmValue>(_ function: AggregateFunction, _ property: String) -> V? {
-        guard _RLMCollection<Element>.holdsObjects else {
+        guard CollectionElements<Element>.holdsObjects else {
             Self.requireSelf(property, "\(function)(ofProperty:)")
             return _rlmCollection.valueAggregate(function)
         }
@@ -218,7 +218,7 @@ extension RealmCollection {
     }
 }
 
-extension _RLMCollection {
+extension CollectionElements {
     /// An aggregate of `property` over the objects: through the evaluator when managed, else over
     /// the unmanaged objects' values by key-value coding. Stops with the error for an unknown
     /// property or values that cannot be aggregated so.

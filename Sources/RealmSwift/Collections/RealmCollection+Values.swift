@@ -83,7 +83,7 @@ extension RealmCollection where Element: _HasPersistedType, Element.PersistedTyp
     }
 }
 
-extension _RLMCollection {
+extension CollectionElements {
     /// The column type the elements are stored as.
     static var columnType: ColumnType { Element._rlmInfo.type.columnType }
 

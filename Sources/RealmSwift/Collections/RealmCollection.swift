@@ -31,8 +31,6 @@ where Element: RealmCollectionValue, Index == Int {
     func freeze() -> Self
     /// The live collection of a frozen copy, or nil when its object was deleted since.
     func thaw() -> Self?
-    /// How the shared operations reach the elements. Public only because the protocol names it.
-    var _rlmCollection: _RLMCollection<Element> { get }
     /// Registers a block called with the collection's changes: `.initial`, then `.update` with
     /// deletions, insertions and modifications (modifications filtered by `keyPaths`), on `queue`
     /// or (nil) on the Realm's thread. Generic code can observe any collection:
@@ -53,9 +51,30 @@ where Element: RealmCollectionValue, Index == Int {
     ) async -> NotificationToken
 }
 
-/// How the shared operations of a ``RealmCollection`` (or a ``Map``'s values) reach its elements.
-/// Public only because ``RealmCollection`` names it; thread-confined like the collection it reads.
-public struct _RLMCollection<Element: RealmCollectionValue> {
+/// How the collections of this library give the shared operations of ``RealmCollection`` their
+/// elements: not a requirement of the public protocol (it would have to be public), but asked of
+/// a collection when an operation needs it (a cast, only on the shared operations' paths).
+protocol ElementAccess {
+    /// The collection's ``CollectionElements``, typed by its element (``RealmCollection/_rlmCollection``
+    /// casts it back).
+    var elementAccess: Any { get }
+}
+
+extension RealmCollection {
+    /// How the shared operations reach the elements of this collection.
+    var _rlmCollection: CollectionElements<Element> {
+        guard let access = self as? ElementAccess, let elements = access.elementAccess as? CollectionElements<Element> else {
+            fatalError(
+                "\(Self.self) is not a collection of this library; RealmCollection is implemented by Results, List, MutableSet, LinkingObjects and AnyRealmCollection."
+            )
+        }
+        return elements
+    }
+}
+
+/// How the shared operations of a ``RealmCollection`` (or a ``Map``'s values) reach its elements;
+/// thread-confined like the collection it reads.
+struct CollectionElements<Element: RealmCollectionValue> {
     /// What the collection is, for messages ("list", "set", "map", "linking objects", "results").
     let kind: String
     /// The Realm managing the collection; nil when unmanaged.
@@ -129,32 +148,32 @@ func storedElements(_ value: StorageValue?) -> [StorageValue] {
 
 // MARK: - Conformances
 
-extension Results: RealmCollection {
-    public var _rlmCollection: _RLMCollection<Element> {
+extension Results: RealmCollection, ElementAccess {
+    var elementAccess: Any {
         if let values {
-            return _RLMCollection(
+            return CollectionElements(
                 kind: "results", realm: realm, results: { nil }, stored: { values.storedValues }, elements: { values.elements })
         }
-        return _RLMCollection(
+        return CollectionElements(
             kind: "results", realm: realm, results: { self }, stored: { self.base.keys.map { .link($0) } }, elements: { Array(self) })
     }
 }
 
-extension List: RealmCollection {
-    public var _rlmCollection: _RLMCollection<Element> {
-        _RLMCollection(kind: "list", property: property) { self.property == nil ? self.storage : Array(self) }
+extension List: RealmCollection, ElementAccess {
+    var elementAccess: Any {
+        CollectionElements(kind: "list", property: property) { self.property == nil ? self.storage : Array(self) }
     }
 }
 
-extension MutableSet: RealmCollection {
-    public var _rlmCollection: _RLMCollection<Element> {
-        _RLMCollection(kind: "set", property: property) { self.property == nil ? self.storage : Array(self) }
+extension MutableSet: RealmCollection, ElementAccess {
+    var elementAccess: Any {
+        CollectionElements(kind: "set", property: property) { self.property == nil ? self.storage : Array(self) }
     }
 }
 
-extension LinkingObjects: RealmCollection where Element: RealmCollectionValue {
-    public var _rlmCollection: _RLMCollection<Element> {
-        _RLMCollection(
+extension LinkingObjects: RealmCollection, ElementAccess where Element: RealmCollectionValue {
+    var elementAccess: Any {
+        CollectionElements(
             kind: "linking objects", realm: realm, results: { self.results }, stored: { self.keys.map { .link($0) } },
             elements: { Array(self) })
     }
@@ -178,8 +197,8 @@ extension LinkingObjects: RealmCollection where Element: RealmCollectionValue {
 
 extension Map {
     /// The values as a collection (in key order), for the shared operations.
-    var valuesCollection: _RLMCollection<Value> {
-        _RLMCollection(kind: "map", property: property) { self.values }
+    var valuesCollection: CollectionElements<Value> {
+        CollectionElements(kind: "map", property: property) { self.values }
     }
 }
 

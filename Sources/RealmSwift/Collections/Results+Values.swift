@@ -44,7 +44,7 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     /// Results over the values `c` reads after `steps`; `frozen` and `thawed` make the same results
     /// over the frozen or live source, `invalidated` tells whether the source can still be read.
     init(
-        _ c: _RLMCollection<Element>, steps: [Step], origin: Origin?, frozen: @escaping () -> ValueResults,
+        _ c: CollectionElements<Element>, steps: [Step], origin: Origin?, frozen: @escaping () -> ValueResults,
         thawed: @escaping () -> ValueResults?, invalidated: @escaping () -> Bool
     ) {
         realm = c.realm
@@ -61,7 +61,7 @@ final class ValueResults<Element: RealmCollectionValue>: @unchecked Sendable {
     /// The same source with `more` steps after these.
     func adding(_ more: [Step]) -> ValueResults {
         ValueResults(
-            _RLMCollection(kind: "results", realm: realm, results: { nil }, stored: stored, elements: source), steps: steps + more,
+            CollectionElements(kind: "results", realm: realm, results: { nil }, stored: stored, elements: source), steps: steps + more,
             origin: origin, frozen: { self.freeze().adding(more) }, thawed: { self.thaw()?.adding(more) }, invalidated: sourceInvalidated)
     }
 

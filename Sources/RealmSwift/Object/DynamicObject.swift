@@ -194,14 +194,14 @@ extension Realm {
         guard let t = catalog.table(className), !className.hasPrefix("__") else {
             throw Realm.Error(.invalidProperty, "the Realm has no class named '\(className)'")
         }
-        if let (schema, info) = dynamicInfos[className], schema == t { return info }
+        if let (schema, info) = caches.dynamicInfos[className], schema == t { return info }
         let info = ClassInfo(dynamic: t)
-        dynamicInfos[className] = (t, info)
+        caches.dynamicInfos[className] = (t, info)
         return info
     }
 
     func bump() {
         stamp += 1
-        lastInsert = nil  // a migration step may have removed or changed a table
+        caches.lastInsert = nil  // a migration step may have removed or changed a table
     }
 }

@@ -30,7 +30,7 @@ extension Realm {
         checkThread()
         // The class of the last such lookup, in the same version: its class description and
         // table reader are at hand, without looking either up (or retaining them one by one).
-        if transaction == nil, let shortcut = primaryKeyShortcut, shortcut.type == ObjectIdentifier(type) {
+        if transaction == nil, let shortcut = caches.primaryKeyShortcut, shortcut.type == ObjectIdentifier(type) {
             do {
                 return try shortcut.bound.object(type, .int(Int64(key)), shortcut.info, in: self)
             } catch {
@@ -50,7 +50,7 @@ extension Realm {
             guard transaction == nil, !isFrozen, let bound = try reader(info, currentSnapshot) else {
                 return object(type, info, primaryKey: .int(Int64(key)))
             }
-            primaryKeyShortcut = PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound)
+            caches.primaryKeyShortcut = PrimaryKeyShortcut(type: ObjectIdentifier(type), info: info, bound: bound)
             return try bound.object(type, .int(Int64(key)), info, in: self)
         } catch {
             lookUpFailed(info, error)
@@ -96,9 +96,9 @@ extension Realm {
     func classInfo(_ type: ObjectBase.Type) -> ClassInfo {
         if isFrozen { return ClassInfo.of(type) }
         let id = ObjectIdentifier(type)
-        if let c = lastClass, c.type == id { return c.info }
+        if let c = caches.lastClass, c.type == id { return c.info }
         let info = ClassInfo.of(type)
-        lastClass = (id, info)
+        caches.lastClass = (id, info)
         return info
     }
 
@@ -134,28 +134,28 @@ extension Realm {
 
     /// Forgets every table reader (and so the versions they pin).
     func dropReaders() {
-        readers = [:]
-        lastReader = nil
-        primaryKeyShortcut = nil
+        caches.readers = [:]
+        caches.lastReader = nil
+        caches.primaryKeyShortcut = nil
     }
 
     /// The reader of `info`'s table in the current snapshot (nil when the table does not exist).
     func reader(_ info: ClassInfo, _ snapshot: Snapshot) throws -> BoundReader? {
-        if readersVersion != snapshot.version {
+        if caches.readersVersion != snapshot.version {
             dropReaders()
-            readersVersion = snapshot.version
+            caches.readersVersion = snapshot.version
         }
         // (Both caches were emptied above when the version changed.)
-        if let last = lastReader, last.info === info { return last.reader }
-        if let r = readers[ObjectIdentifier(info)] {
-            lastReader = (info, r)
+        if let last = caches.lastReader, last.info === info { return last.reader }
+        if let r = caches.readers[ObjectIdentifier(info)] {
+            caches.lastReader = (info, r)
             return r
         }
         guard snapshot.catalog.table(info.className) != nil else { return nil }
         let r = try TableReader(snapshot, info.className)
         let bound = BoundReader(reader: r, columns: info.properties.map { r.columnIndex($0.name) ?? -1 }, readState: readState)
-        readers[ObjectIdentifier(info)] = bound
-        lastReader = (info, bound)
+        caches.readers[ObjectIdentifier(info)] = bound
+        caches.lastReader = (info, bound)
         return bound
     }
 
@@ -357,7 +357,7 @@ extension Realm {
             return object._rlmKey
         }
         let info = object._rlmClass
-        if lastInsert?.info !== info {
+        if caches.lastInsert?.info !== info {
             try ensureTable(info)
             let layout = try columnLayout(info, tx)
             let direct =
@@ -365,9 +365,9 @@ extension Realm {
                 && layout.indices.allSatisfy { j in
                     if case .property(let i) = layout[j] { i == j && !info.properties[i].property.type.holdsLinks } else { false }
                 }
-            lastInsert = InsertLayout(info: info, slots: layout, direct: direct)
+            caches.lastInsert = InsertLayout(info: info, slots: layout, direct: direct)
         }
-        let last = lastInsert!
+        let last = caches.lastInsert!
         // Every stored property in stored form (the common case: scalars and strings set through
         // accessors): the row is made from those alone, without the values as `Any`.
         let allStored = info.storedMaskCovers && info.storedMask & ~object._rlmStoredMask == 0
@@ -413,13 +413,13 @@ extension Realm {
         } else {
             // The row is built in a buffer kept across inserts (a new array per object costs a
             // generic metadata lookup and a witness call per element when freed).
-            var row = insertRow  // empty: kept so after every insert
-            insertRow = []
+            var row = caches.insertRow  // empty: kept so after every insert
+            caches.insertRow = []
             row.reserveCapacity(layout.count)
             defer {
                 // Kept without its values (the last row could hold a large blob).
                 row.removeAll(keepingCapacity: true)
-                insertRow = row
+                caches.insertRow = row
             }
             for slot in layout {
                 switch slot {

@@ -25,7 +25,7 @@ public final class Realm {
     /// The version this Realm reads (outside a write transaction).
     var snapshot: Snapshot? {
         // The table readers of another version go with it (each pins its version).
-        didSet { if snapshot?.version != readersVersion { dropReaders() } }
+        didSet { if snapshot?.version != caches.readersVersion { dropReaders() } }
     }
     /// The open write transaction, if any.
     var transaction: WriteTransaction?
@@ -65,34 +65,41 @@ public final class Realm {
     let handle: StoreHandle
     /// Classes checked against the file's schema, by class.
     var verified: Set<ObjectIdentifier> = []
-    /// The last class looked up by type, and the last one found verified (live Realms only: they
-    /// are confined to one thread, so these need no lock).
-    var lastClass: (type: ObjectIdentifier, info: ClassInfo)?
-    var lastVerified: ClassInfo?
     /// The update policy of the `add` in progress (linked objects are added with the same one).
     var addPolicy: UpdatePolicy = .error
-    /// Insert layouts by class, with the table columns each was made for.
-    var layouts: [ObjectIdentifier: (columns: [ColumnSchema], slots: [LayoutSlot])] = [:] {
-        didSet { if layouts.isEmpty { lastInsert = nil } }
-    }
-    /// The class of the last `add` in this write transaction, whose table exists, and its layout:
-    /// a run of adds of one class checks its table once (forgotten when a write transaction
-    /// begins, with `layouts` and on `bump()`).
-    var lastInsert: InsertLayout?
-    /// The row buffer `add` builds each new object's row in (see ``insert(_:_:providedOnly:)``).
-    var insertRow: [StorageValue] = []
-    /// Table readers of the current snapshot, by class description.
-    var readers: [ObjectIdentifier: BoundReader] = [:]
-    var readersVersion: UInt64 = 0
-    /// The reader asked for last (most reads and lookups ask for one class many times in a row).
-    var lastReader: (info: ClassInfo, reader: BoundReader)?
-    /// The class and reader of the last lookup by an `Int` primary key outside a write (one
-    /// object to load: the lookup then retains nothing else); dropped with the readers.
-    var primaryKeyShortcut: PrimaryKeyShortcut?
     /// Model classes by table name (the configuration's and those used so far).
     var known: [String: ClassInfo] = [:]
-    /// Dynamic class descriptions by table name, with the table schema they were built from.
-    var dynamicInfos: [String: (TableSchema, ClassInfo)] = [:]
+    /// What reads and inserts keep between calls (``Caches``): a live Realm is confined to one
+    /// thread, so they need no lock.
+    var caches = Caches()
+
+    /// What this Realm's reads and inserts remember between calls so that a run of them on one
+    /// class does its lookups once; none of it is state a user sees.
+    struct Caches {
+        /// The last class looked up by type, and the last one found verified.
+        var lastClass: (type: ObjectIdentifier, info: ClassInfo)?
+        var lastVerified: ClassInfo?
+        /// Insert layouts by class, with the table columns each was made for.
+        var layouts: [ObjectIdentifier: (columns: [ColumnSchema], slots: [LayoutSlot])] = [:] {
+            didSet { if layouts.isEmpty { lastInsert = nil } }
+        }
+        /// The class of the last `add` in this write transaction, whose table exists, and its
+        /// layout: a run of adds of one class checks its table once (forgotten when a write
+        /// transaction begins, with `layouts` and on `bump()`).
+        var lastInsert: InsertLayout?
+        /// The row buffer `add` builds each new object's row in (see ``Realm/insert(_:_:providedOnly:)``).
+        var insertRow: [StorageValue] = []
+        /// Table readers of the current snapshot, by class description, and that snapshot's version.
+        var readers: [ObjectIdentifier: BoundReader] = [:]
+        var readersVersion: UInt64 = 0
+        /// The reader asked for last (most reads and lookups ask for one class many times in a row).
+        var lastReader: (info: ClassInfo, reader: BoundReader)?
+        /// The class and reader of the last lookup by an `Int` primary key outside a write (one
+        /// object to load: the lookup then retains nothing else); dropped with the readers.
+        var primaryKeyShortcut: PrimaryKeyShortcut?
+        /// Dynamic class descriptions by table name, with the table schema they were built from.
+        var dynamicInfos: [String: (TableSchema, ClassInfo)] = [:]
+    }
     /// Whether this Realm reads one fixed version (see ``freeze()``).
     public let isFrozen: Bool
     /// Whether this Realm refreshes itself; without a run loop, versions advance on `refresh()`
@@ -338,7 +345,7 @@ public final class Realm {
         if notifications.hasObservers { refresh() }
         let tx = try realmErrors { try store.beginWrite() }
         transaction = tx
-        lastInsert = nil
+        caches.lastInsert = nil
         if snapshot?.version != tx.baseVersion { snapshot = try? store.snapshot(kind: "realm") }
         stamp += 1
     }

@@ -199,10 +199,10 @@ extension Realm {
     /// Checks `info` against the file once per Realm, creating its tables inside a write
     /// transaction; a mismatch stops the process with the migration message.
     func verifyOrTrap(_ info: ClassInfo) {
-        if isFrozen || lastVerified === info { return }
+        if isFrozen || caches.lastVerified === info { return }
         let id = ObjectIdentifier(info.type)
         if verified.contains(id) {
-            lastVerified = info
+            caches.lastVerified = info
             return
         }
         let errors = info.modelErrors
@@ -241,7 +241,7 @@ extension Realm {
             }
         }
         for c in all { verifyOrTrap(c) }
-        layouts = [:]
+        caches.layouts = [:]
         stamp += 1
     }
 
@@ -251,9 +251,9 @@ extension Realm {
     func columnLayout(_ info: ClassInfo, _ tx: WriteTransaction) throws -> [LayoutSlot] {
         guard let t = tx.catalog.table(info.className) else { throw Realm.Error(.fail, "no table for \(info.className)") }
         let id = ObjectIdentifier(info)
-        if let l = layouts[id], l.columns == t.columns { return l.slots }
+        if let l = caches.layouts[id], l.columns == t.columns { return l.slots }
         let slots: [LayoutSlot] = t.columns.map { c in info.indexByName[c.name].map { .property($0) } ?? .unused(c) }
-        layouts[id] = (t.columns, slots)
+        caches.layouts[id] = (t.columns, slots)
         return slots
     }
 }
@@ -273,7 +273,7 @@ extension Realm {
                 }
             }
         }
-        layouts = [:]
+        caches.layouts = [:]
         bump()
     }
 }

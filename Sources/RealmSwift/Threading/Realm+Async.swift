@@ -36,7 +36,7 @@ extension Realm {
     /// Makes an already begun transaction this Realm's own (used by ``asyncWrite(_:isolation:)``).
     func adopt(_ tx: WriteTransaction) {
         transaction = tx
-        lastInsert = nil
+        caches.lastInsert = nil
         if snapshot?.version != tx.baseVersion { snapshot = try? store.snapshot(kind: "realm") }
         stamp += 1
     }
