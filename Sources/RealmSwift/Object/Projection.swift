@@ -327,7 +327,7 @@ extension Results {
         SectionedResults(sortedIfAsked(sortDescriptors), sectionKey: block)
     }
 
-    /// ``sectioned(by:sortDescriptors:)`` with the block last, for a trailing closure.
+    /// `sectioned(by:sortDescriptors:)` with a block, the block last, for a trailing closure.
     public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
         sortDescriptors: [SortDescriptor], _ block: @escaping (Element) -> Key
     ) -> SectionedResults<Key, Element> where Element: Projection<O> {
