@@ -71,4 +71,23 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
+
+    /// A file a compaction replaced, opened through a name that still leads to it (the golden
+    /// file's mark names /dev/null): Realm.Error.fileAccess, naming the database's path.
+    @Test func aSupersededFileIsAFileAccessError() throws {
+        let dir = TempDir()
+        let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Spec/vectors/v8-superseded.realm")
+        try FileManager.default.copyItem(at: vectors, to: dir.url())
+        for readOnly in [false, true] {
+            var config = Realm.Configuration(fileURL: dir.url(), readOnly: readOnly)
+            config.objectTypes = []
+            do {
+                _ = try Realm(configuration: config)
+                Issue.record("a superseded file opened")
+            } catch let e as Realm.Error {
+                #expect(e.code == .fileAccess && e.description.contains("/dev/null"), "\(e)")
+            }
+        }
+    }
 }
