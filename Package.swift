@@ -42,6 +42,9 @@ let package = Package(
             name: "RealmQuery",
             dependencies: ["RealmStorage"]
         ),
+        // The sync protocol's messages and clock (Spec/SYNC.md), shared by the sync client and
+        // server; plain Swift, no networking, so it costs the local build nothing.
+        .target(name: "RealmSyncProtocol"),
         .target(
             name: "RealmSwift",
             dependencies: ["RealmStorage", "RealmQuery", .product(name: "Logging", package: "swift-log")]
@@ -119,6 +122,10 @@ let package = Package(
         .testTarget(
             name: "RealmSwiftTests",
             dependencies: ["RealmSwift", "RealmQuery", "RealmTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "RealmSyncProtocolTests",
+            dependencies: ["RealmSyncProtocol"]
         ),
         // A RealmSwift-style app that must compile without a change of RealmSwift spelling (issue 29).
         .testTarget(
