@@ -1,6 +1,6 @@
 /// A value on the wire (Spec/SYNC.md §4.3): a property's value, a primary key, a collection's
 /// contents, or an embedded object's properties.
-public indirect enum SyncValue: Equatable, Hashable, Sendable {
+public enum SyncValue: Equatable, Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -17,7 +17,7 @@ public indirect enum SyncValue: Equatable, Hashable, Sendable {
     /// A Decimal128's low and high 64 bits.
     case decimal128(low: UInt64, high: UInt64)
     /// A link: the target's class and primary key.
-    case link(class: String, primaryKey: SyncValue)
+    indirect case link(class: String, primaryKey: SyncValue)
     /// An embedded object's properties.
     case embedded([PropertyState])
     case list([SyncValue])
@@ -25,7 +25,7 @@ public indirect enum SyncValue: Equatable, Hashable, Sendable {
     /// A map's entries, in the order sent.
     case map([MapEntry])
     /// A mixed property's value (never a collection or an embedded object).
-    case mixed(SyncValue)
+    indirect case mixed(SyncValue)
 
     /// One entry of a ``SyncValue/map(_:)``.
     public struct MapEntry: Equatable, Hashable, Sendable {
