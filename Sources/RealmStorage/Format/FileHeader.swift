@@ -124,7 +124,17 @@ package struct CommitHead: Sendable, Equatable {
 
     /// The newest commit of the chain that was acknowledged (durable) when this one was written:
     /// the parent, unless the commit was written in a group (Spec/FORMAT.md §3.4).
-    package var acknowledgedVersion: UInt64 { lag == 0 ? parentVersion : slot.version &- UInt64(lag) }
+    package var acknowledgedVersion: UInt64 { Self.acknowledged(version: slot.version, parent: parentVersion, lag: lag) ?? 0 }
+
+    /// The commit a head or (format 8) version record of `version`, built on `parent`, says was
+    /// acknowledged when it was written (Spec/FORMAT.md §3.4, §5.1): `version − lag`, or the parent
+    /// when `lag` is 0; nil when `lag` names no commit at or before the parent (the bytes are then
+    /// not a valid head or record).
+    static func acknowledged(version: UInt64, parent: UInt64, lag: UInt32) -> UInt64? {
+        guard lag != 0 else { return parent }
+        guard UInt64(lag) <= version, version - UInt64(lag) <= parent else { return nil }
+        return version - UInt64(lag)
+    }
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: Self.size)
@@ -151,7 +161,7 @@ package struct CommitHead: Sendable, Equatable {
             let fl = try? v.u64(32), let t = try? v.i64(40), let rc = try? v.u64(48),
             let pv = try? v.u64(56), let prc = try? v.u64(64)
         else { return nil }
-        guard lag == 0 || (UInt64(lag) <= version && version - UInt64(lag) <= pv) else { return nil }
+        guard acknowledged(version: version, parent: pv, lag: lag) != nil else { return nil }
         return CommitHead(
             slot: CommitSlot(
                 version: version, record: BlockRef(offset: off, length: len), fileLength: fl, commitTime: t, recordChecksum: rc),

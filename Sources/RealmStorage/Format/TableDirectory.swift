@@ -215,7 +215,7 @@ package struct VersionRecord: Sendable {
 
     /// The commit that was acknowledged (durable) when this one was written: `version − lag`, or
     /// the parent when `lag` is 0 (Spec/FORMAT.md §5.1).
-    package var acknowledgedVersion: UInt64 { lag == 0 ? parentVersion : version &- UInt64(lag) }
+    package var acknowledgedVersion: UInt64 { CommitHead.acknowledged(version: version, parent: parentVersion, lag: lag) ?? 0 }
 
     /// Offset of the length field of a format-8 record (Spec/FORMAT.md §5.1).
     static let lengthOffset = 72
@@ -301,7 +301,7 @@ package struct VersionRecord: Sendable {
         if formatVersion >= FileHeader.recordLagVersion {
             lag = try v.u32(4)
             guard try r.u64() == UInt64(v.count) else { throw r.corrupted("the record's length field is not its length") }
-            guard lag == 0 || (UInt64(lag) <= version && version - UInt64(lag) <= parentVersion) else {
+            guard CommitHead.acknowledged(version: version, parent: parentVersion, lag: lag) != nil else {
                 throw r.corrupted("the record's lag \(lag) names no commit at or before its parent")
             }
         }

@@ -111,17 +111,15 @@ public struct Verifier: Sendable {
         for r in records.reversed() where !r.parentRecord.isNone && r.commitStart >= UInt64(FileHeader.size + CommitHead.size) {
             let at = Int(r.commitStart) - CommitHead.size
             let head = (try? s.view.slice(at, CommitHead.size)).flatMap { CommitHead.decode($0) }
-            guard let head, head.slot.version == r.version, head.parentVersion == r.parentVersion,
-                head.slot.commitTime == r.commitTime
-            else {
-                problems.append(
-                    Problem(
-                        offset: UInt64(at),
-                        reason: "the commit head of version \(r.version) is damaged; recovery no longer needs it (every version "
-                            + "still reads), but the medium may be failing",
-                        inDeadBytes: true))
+            if let head, head.slot.version == r.version, head.parentVersion == r.parentVersion, head.slot.commitTime == r.commitTime {
                 continue
             }
+            problems.append(
+                Problem(
+                    offset: UInt64(at),
+                    reason: "the commit head of version \(r.version) is damaged; recovery no longer needs it (every version "
+                        + "still reads), but the medium may be failing",
+                    inDeadBytes: true))
         }
         return problems
     }

@@ -149,18 +149,17 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// The file's inode number: with its device, what makes it the same file whatever the path.
-    package func inode() throws -> UInt64 {
+    package func inode() throws -> UInt64 { UInt64(try status().st_ino) }
+
+    /// The open file's `fstat`.
+    private func status() throws -> stat {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
-        return UInt64(st.st_ino)
+        return st
     }
 
     /// The inode number of the file at `path` (symbolic links followed), nil if there is none.
-    package static func inode(atPath path: String) -> UInt64? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return UInt64(st.st_ino)
-    }
+    package static func inode(atPath path: String) -> UInt64? { identity(atPath: path)?.inode }
 
     /// Which file this is, whatever the name it is reached by: its device and inode numbers.
     package struct Identity: Hashable, Sendable {
@@ -170,8 +169,7 @@ package final class SystemFile: @unchecked Sendable {
 
     /// The open file's device and inode.
     package func identity() throws -> Identity {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
+        let st = try status()
         return Identity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
@@ -183,11 +181,7 @@ package final class SystemFile: @unchecked Sendable {
     }
 
     /// How many names (hard links) the open file has; 0 once its last name is gone.
-    package func linkCount() throws -> Int {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Self.ioError("fstat", errno, path) }
-        return Int(st.st_nlink)
-    }
+    package func linkCount() throws -> Int { Int(try status().st_nlink) }
 
     // MARK: Locks (open-file-description locks: per open, released by the kernel when a process dies)
 

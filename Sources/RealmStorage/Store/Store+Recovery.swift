@@ -293,12 +293,12 @@ extension Store {
         let n = Int(length)
         guard let sum = try? view.checksumInPieces(o, n - 8), let trailer = try? view.u64(o + n - 8), sum == trailer,
             let lag = try? view.u32(o + 4), let version = try? view.u64(o + 8), let parent = try? view.u64(o + 16),
-            let time = try? view.i64(o + 56), lag == 0 || (UInt64(lag) <= version && version - UInt64(lag) <= parent)
+            let time = try? view.i64(o + 56), let acknowledged = CommitHead.acknowledged(version: version, parent: parent, lag: lag)
         else { return nil }
         let slot = CommitSlot(
             version: version, record: BlockRef(offset: UInt64(o), length: length), fileLength: UInt64(o + n), commitTime: time,
             recordChecksum: trailer)
-        return (slot, lag == 0 ? parent : version - UInt64(lag))
+        return (slot, acknowledged)
     }
 
     /// After a failed check at `brokenAt`, recovery settled on `r`. That is a torn tail unless

@@ -134,7 +134,7 @@ final class WrappedCollection<C: RealmCollection>: AnyRealmCollectionBox<C.Eleme
     override func observe(
         keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<AnyRealmCollection<C.Element>>) -> Void
     ) -> NotificationToken {
-        base.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { AnyRealmCollection($0) }) }
+        base.observe(keyPaths: keyPaths, on: queue) { change in block(Self.wrap(change)) }
     }
 
     override func observe<A: Actor>(
