@@ -56,6 +56,9 @@ extension Store {
         case next(Current, acknowledged: UInt64)
         /// Nothing follows: zeros, the end of the file, or a head naming a commit reported failed.
         case end
+        /// A compaction's superseded mark follows (§8): no commit does; whether the mark is in force
+        /// is ``supersededMark(_:)``'s to say.
+        case marked
         /// Bytes follow that are not a valid next commit: a torn last commit, or damage.
         case broken(offset: Int, reason: String)
     }
@@ -65,6 +68,8 @@ extension Store {
         /// nil only when the first commit is the last, was to be checked, and failed.
         var current: Current?
         var broken: (offset: Int, reason: String)?
+        /// The chain ended at a superseded mark.
+        var endsAtMark = false
     }
 
     /// Finds the newest commit whose slot, record and new blocks all verify (Spec/FORMAT.md §6.6), or
@@ -191,6 +196,7 @@ extension Store {
         var last = c
         var size: Int?
         var broken: (offset: Int, reason: String)?
+        var endsAtMark = false
         // Format 7: the commits followed by one written before they were acknowledged (in a group),
         // with their parents; empty, and so never allocated, for other chains.
         var grouped: [(parent: Current?, commit: Current)] = []
@@ -209,6 +215,9 @@ extension Store {
                 last = next
                 noteDurable(next)
             case .end: break steps
+            case .marked:
+                endsAtMark = true
+                break steps
             case .broken(let offset, let reason):
                 broken = (offset, reason)
                 break steps
@@ -219,7 +228,7 @@ extension Store {
             return Settled(current: parent, broken: (Int(commit.record.commitStart), regionMismatch(commit)))
         }
         guard previous != nil || checkFirst, last.slot.version > durableThrough, !regionVerifies(last) else {
-            return Settled(current: last, broken: broken)
+            return Settled(current: last, broken: broken, endsAtMark: endsAtMark)
         }
         return Settled(current: previous, broken: broken ?? (Int(last.record.commitStart), regionMismatch(last)))
     }
@@ -247,7 +256,7 @@ extension Store {
         let bytes = ByteView(copying: raw)
         // A compaction's superseded mark (§8): no commit follows it; whether it is in force is
         // decided by ``supersededMark(_:)``.
-        if SupersededMark.encodedLength(bytes) != nil { return .end }
+        if SupersededMark.encodedLength(bytes) != nil { return .marked }
         guard bytes.count == CommitHead.size, let head = CommitHead.decode(bytes) else {
             return .broken(offset: at, reason: "the bytes after version \(c.slot.version) are not a valid commit head")
         }
@@ -374,6 +383,8 @@ extension Store {
     /// Under the writer word, before a transaction writes: fails if the current commit's file was
     /// replaced by a compaction at the path its mark names; clears a stale mark (the compaction
     /// that wrote it did not rename), which this writer's commit would otherwise only partly cover.
+    /// Called by a writer's refresh when its chain ended at a mark (format 3 and later; before, at
+    /// every writer's refresh).
     func checkSupersededMark() throws {
         let current = state.withLock { $0.current }
         guard let (mark, inForce) = try Self.supersededMark(current) else { return }

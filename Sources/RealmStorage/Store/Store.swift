@@ -413,7 +413,11 @@ public final class Store: Sendable {
         // Then the commits chained after the current one (format 3), but never a commit reported as
         // failed (by this store or in the lock file): its bytes may never become durable.
         let current = state.withLock { $0.current }
-        guard current.formatVersion >= FileHeader.chainedCommitsVersion else { return advanced }
+        guard current.formatVersion >= FileHeader.chainedCommitsVersion else {
+            // No chain is read at the committed length here: a writer looks for a mark itself.
+            if checkingDamage { try checkSupersededMark() }
+            return advanced
+        }
         let settled = try Self.settle(
             current, checkFirst: false, durable: { self.lockFile?.durableCommit() }, cache: cache,
             rejecting: { self.failedCommit() })
@@ -424,14 +428,19 @@ public final class Store: Sendable {
         {
             throw damage.error.withPath(path)
         }
-        guard let next = settled.current, next.record.version > current.record.version else { return advanced }
-        state.withLock { s in
-            if next.record.version > s.current.record.version {
-                s.current = next
-                s.adopted = true
+        if let next = settled.current, next.record.version > current.record.version {
+            state.withLock { s in
+                if next.record.version > s.current.record.version {
+                    s.current = next
+                    s.adopted = true
+                }
             }
+            advanced = true
         }
-        return true
+        // A compaction may have marked the file superseded (only while holding the word, §8): the
+        // chain's last read, at the newest commit's committed length, met the mark.
+        if checkingDamage && settled.endsAtMark { try checkSupersededMark() }
+        return advanced
     }
 
     /// Moves to the commit a newer slot names, if it passes the checks recovery applies to the newest
@@ -594,11 +603,7 @@ public final class Store: Sendable {
             // Before anything is written: a compaction may have switched files (an atomic load
             // when it did not).
             let switched = try followIfReplaced(holdingWriter: true)
-            if !unchanged || switched {
-                try refreshCurrentFile(checkingDamage: true)
-                // A compaction may have marked the file superseded (only while holding the word).
-                try checkSupersededMark()
-            }
+            if !unchanged || switched { try refreshCurrentFile(checkingDamage: true) }
             if state.withLock({ $0.adopted }) {
                 try abandonFailedCommit()
                 state.withLock { $0.adopted = false }
