@@ -122,10 +122,7 @@ extension RealmCollection {
     /// The throwing form of `filter(_:_:)`.
     /// - Throws: ``Realm/Error`` `.invalidQuery` (with the position in the text) or `.invalidValue`.
     public func filter(checking predicateFormat: String, _ args: [Any?] = []) throws -> Results<Element> {
-        guard CollectionElements<Element>.holdsObjects else {
-            return try valueResults(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))))
-        }
-        return try _rlmCollection.results("filter(checking:_:)").filter(checking: predicateFormat, args)
+        try applying(.filter(.text(predicateFormat, arguments: try QueryArguments.convert(args))), "filter(checking:_:)")
     }
 
     /// The index of the first element matching a query, or nil. Stops on a malformed query.
@@ -149,27 +146,20 @@ extension RealmCollection {
     /// The elements sorted by several properties, the first deciding first (stable); a collection
     /// of values takes one descriptor, for `self`.
     public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Iterator.Element == SortDescriptor {
-        guard CollectionElements<Element>.holdsObjects else {
-            let descriptors = Array(sortDescriptors)
-            guard descriptors.count == 1 else {
-                fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
-            }
-            Self.requireSelf(descriptors[0].keyPath, "sorted(by:)")
-            do { return try valueResults(.sort(ascending: descriptors[0].ascending)) } catch { fatalError("\(error)") }
-        }
-        return _rlmCollection.results("sorted(by:)").sorted(by: sortDescriptors)
+        do { return try applying(.sort(Array(sortDescriptors)), "sorted(by:)") } catch { fatalError("\(error)") }
     }
 
     /// One element for each distinct combination of values of `keyPaths` (the first in order);
     /// for values, the key path `self`.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Iterator.Element == String {
-        guard CollectionElements<Element>.holdsObjects else {
-            let paths = Array(keyPaths)
-            guard paths.count == 1 else { fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".") }
-            Self.requireSelf(paths[0], "distinct(by:)")
-            do { return try valueResults(.distinct) } catch { fatalError("\(error)") }
-        }
-        return _rlmCollection.results("distinct(by:)").distinct(by: keyPaths)
+        do { return try applying(.distinct(Array(keyPaths)), "distinct(by:)") } catch { fatalError("\(error)") }
+    }
+
+    /// These elements after a query step, as live results: the objects' (`name`, the operation,
+    /// says what an unmanaged collection cannot do), or the values' (key paths `self`).
+    func applying(_ step: ResultsQuery.Step, _ name: String) throws -> Results<Element> {
+        guard CollectionElements<Element>.holdsObjects else { return try valueResults(after: step) }
+        return try _rlmCollection.results(name).adding(step)
     }
 
     // MARK: Aggregates

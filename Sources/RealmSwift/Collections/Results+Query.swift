@@ -6,21 +6,7 @@ extension Results {
     /// These results with one more step, checked against the schema now (earlier steps were
     /// checked when they were added).
     func adding(_ step: ResultsQuery.Step) throws -> Results {
-        if values != nil {
-            switch step {
-            case .filter(let query): return try valueResults(.filter(query))
-            case .sort(let descriptors):
-                guard descriptors.count == 1 else {
-                    fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
-                }
-                Self.requireSelf(descriptors[0].keyPath, "sorted(by:)")
-                return try valueResults(.sort(ascending: descriptors[0].ascending))
-            case .distinct(let paths):
-                guard paths.count == 1 else { fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".") }
-                Self.requireSelf(paths[0], "distinct(by:)")
-                return try valueResults(.distinct)
-            }
-        }
+        if values != nil { return try valueResults(after: step) }
         try ResultsQuery(steps: [step]).validate(base.info.className, base.realm)
         return Results(realm: base.realm, info: base.info, query: base.query.adding(step))
     }

@@ -186,6 +186,24 @@ extension RealmCollection {
         try ValueResults<Element>.results(step) { .over(self, steps: $0) }
     }
 
+    /// Live results of this collection's values after a query step, whose key paths must be
+    /// `self`: what `filter`, `sorted(by:)` and `distinct(by:)` do to values.
+    func valueResults(after step: ResultsQuery.Step) throws -> Results<Element> {
+        switch step {
+        case .filter(let query): return try valueResults(.filter(query))
+        case .sort(let descriptors):
+            guard descriptors.count == 1 else {
+                fatalError("sorted(by:) on \(Element.self) values takes one sort descriptor, for \"self\".")
+            }
+            Self.requireSelf(descriptors[0].keyPath, "sorted(by:)")
+            return try valueResults(.sort(ascending: descriptors[0].ascending))
+        case .distinct(let paths):
+            guard paths.count == 1 else { fatalError("distinct(by:) on \(Element.self) values takes the key path \"self\".") }
+            Self.requireSelf(paths[0], "distinct(by:)")
+            return try valueResults(.distinct)
+        }
+    }
+
     /// Stops unless `keyPath` names the value itself, as in `sorted(byKeyPath: "self")`.
     static func requireSelf(_ keyPath: String, _ operation: String) {
         guard keyPath == "self" else {
