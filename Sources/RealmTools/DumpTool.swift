@@ -63,16 +63,10 @@ package struct DumpTool {
     }
 
     func runMode(_ console: Console) throws -> ToolExitCode {
-        // A file an online compaction replaced, read through a name that still leads to it: not
-        // the database any more, and no store opens it as one (Spec/FORMAT.md §8).
-        if slot == nil, let mark = (try? Store.open(at: path, options: .passive))?.superseded {
-            console.err(
-                "realm-dump: note: \(path) was replaced by a compacted copy at \(mark.path) (version \(mark.version)) and is no "
-                    + "longer the database; what follows is the old file\n")
-        }
         switch mode {
         case .summary, .schema, .versions, .segments, .map:
             let r = try inspect(console)
+            noteSuperseded(r.superseded, console)
             var problems = r.problems
             switch mode {
             case .schema: console.out(json ? DumpReport.schemaJSON(r).pretty + "\n" : DumpReport.schemaText(r))
@@ -95,6 +89,7 @@ package struct DumpTool {
         case .verify:
             // The whole chain: a damaged one is reported with each version it hides.
             let v = slot == nil ? try Verifier().verify(path: path) : Verifier().verify(try snapshot())
+            noteSuperseded(v.superseded, console)
             console.out(json ? DumpReport.verifyJSON(v).pretty + "\n" : DumpReport.verifyText(v))
             return damaged(v.problems, console)
         case .objects(let table, let predicate, let limit):
@@ -179,7 +174,18 @@ package struct DumpTool {
         options.salvage = salvage
         let store = try Store.open(at: path, options: options)
         if let damage = store.damage { console?.err("realm-dump: salvaging: \(damage)\n") }
+        if let console { noteSuperseded(store.superseded, console) }
         return try store.snapshot(kind: "other")
+    }
+
+    /// Says, when it is so, that the file was replaced by an online compaction and is read through
+    /// a name that still leads to it: not the database any more, and no store opens it as one
+    /// (Spec/FORMAT.md §8). Told by the store the mode opened, so the file is opened once.
+    func noteSuperseded(_ mark: SupersededMark?, _ console: Console) {
+        guard let mark else { return }
+        console.err(
+            "realm-dump: note: \(path) was replaced by a compacted copy at \(mark.path) (version \(mark.version)) and is no "
+                + "longer the database; what follows is the old file\n")
     }
 
     func damaged(_ problems: [Verifier.Problem], _ console: Console) -> ToolExitCode {

@@ -112,6 +112,8 @@ public struct Inspector: Sendable {
     public struct Report: Sendable {
         /// The path inspected.
         public var path: String
+        /// The file was replaced by a compacted copy at another name (``Store/superseded``).
+        package var superseded: SupersededMark?
         /// The size of the file in bytes.
         public var fileSize: Int
         /// The format version in the header.
@@ -283,7 +285,8 @@ public struct Inspector: Sendable {
             tables.append(info)
         }
         return Report(
-            path: path, fileSize: size, formatVersion: format, slots: slots, chosenSlot: slot, currentVersion: s.version,
+            path: path, superseded: store.superseded, fileSize: size, formatVersion: format, slots: slots, chosenSlot: slot,
+            currentVersion: s.version,
             chainedCommits: chained, committedLength: s.fileLength, liveBytes: s.liveBytes, catalog: s.catalog, tables: tables,
             versions: versions,
             pins: store.pinnedVersions().filter { !$0.isLocal }, segments: segs,

@@ -34,6 +34,8 @@ public struct Verifier: Sendable {
         public var objectsChecked = 0
         /// Version records of the commit chain that were checked.
         public var versionsChecked = 0
+        /// The file was replaced by a compacted copy at another name (``Store/superseded``).
+        package var superseded: SupersededMark?
         /// Whether nothing was found.
         public var isClean: Bool { problems.isEmpty }
         /// Whether every problem lies in dead bytes: every version reads and nothing is lost.
@@ -54,6 +56,7 @@ public struct Verifier: Sendable {
         var report = verify(try store.snapshot(kind: "other"))
         if let damage = store.damage { report.problems = Self.problems(damage) + report.problems }
         report.problems += Self.slotProblems(store)
+        report.superseded = store.superseded
         return report
     }
 
