@@ -60,14 +60,14 @@ struct ValueTest {
 
     /// The order of two values for `<`, `<=`, `>`, `>=`: numbers and timestamps by value, strings
     /// by their UTF-8 bytes (with `[c]`, of their lowercased forms); nil when they are unordered.
-    static func order(_ left: StorageValue, _ right: StorageValue, _ options: ComparisonOptions, nullsFirst: Bool = false) -> Int? {
-        if nullsFirst {
-            switch (left.isNull, right.isNull) {
-            case (true, true): return 0
-            case (true, false): return -1
-            case (false, true): return 1
-            case (false, false): break
-            }
+    /// Two nils are in order (RealmSwift's `nil <= nil`, never `<`); a nil and a value are only
+    /// among strings (`nullsFirst`: nil first, as Realm Core orders them), else unordered.
+    static func order(_ left: StorageValue, _ right: StorageValue, _ options: ComparisonOptions, nullsFirst: Bool) -> Int? {
+        switch (left.isNull, right.isNull) {
+        case (true, true): return 0
+        case (true, false): return nullsFirst ? -1 : nil
+        case (false, true): return nullsFirst ? 1 : nil
+        case (false, false): break
         }
         guard case .string(let a) = left, case .string(let b) = right else { return ValueOrder.order(left, right) }
         let (x, y) = options.contains(.caseInsensitive) ? (a.lowercased(), b.lowercased()) : (a, b)
@@ -83,19 +83,17 @@ struct ValueTest {
     /// `left op right`, with `pattern` the prepared form of `right` when it is a string or binary.
     static func holds(
         _ left: StorageValue, _ op: ComparisonOperator, _ right: StorageValue, _ pattern: TextPattern?, _ options: ComparisonOptions,
-        nullsFirst: Bool = false
+        nullsFirst: Bool
     ) -> Bool {
         switch op {
         case .equal, .in: return equal(left, right, pattern, options)
         case .notEqual: return !equal(left, right, pattern, options)
         // Nil is <= and >= nil (RealmSwift's rule), never < or > anything, except among strings,
-        // where it orders before every string.
+        // where it orders before every string (``order(_:_:_:nullsFirst:)``).
         case .less: return order(left, right, options, nullsFirst: nullsFirst).map { $0 < 0 } ?? false
-        case .lessOrEqual:
-            return left.isNull && right.isNull || order(left, right, options, nullsFirst: nullsFirst).map { $0 <= 0 } ?? false
+        case .lessOrEqual: return order(left, right, options, nullsFirst: nullsFirst).map { $0 <= 0 } ?? false
         case .greater: return order(left, right, options, nullsFirst: nullsFirst).map { $0 > 0 } ?? false
-        case .greaterOrEqual:
-            return left.isNull && right.isNull || order(left, right, options, nullsFirst: nullsFirst).map { $0 >= 0 } ?? false
+        case .greaterOrEqual: return order(left, right, options, nullsFirst: nullsFirst).map { $0 >= 0 } ?? false
         case .between: return false
         case .beginsWith, .endsWith, .contains:
             return pattern?.matches(left, op, options: options) ?? false
