@@ -163,7 +163,7 @@ import Testing
             try FileManager.default.removeItem(atPath: dir.file() + ".lock")
             let plan = FaultPlan()
             plan.arm(.fallocate, at: 1)
-            FaultInjection.run(plan) { expectCode(.io) { try Store.open(at: dir.file()) } }
+            FaultInjection.run(plan) { _ = expectCode(.io) { try Store.open(at: dir.file()) } }
         }
     }
 }

@@ -15,16 +15,6 @@ import Testing
         Set(try Child.sequences(try Store.open(at: path, options: .init(readOnly: true)).snapshot()))
     }
 
-    /// The storage error `body` throws, nil if it succeeds.
-    static func storageError<T>(_ body: () throws -> T) -> StorageError? {
-        do {
-            _ = try body()
-            return nil
-        } catch {
-            return error as? StorageError
-        }
-    }
-
     /// A `Log` file (``OnlineCompactionTests/makeLog(_:)``) with a second name, `other.realm`.
     static func linkedLog(_ dir: TempDir) throws -> (path: String, other: String, inode: UInt64?) {
         let path = dir.file()
@@ -46,8 +36,7 @@ import Testing
         var options = Child.manual
         options.compaction = .automatic(minimumDeadBytes: 0, deadToLiveRatio: 0)
         let store = try Store.open(at: path, options: options)
-        let error = Self.storageError { try store.compact() }
-        #expect(error?.code == .hardLinked)
+        let error = expectCode(.hardLinked) { try store.compact() }
         #expect(error?.reason.contains("2 names") == true, "\(String(describing: error))")
         #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
         // Commits ask the automatic policy, which would compact after each of them.
@@ -119,8 +108,8 @@ import Testing
         #expect(SystemFile.inode(atPath: path) != SystemFile.inode(atPath: other))
         // Every opener of the old name is refused, naming the database's path.
         let canonical = SystemFile.canonicalPath(path)
-        let refused = Self.storageError { try Store.open(at: other) }
-        #expect(refused?.code == .superseded && refused?.supersededBy == canonical)
+        let refused = expectCode(.superseded) { try Store.open(at: other) }
+        #expect(refused?.supersededBy == canonical)
         expectCode(.superseded) { try Store.open(at: other, options: .init(readOnly: true)) }
         #expect(try Child.run([other, "open"]).text.hasPrefix("error superseded"))
         // A writer process through the old name acknowledges nothing.

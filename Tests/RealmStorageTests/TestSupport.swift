@@ -36,16 +36,19 @@ func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
 
 func fileBytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
 
-/// Runs `body` and checks that it throws a `StorageError` with `code`.
-func expectCode<T>(_ code: StorageError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) {
+/// Runs `body` and checks that it throws a `StorageError` with `code`; returns the error thrown.
+@discardableResult
+func expectCode<T>(_ code: StorageError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T) -> StorageError? {
     do {
         _ = try body()
         Issue.record("expected StorageError.\(code), got success", sourceLocation: sourceLocation)
     } catch let e as StorageError {
         #expect(e.code == code, "\(e)", sourceLocation: sourceLocation)
+        return e
     } catch {
         Issue.record("expected StorageError.\(code), got \(error)", sourceLocation: sourceLocation)
     }
+    return nil
 }
 
 extension Store {
