@@ -359,9 +359,11 @@ extension Store {
     /// file than the one `c` was read from (the compaction renamed its copy there).
     static func supersededMark(_ c: Current) throws -> (mark: SupersededMark, inForce: Bool)? {
         let at = Int(c.slot.fileLength)
-        let first = ByteView(copying: try c.file.read(at: at, count: 8))
-        guard let n = SupersededMark.encodedLength(first) else { return nil }
-        guard let mark = SupersededMark.decode(ByteView(copying: try c.file.read(at: at, count: n))),
+        // One read of a head's length covers a mark naming a path of up to 40 bytes.
+        let first = try c.file.read(at: at, count: CommitHead.size)
+        guard let n = SupersededMark.encodedLength(ByteView(copying: first)) else { return nil }
+        let bytes = n <= first.count ? Array(first.prefix(n)) : try c.file.read(at: at, count: n)
+        guard let mark = SupersededMark.decode(ByteView(copying: bytes)),
             mark.version == c.slot.version, mark.fileLength == c.slot.fileLength
         else { return nil }
         let onPath = SystemFile.identity(atPath: mark.path)
