@@ -1,6 +1,13 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// The sync service (`realm-sync`, issue 51) and its tests build on SwiftNIO, Hummingbird,
+// PostgresNIO and swift-crypto. An application that depends on the `RealmSwift` product never
+// fetches or compiles them (SwiftPM resolves the dependencies of the products it uses); inside this
+// repository, REALM_LOCAL_ONLY=1 leaves them out of a build altogether, as CI does for the
+// sanitizer builds of the local database (CONTRIBUTING.md, "Sanitizers").
+let withSync = Context.environment["REALM_LOCAL_ONLY"] == nil
+
 let package = Package(
     name: "RealmSwiftLinux",
     products: [
@@ -12,6 +19,7 @@ let package = Package(
         .executable(name: "realm-bench", targets: ["RealmBench"]),
         .executable(name: "realm-dump", targets: ["RealmDump"]),
         .executable(name: "realm-compact", targets: ["RealmCompact"]),
+        .library(name: "RealmSyncProtocol", targets: ["RealmSyncProtocol"]),
         // The fuzz targets' bodies, for the libFuzzer executables of the nested package Fuzz/.
         .library(name: "RealmFuzzHarness", targets: ["RealmFuzzHarness"]),
     ],
@@ -135,3 +143,48 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if withSync {
+    package.platforms = [.macOS(.v15)]
+    package.products += [
+        .executable(name: "realm-sync", targets: ["RealmSyncCommand"]),
+        .library(name: "RealmSyncServer", targets: ["RealmSyncServer"]),
+    ]
+    package.dependencies += [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ]
+    package.targets += [
+        // The sync server: sessions over WebSocket, every durable byte in PostgreSQL (Spec/SYNC.md).
+        .target(
+            name: "RealmSyncServer",
+            dependencies: [
+                "RealmSyncProtocol", "RealmQuery",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .executableTarget(
+            name: "RealmSyncCommand",
+            dependencies: ["RealmSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/realm-sync"
+        ),
+        .testTarget(
+            name: "RealmSyncServerTests",
+            dependencies: [
+                "RealmSyncServer", "RealmSyncProtocol", "RealmSyncCommand", "RealmTestSupport",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+    ]
+}

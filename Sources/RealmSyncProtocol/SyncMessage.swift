@@ -305,7 +305,8 @@ extension WireWriter {
         for s in p { string(s) }
     }
 
-    mutating func instructions(_ list: [Instruction]) {
+    /// Writes `list` as `Instruction[]` (§5): the form a history entry's changeset is stored in.
+    public mutating func instructions(_ list: [Instruction]) {
         count(list.count)
         for i in list {
             u8(i.operation.code)
@@ -378,7 +379,8 @@ extension WireReader {
         return out
     }
 
-    mutating func instructions() throws(WireError) -> [Instruction] {
+    /// Reads an `Instruction[]` (§5).
+    public mutating func instructions() throws(WireError) -> [Instruction] {
         let n = try count(minimumItemSize: 3)
         var out: [Instruction] = []
         out.reserveCapacity(n)

@@ -36,6 +36,13 @@ public struct SyncStoreModel: Equatable, Sendable {
         public var value: SyncValue
         public var present: Bool
         public var key: OrderKey
+
+        /// `value` set (or, with `present == false`, erased) by the change whose key is `key`.
+        public init(value: SyncValue, present: Bool = true, key: OrderKey) {
+            self.value = value
+            self.present = present
+            self.key = key
+        }
     }
 
     /// One object: its scalar properties by path (dotted through embedded objects), its lists,
@@ -47,6 +54,9 @@ public struct SyncStoreModel: Equatable, Sendable {
         public var listKeys: [String: [ElementId: OrderKey]] = [:]
         public var sets: [String: [SyncValue: Slot]] = [:]
         public var maps: [String: [String: Slot]] = [:]
+
+        /// An object created by the change whose key is `created`, every property at its default.
+        public init(created: OrderKey) { self.created = created }
     }
 
     /// The objects that exist.
@@ -56,6 +66,21 @@ public struct SyncStoreModel: Equatable, Sendable {
 
     /// An empty store.
     public init() {}
+
+    /// Puts one object's stored state in the model: the object (nil when it does not exist) and
+    /// the key of its deletion (nil when it has none). A store kept elsewhere (the server's
+    /// PostgreSQL tables) loads the objects an upload touches, applies the upload here, and writes
+    /// back what ``object(_:)`` and ``tombstone(_:)`` then say.
+    public mutating func load(_ id: ObjectID, object: Object?, tombstone: OrderKey?) {
+        objects[id] = object
+        tombstones[id] = tombstone
+    }
+
+    /// The object `id` as the model holds it; nil when it does not exist.
+    public func object(_ id: ObjectID) -> Object? { objects[id] }
+
+    /// The key of the deletion of `id`; nil when it was never deleted.
+    public func tombstone(_ id: ObjectID) -> OrderKey? { tombstones[id] }
 
     /// Applies `upload` from `clientFileId` with the rules of §6 and returns its effective changes
     /// (§6.7): what it changed, and the winning state of everything it lost.

@@ -1,0 +1,130 @@
+import RealmSyncProtocol
+
+/// The synced schema as the store has it (`_sync_schema`): every class with its primary key and
+/// properties. Schemas only grow (Spec/SYNC.md §4.1).
+struct Catalog: Sendable {
+    var classes: [String: SyncClass] = [:]
+
+    /// The property `name` of `className`, if the store has it.
+    func property(_ className: String, _ name: String) -> SyncClass.Property? {
+        classes[className]?.properties.first { $0.name == name }
+    }
+
+    /// The tag of `className`'s primary keys.
+    func keyTag(_ className: String) -> UInt8? { classes[className]?.primaryKeyTag }
+
+    /// What `incoming` adds to this catalog, or the failure that refuses it: a class or property
+    /// the server cannot store, or one the store has with another type.
+    func additions(for incoming: [SyncClass]) throws(SessionFailure) -> [SyncClass] {
+        var added: [SyncClass] = []
+        let known = incoming.reduce(into: classes) { $0[$1.name] = $0[$1.name] ?? $1 }
+        for c in incoming {
+            guard SQLMapping.isValidName(c.name) else {
+                throw .invalidSchema(
+                    "the class name \"\(c.name)\" cannot be synced (letters, digits and _, at most 56 bytes, not starting with _sync)")
+            }
+            guard !c.isEmbedded else {
+                throw .invalidSchema("\(c.name) is an embedded class; this server does not sync embedded objects yet")
+            }
+            guard SQLMapping.primaryKeyTags.contains(c.primaryKeyTag) else {
+                throw .invalidSchema("\(c.name)._id has a type that cannot be a synced primary key (int, string, objectId or uuid)")
+            }
+            var newProperties: [SyncClass.Property] = []
+            for p in c.properties {
+                guard SQLMapping.isValidName(p.name) else { throw .invalidSchema("the property name \(c.name).\(p.name) cannot be synced") }
+                guard p.flags & 0b1110 == 0 else {
+                    throw .invalidSchema("\(c.name).\(p.name) is a list, set or map; this server does not sync collections yet")
+                }
+                if p.valueTag == 12 {
+                    guard known[p.linkTarget] != nil else {
+                        throw .invalidSchema("\(c.name).\(p.name) links to \(p.linkTarget), which is not in the schema")
+                    }
+                } else if SQLMapping.columnType(tag: p.valueTag) == nil {
+                    throw .invalidSchema("\(c.name).\(p.name) has a type (tag \(p.valueTag)) this server does not sync yet")
+                }
+                if let existing = property(c.name, p.name) {
+                    guard existing.valueTag == p.valueTag || (existing.valueTag <= 2 && p.valueTag <= 2 && p.valueTag > 0),
+                        existing.flags == p.flags, existing.linkTarget == p.linkTarget
+                    else {
+                        throw .schemaMismatch("\(c.name).\(p.name) is stored with another type or optionality")
+                    }
+                } else {
+                    newProperties.append(p)
+                }
+            }
+            if let existing = classes[c.name] {
+                guard existing.primaryKeyTag == c.primaryKeyTag else { throw .schemaMismatch("\(c.name)._id is stored with another type") }
+                if !newProperties.isEmpty { added.append(SyncClass(c.name, primaryKeyTag: c.primaryKeyTag, properties: newProperties)) }
+            } else {
+                added.append(SyncClass(c.name, primaryKeyTag: c.primaryKeyTag, properties: newProperties))
+            }
+        }
+        return added
+    }
+
+    /// Checks that `instruction` names a class and property of the store with a value that fits.
+    func check(_ instruction: Instruction) throws(SessionFailure) {
+        guard let c = classes[instruction.className] else { throw .invalidValue("unknown class \(instruction.className)") }
+        guard instruction.primaryKey.tag == c.primaryKeyTag else { throw .invalidValue("a primary key of \(c.name) with the wrong type") }
+        switch instruction.operation {
+        case .create, .erase: return
+        case .set(let path, let value):
+            guard path.count == 1, let p = property(c.name, path[0]) else {
+                throw .invalidValue("unknown property \(c.name).\(path.joined(separator: "."))")
+            }
+            guard
+                SQLMapping.fits(
+                    value, tag: p.valueTag, optional: p.flags & 1 != 0, linkTarget: p.linkTarget, linkKeyTag: keyTag(p.linkTarget))
+            else {
+                throw .invalidValue("a value that does not fit \(c.name).\(p.name)")
+            }
+        default:
+            throw .invalidValue("a collection instruction on \(c.name); this server does not sync collections yet")
+        }
+    }
+}
+
+/// Why a session fails a message (Spec/SYNC.md §9).
+enum SessionFailure: Error, Sendable {
+    case protocolVersion(String)
+    case invalidToken(String)
+    case badMessage(String)
+    case invalidSchema(String)
+    case schemaMismatch(String)
+    case invalidValue(String)
+    case invalidQuery(String)
+    case writeNotAllowed(String)
+    case badClientFileId(String)
+    case `internal`(String)
+
+    var code: UInt64 {
+        switch self {
+        case .protocolVersion: 1
+        case .invalidToken: 2
+        case .badMessage: 3
+        case .invalidSchema: 4
+        case .schemaMismatch: 5
+        case .invalidValue: 6
+        case .invalidQuery: 7
+        case .writeNotAllowed: 8
+        case .badClientFileId: 9
+        case .internal: 10
+        }
+    }
+
+    var isFatal: Bool {
+        switch self {
+        case .invalidValue, .invalidQuery, .writeNotAllowed, .internal: false
+        default: true
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .protocolVersion(let m), .invalidToken(let m), .badMessage(let m), .invalidSchema(let m), .schemaMismatch(let m),
+            .invalidValue(let m),
+            .invalidQuery(let m), .writeNotAllowed(let m), .badClientFileId(let m), .internal(let m):
+            m
+        }
+    }
+}

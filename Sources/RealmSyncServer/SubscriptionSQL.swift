@@ -1,0 +1,180 @@
+import PostgresNIO
+import RealmQuery
+import RealmSyncProtocol
+
+/// A subscription's query (Spec/QUERY.md) compiled to a SQL condition on its class's table
+/// (Spec/SYNC.md §7.4): comparisons of top-level properties with constants, `BEGINSWITH`,
+/// `ENDSWITH`, `CONTAINS` and `LIKE` on strings (`[c]` allowed), `IN`, `BETWEEN`, `AND`, `OR`,
+/// `NOT` and `TRUEPREDICATE`. Anything else is `invalidQuery`, naming what is not supported.
+struct SubscriptionSQL: Sendable {
+    /// The condition, with `$1`… placeholders numbered from `firstPlaceholder`.
+    var condition: String
+    var binds: [SyncValue]
+    var tags: [UInt8]
+
+    init(_ subscription: Subscription, catalog: Catalog) throws(SessionFailure) {
+        guard let cls = catalog.classes[subscription.className] else {
+            throw .invalidQuery("the subscription names the class \(subscription.className), which is not in the synced schema")
+        }
+        let predicate: QueryPredicate
+        do {
+            predicate = try QueryPredicate.parse(subscription.query)
+        } catch {
+            throw .invalidQuery("the subscription query of \(cls.name) does not parse: \(error.message)")
+        }
+        var compiler = Compiler(cls: cls, catalog: catalog)
+        condition = try compiler.sql(predicate)
+        binds = compiler.binds
+        tags = compiler.tags
+    }
+
+    /// Appends the condition's values to `bindings` (which must hold `offset` values already) and
+    /// returns the condition with its placeholders moved past them.
+    func bound(into bindings: inout PostgresBindings, offset: Int) throws -> String {
+        for (value, tag) in zip(binds, tags) { try SQLMapping.bind(value, tag: tag, into: &bindings) }
+        guard offset > 0 else { return condition }
+        var out = ""
+        var i = condition.startIndex
+        while i < condition.endIndex {
+            if condition[i] == "$" {
+                var j = condition.index(after: i)
+                while j < condition.endIndex, condition[j].isNumber { j = condition.index(after: j) }
+                out += "$\(Int(condition[condition.index(after: i)..<j])! + offset)"
+                i = j
+            } else {
+                out.append(condition[i])
+                i = condition.index(after: i)
+            }
+        }
+        return out
+    }
+
+    private struct Compiler {
+        let cls: SyncClass
+        let catalog: Catalog
+        var binds: [SyncValue] = []
+        var tags: [UInt8] = []
+
+        mutating func sql(_ p: QueryPredicate) throws(SessionFailure) -> String {
+            switch p {
+            case .constant(let b): return b ? "TRUE" : "FALSE"
+            case .and(let ps):
+                guard !ps.isEmpty else { return "TRUE" }
+                var parts: [String] = []
+                for q in ps { parts.append("(" + (try sql(q)) + ")") }
+                return parts.joined(separator: " AND ")
+            case .or(let ps):
+                guard !ps.isEmpty else { return "FALSE" }
+                var parts: [String] = []
+                for q in ps { parts.append("(" + (try sql(q)) + ")") }
+                return parts.joined(separator: " OR ")
+            case .not(let q): return "NOT (" + (try sql(q)) + ")"
+            case .comparison(let c): return try comparison(c)
+            }
+        }
+
+        /// A scalar property of the class (or `_id`): its column and value tag.
+        func column(_ e: QueryExpression) -> (name: String, tag: UInt8, optional: Bool)? {
+            guard case .keyPath(let path) = e.kind, path.variable == nil, path.components.count == 1 else { return nil }
+            let name = path.components[0]
+            if name == "_id" { return ("_id", cls.primaryKeyTag, false) }
+            guard let p = cls.properties.first(where: { $0.name == name }), p.valueTag != 12 else { return nil }
+            return (name, p.valueTag, p.flags & 1 != 0)
+        }
+
+        mutating func placeholder(_ v: QueryValue, tag: UInt8, what: String) throws(SessionFailure) -> String {
+            let value: SyncValue
+            switch (v, tag) {
+            case (.integer(let i), 3): value = .int(i)
+            case (.integer(let i), 5): value = .double(Double(i))
+            case (.integer(let i), 4): value = .float(Float(i))
+            case (.fractional(let s), 5): value = .double(Double(s) ?? .nan)
+            case (.fractional(let s), 4): value = .float(Float(s) ?? .nan)
+            case (.string(let s), 6): value = .string(s)
+            case (.bool(let b), 1), (.bool(let b), 2): value = .bool(b)
+            default: throw .invalidQuery("\(what): the constant \(v) cannot be compared with this property in a subscription")
+            }
+            binds.append(value)
+            tags.append(tag)
+            return "$\(binds.count)"
+        }
+
+        mutating func comparison(_ c: QueryComparison) throws(SessionFailure) -> String {
+            let text = c.description
+            guard c.modifier == nil else { throw .invalidQuery("\(text): ANY, ALL and NONE are not supported in subscriptions") }
+            var left = c.left
+            var right = c.right
+            var op = c.op
+            if column(left) == nil, column(right) != nil, case .constant = left.kind {
+                swap(&left, &right)
+                switch op {
+                case .less: op = .greater
+                case .greater: op = .less
+                case .lessOrEqual: op = .greaterOrEqual
+                case .greaterOrEqual: op = .lessOrEqual
+                case .equal, .notEqual: break
+                default: throw .invalidQuery("\(text): the property must be on the left of \(op.rawValue)")
+                }
+            }
+            guard let col = column(left) else {
+                throw .invalidQuery("\(text): subscriptions compare a top-level property of \(cls.name) other than a link (not \(left))")
+            }
+            guard case .constant(let constant) = right.kind else {
+                throw .invalidQuery("\(text): subscriptions compare a property with a constant")
+            }
+            let name = SQLMapping.quoted(col.name)
+            let insensitive = c.options.contains(.caseInsensitive)
+            guard !c.options.contains(.diacriticInsensitive) else { throw .invalidQuery("\(text): [d] is not supported in subscriptions") }
+            if constant == .null {
+                switch op {
+                case .equal: return "\(name) IS NULL"
+                case .notEqual: return "\(name) IS NOT NULL"
+                default: throw .invalidQuery("\(text): only == and != compare with nil")
+                }
+            }
+            switch op {
+            case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+                if insensitive {
+                    guard col.tag == 6, op == .equal || op == .notEqual else {
+                        throw .invalidQuery("\(text): [c] only applies to strings with == and !=")
+                    }
+                    let p = try placeholder(constant, tag: col.tag, what: text)
+                    return "lower(\(name)) \(op == .equal ? "=" : "<>") lower(\(p))"
+                }
+                let p = try placeholder(constant, tag: col.tag, what: text)
+                let sqlOp = ["==": "=", "!=": "IS DISTINCT FROM"][op.rawValue] ?? op.rawValue
+                return "\(name) \(sqlOp) \(p)"
+            case .between:
+                guard case .list(let bounds) = constant, bounds.count == 2 else {
+                    throw .invalidQuery("\(text): BETWEEN takes {lower, upper}")
+                }
+                let lo = try placeholder(bounds[0], tag: col.tag, what: text)
+                let hi = try placeholder(bounds[1], tag: col.tag, what: text)
+                return "\(name) BETWEEN \(lo) AND \(hi)"
+            case .in:
+                guard case .list(let items) = constant else { throw .invalidQuery("\(text): IN takes a list {a, b, …}") }
+                guard !items.isEmpty else { return "FALSE" }
+                var ps: [String] = []
+                for item in items {
+                    if item == .null { ps.append("NULL") } else { ps.append(try placeholder(item, tag: col.tag, what: text)) }
+                }
+                return "\(name) IN (\(ps.joined(separator: ", ")))"
+            case .beginsWith, .endsWith, .contains, .like:
+                guard col.tag == 6, case .string(let s) = constant else {
+                    throw .invalidQuery("\(text): \(op.rawValue) applies to strings")
+                }
+                let escaped = s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                    .replacingOccurrences(of: "_", with: "\\_")
+                let pattern: String
+                switch op {
+                case .beginsWith: pattern = escaped + "%"
+                case .endsWith: pattern = "%" + escaped
+                case .contains: pattern = "%" + escaped + "%"
+                default: pattern = escaped.replacingOccurrences(of: "*", with: "%").replacingOccurrences(of: "?", with: "_")
+                }
+                let p = try placeholder(.string(pattern), tag: 6, what: text)
+                return "\(name) \(insensitive ? "ILIKE" : "LIKE") \(p)"
+            }
+        }
+    }
+}

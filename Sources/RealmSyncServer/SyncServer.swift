@@ -1,0 +1,156 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import PostgresNIO
+import RealmSyncProtocol
+import ServiceLifecycle
+
+/// The `realm-sync` server (Spec/SYNC.md): HTTP login endpoints and the sync WebSocket, with every
+/// durable byte in PostgreSQL. Stateless: several servers on one database serve the same data.
+///
+/// ```swift
+/// let server = try await SyncServer(configuration)
+/// try await server.run()   // until SIGTERM or SIGINT
+/// ```
+public struct SyncServer: Sendable {
+    /// The WebSocket subprotocol of protocol version 1 (Spec/SYNC.md §2.2).
+    public static let subprotocolPrefix = "realm-swift-linux.sync."
+    /// The protocol versions this server serves.
+    public static let protocolVersions: [Int] = [1]
+
+    let configuration: SyncServerConfiguration
+    let logger: Logger
+
+    /// A server with `configuration`, logging to `logger`.
+    public init(_ configuration: SyncServerConfiguration, logger: Logger = Logger(label: "realm-sync")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Connects to PostgreSQL, creates or migrates the store's tables, and serves until SIGTERM or
+    /// SIGINT, when it stops accepting, closes its sessions (code 1000) and its connections.
+    /// `onListening` gets the bound port once the server accepts connections.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let postgres = PostgresClient(configuration: configuration.postgres, backgroundLogger: logger)
+        let store = SyncStore(client: postgres, appId: configuration.appId, logger: logger)
+        let feed = VersionFeed(store: store)
+        let tokens = await TokenAuthority(secret: configuration.jwtSecret, appId: configuration.appId)
+        var app = Application(
+            router: httpRouter(tokens: tokens),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter(store: store, feed: feed, tokens: tokens),
+                configuration: .init(ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumMessageSize))),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "realm-sync"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
+            logger: logger
+        )
+        app.beforeServerStarts {
+            do {
+                try await store.migrate()
+            } catch {
+                throw SyncServerError("cannot prepare the PostgreSQL store: \(String(reflecting: error))")
+            }
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: postgres),
+                    .init(service: feed),
+                    .init(service: app),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+    }
+
+    private struct Login: Decodable {
+        var token: String?
+        var refreshToken: String?
+    }
+
+    private struct ErrorBody: ResponseEncodable {
+        var error: String
+        var message: String
+    }
+
+    private static func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> EditedResponse<ErrorBody> {
+        EditedResponse(status: status, response: ErrorBody(error: code, message: message))
+    }
+
+    private func httpRouter(tokens: TokenAuthority) -> Router<BasicRequestContext> {
+        let router = Router()
+        let appId = configuration.appId
+        let base = "/api/v1/apps/\(appId)/auth"
+        router.post("\(base)/anonymous") { _, _ -> EditedResponse<TokenAuthority.Tokens> in
+            let user = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            return EditedResponse(status: .ok, response: try await tokens.issue(for: user))
+        }
+        router.post("\(base)/jwt") { request, context -> Response in
+            let body = try? await request.decode(as: Login.self, context: context)
+            guard let token = body?.token, let user = await tokens.applicationUser(of: token) else {
+                return try Self.refuse(
+                    .unauthorized, "invalidToken", "the token is missing, expired or not signed with the server's secret"
+                ).response(from: request, context: context)
+            }
+            return try EditedResponse(status: .ok, response: try await tokens.issue(for: user)).response(from: request, context: context)
+        }
+        router.post("\(base)/refresh") { request, context -> Response in
+            let body = try? await request.decode(as: Login.self, context: context)
+            guard let token = body?.refreshToken, let user = await tokens.user(of: token, kind: "refresh") else {
+                return try Self.refuse(.unauthorized, "invalidToken", "the refresh token is missing, expired or not this server's")
+                    .response(from: request, context: context)
+            }
+            return try EditedResponse(status: .ok, response: try await tokens.issue(for: user)).response(from: request, context: context)
+        }
+        return router
+    }
+
+    private func webSocketRouter(store: SyncStore, feed: VersionFeed, tokens: TokenAuthority) -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let configuration = self.configuration
+        let logger = self.logger
+        router.ws("/api/v1/apps/\(configuration.appId)/sync") { request, _ in
+            // Any version of this protocol is accepted here, so that a version this server does
+            // not serve gets a typed error (protocolVersion) instead of a bare HTTP 400.
+            let offered = request.headers[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard let chosen = offered.first(where: { $0.hasPrefix(Self.subprotocolPrefix) }) else { return .dontUpgrade }
+            return .upgrade([.secWebSocketProtocol: chosen])
+        } onUpgrade: { inbound, outbound, context in
+            let request = context.request
+            let offered = request.headers[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            let versions = offered.compactMap {
+                $0.hasPrefix(Self.subprotocolPrefix) ? Int($0.dropFirst(Self.subprotocolPrefix.count)) : nil
+            }
+            func refuse(_ failure: SessionFailure) async throws {
+                try await outbound.writeBinaryMessage(
+                    ByteBuffer(
+                        bytes: SyncMessage.error(code: failure.code, message: failure.message, fatal: true, clientVersion: 0).encoded()))
+                try await outbound.close(.policyViolation, reason: "sync error \(failure.code)")
+            }
+            guard versions.contains(where: Self.protocolVersions.contains) else {
+                try await refuse(
+                    .protocolVersion(
+                        "this server serves protocol versions \(Self.protocolVersions.map(String.init).joined(separator: ", "))"))
+                return
+            }
+            let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+            guard let token = bearer, let user = await tokens.user(of: token, kind: "access") else {
+                try await refuse(.invalidToken("the access token is missing, expired or not signed for this application"))
+                return
+            }
+            let session = SyncSession(
+                store: store, feed: feed, user: user, configuration: configuration, outbound: outbound, logger: logger)
+            try await session.run(inbound)
+        }
+        return router
+    }
+}
+
+extension TokenAuthority.Tokens: ResponseEncodable {}

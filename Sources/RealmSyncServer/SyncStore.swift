@@ -1,0 +1,347 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import RealmSyncProtocol
+
+/// The service's every durable byte, in one PostgreSQL schema named after the application
+/// (Spec/SYNC.md §8): a typed table per synced class, the history, the clients and their
+/// subscriptions. Servers hold nothing else, so any number of them serve one database.
+struct SyncStore: Sendable {
+    let client: PostgresClient
+    let appId: String
+    let logger: Logger
+
+    var schema: String { SQLMapping.quoted(appId) }
+    func table(_ name: String) -> String { schema + "." + SQLMapping.quoted(name) }
+    /// The channel a commit of the history is announced on (`LISTEN`/`NOTIFY`).
+    var channel: String { "realm_sync_" + appId.replacingOccurrences(of: "-", with: "_") }
+
+    /// Creates the store's own tables when they are missing, one server at a time.
+    func migrate() async throws {
+        try await client.withTransaction(logger: logger) { c in
+            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
+            for statement in [
+                "CREATE SCHEMA IF NOT EXISTS \(schema)",
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_schema")) (class text NOT NULL, property text NOT NULL, \
+                tag smallint NOT NULL, flags smallint NOT NULL, link_target text NOT NULL, PRIMARY KEY (class, property))
+                """,
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_meta")) (id integer PRIMARY KEY, server_version bigint NOT NULL)
+                """,
+                "INSERT INTO \(table("_sync_meta")) VALUES (1, 0) ON CONFLICT DO NOTHING",
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_history")) (server_version bigint PRIMARY KEY, \
+                client_file_id bytea, client_version bigint NOT NULL, clock bigint NOT NULL, \
+                at timestamptz NOT NULL DEFAULT now(), changeset bytea NOT NULL)
+                """,
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_clients")) (client_file_id bytea PRIMARY KEY, \
+                user_id text NOT NULL, last_client_version bigint NOT NULL DEFAULT 0, created timestamptz NOT NULL DEFAULT now())
+                """,
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_tombstones")) (class text NOT NULL, primary_key bytea NOT NULL, \
+                clock bigint NOT NULL, client_file_id bytea NOT NULL, PRIMARY KEY (class, primary_key))
+                """,
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_subscriptions")) (client_file_id bytea NOT NULL, \
+                query_set_version bigint NOT NULL, position integer NOT NULL, name text NOT NULL, class text NOT NULL, \
+                query text NOT NULL, PRIMARY KEY (client_file_id, position))
+                """,
+            ] {
+                try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+    }
+
+    /// The synced schema the store has.
+    func catalog() async throws -> Catalog {
+        try await Self.catalog(
+            client.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+    }
+
+    private static func catalog(_ rows: PostgresRowSequence) async throws -> Catalog {
+        var catalog = Catalog()
+        for try await (c, p, tag, flags, target) in rows.decode((String, String, Int16, Int16, String).self) {
+            var cls = catalog.classes[c] ?? SyncClass(c, primaryKeyTag: 0, properties: [])
+            if p == "_id" {
+                cls.primaryKeyTag = UInt8(tag)
+            } else {
+                cls.properties.append(SyncClass.Property(p, valueTag: UInt8(tag), flags: UInt8(flags), linkTarget: target))
+            }
+            catalog.classes[c] = cls
+        }
+        return catalog
+    }
+
+    /// Adds what `classes` has that the store has not (tables, columns, catalog rows), in one
+    /// transaction under the migration lock; returns the catalog after.
+    func ensure(_ classes: [SyncClass]) async throws -> Catalog {
+        try await client.withTransaction(logger: logger) { c in
+            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
+            let current = try await Self.catalog(
+                c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+            let additions = try current.additions(for: classes)
+            var after = current
+            for added in additions {
+                let isNew = current.classes[added.name] == nil
+                if isNew {
+                    let keyType = SQLMapping.columnType(tag: added.primaryKeyTag)!
+                    try await c.query(
+                        PostgresQuery(
+                            unsafeSQL: """
+                                CREATE TABLE IF NOT EXISTS \(table(added.name)) (_id \(keyType) PRIMARY KEY, \
+                                _sync_clocks jsonb NOT NULL DEFAULT '{}', _sync_created bigint NOT NULL, _sync_created_by bytea NOT NULL)
+                                """), logger: logger)
+                    try await c.query(
+                        "INSERT INTO \(unescaped: table("_sync_schema")) VALUES (\(added.name), '_id', \(Int16(added.primaryKeyTag)), 0, '')",
+                        logger: logger)
+                    after.classes[added.name] = SyncClass(added.name, primaryKeyTag: added.primaryKeyTag, properties: [])
+                }
+            }
+            // Properties after every class exists, so that a link's column takes its target's key type.
+            let keyTags = after.classes.mapValues(\.primaryKeyTag)
+            for added in additions {
+                for p in added.properties {
+                    let tag = p.valueTag == 12 ? keyTags[p.linkTarget]! : p.valueTag
+                    let column = SQLMapping.quoted(p.name)
+                    try await c.query(
+                        PostgresQuery(
+                            unsafeSQL:
+                                "ALTER TABLE \(table(added.name)) ADD COLUMN IF NOT EXISTS \(column) \(SQLMapping.columnType(tag: tag)!)"),
+                        logger: logger)
+                    if tag == 8 {
+                        try await c.query(
+                            PostgresQuery(
+                                unsafeSQL:
+                                    "ALTER TABLE \(table(added.name)) ADD COLUMN IF NOT EXISTS \(SQLMapping.quoted(SQLMapping.nanosecondsColumn(p.name))) integer"
+                            ), logger: logger)
+                    }
+                    try await c.query(
+                        "INSERT INTO \(unescaped: table("_sync_schema")) VALUES (\(added.name), \(p.name), \(Int16(p.valueTag)), \(Int16(p.flags)), \(p.linkTarget))",
+                        logger: logger)
+                    after.classes[added.name]!.properties.append(p)
+                }
+            }
+            return after
+        }
+    }
+
+    // MARK: Clients
+
+    /// A new client file of `user`: its identity.
+    func registerClient(user: String) async throws -> [UInt8] {
+        let id = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        try await client.query(
+            "INSERT INTO \(unescaped: table("_sync_clients")) (client_file_id, user_id) VALUES (\(ByteBuffer(bytes: id)), \(user))",
+            logger: logger)
+        return id
+    }
+
+    /// The user a client file belongs to; nil for an identity the store does not know.
+    func owner(ofClient id: [UInt8]) async throws -> String? {
+        for try await user in try await client.query(
+            "SELECT user_id FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(ByteBuffer(bytes: id))", logger: logger
+        ).decode(String.self) {
+            return user
+        }
+        return nil
+    }
+
+    /// The newest server version.
+    func latestVersion() async throws -> UInt64 {
+        for try await v in try await client.query(
+            "SELECT server_version FROM \(unescaped: table("_sync_meta")) WHERE id = 1", logger: logger
+        ).decode(Int64.self) {
+            return UInt64(v)
+        }
+        return 0
+    }
+
+    // MARK: Uploads
+
+    /// Applies `uploads` of client file `clientFileId` in one transaction (Spec/SYNC.md §8.2):
+    /// uploads already applied are skipped, the others go through the conflict rules, each gets a
+    /// history entry, and the commit is announced. Returns the newest client version applied and
+    /// the server version after; nothing is applied when it throws.
+    func apply(_ uploads: [Upload], from clientFileId: [UInt8], catalog: Catalog) async throws -> (
+        clientVersion: UInt64, serverVersion: UInt64
+    ) {
+        for upload in uploads {
+            for i in upload.instructions { try catalog.check(i) }
+        }
+        let clientKey = ByteBuffer(bytes: clientFileId)
+        return try await client.withTransaction(logger: logger) { c in
+            var lastClientVersion: UInt64 = 0
+            for try await v in try await c.query(
+                "SELECT last_client_version FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(clientKey) FOR UPDATE",
+                logger: logger
+            ).decode(Int64.self) {
+                lastClientVersion = UInt64(v)
+            }
+            // One writer of the history at a time, so server versions commit in their order.
+            var version: UInt64 = 0
+            for try await v in try await c.query(
+                "SELECT server_version FROM \(unescaped: table("_sync_meta")) WHERE id = 1 FOR UPDATE", logger: logger
+            ).decode(Int64.self) {
+                version = UInt64(v)
+            }
+            var model = SyncStoreModel()
+            var loaded: [SyncStoreModel.ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)] = [:]
+            var applied = lastClientVersion
+            for upload in uploads where upload.clientVersion > applied {
+                for i in upload.instructions {
+                    let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
+                    if loaded[id] == nil {
+                        let state = try await load(id, catalog: catalog, on: c)
+                        loaded[id] = (state.object, state.tombstone)
+                        model.load(id, object: state.object, tombstone: state.tombstone)
+                    }
+                }
+                let effective = model.apply(upload, from: clientFileId)
+                version += 1
+                var w = WireWriter()
+                w.instructions(effective)
+                try await c.query(
+                    """
+                    INSERT INTO \(unescaped: table("_sync_history")) (server_version, client_file_id, client_version, clock, changeset) \
+                    VALUES (\(Int64(version)), \(clientKey), \(Int64(upload.clientVersion)), \(Int64(bitPattern: upload.clock)), \(ByteBuffer(bytes: w.bytes)))
+                    """, logger: logger)
+                applied = upload.clientVersion
+            }
+            guard applied > lastClientVersion else { return (applied, version) }
+            for (id, before) in loaded {
+                try await store(id, before: before.object, after: model.object(id), catalog: catalog, on: c)
+                if let tombstone = model.tombstone(id), tombstone != before.tombstone {
+                    try await c.query(
+                        """
+                        INSERT INTO \(unescaped: table("_sync_tombstones")) VALUES (\(id.className), \(ByteBuffer(bytes: Self.keyBytes(id.primaryKey))), \
+                        \(Int64(bitPattern: tombstone.clock)), \(ByteBuffer(bytes: tombstone.clientFileId))) \
+                        ON CONFLICT (class, primary_key) DO UPDATE SET clock = EXCLUDED.clock, client_file_id = EXCLUDED.client_file_id
+                        """, logger: logger)
+                }
+            }
+            try await c.query(
+                "UPDATE \(unescaped: table("_sync_meta")) SET server_version = \(Int64(version)) WHERE id = 1", logger: logger)
+            try await c.query(
+                "UPDATE \(unescaped: table("_sync_clients")) SET last_client_version = \(Int64(applied)) WHERE client_file_id = \(clientKey)",
+                logger: logger)
+            try await c.query("SELECT pg_notify(\(channel), \(String(version)))", logger: logger)
+            return (applied, version)
+        }
+    }
+
+    static func keyBytes(_ key: SyncValue) -> [UInt8] {
+        var w = WireWriter()
+        w.value(key)
+        return w.bytes
+    }
+
+    /// The columns of `cls` in table order: `_id`, then each property (a timestamp's companion
+    /// after it), then the conflict state.
+    static func columns(of cls: SyncClass) -> [String] {
+        ["_id"] + cls.properties.flatMap { $0.valueTag == 8 ? [$0.name, SQLMapping.nanosecondsColumn($0.name)] : [$0.name] }
+            + ["_sync_clocks", "_sync_created", "_sync_created_by"]
+    }
+
+    private func load(_ id: SyncStoreModel.ObjectID, catalog: Catalog, on c: PostgresConnection) async throws -> (
+        object: SyncStoreModel.Object?, tombstone: OrderKey?
+    ) {
+        let cls = catalog.classes[id.className]!
+        var binds = PostgresBindings()
+        try SQLMapping.bind(id.primaryKey, tag: cls.primaryKeyTag, into: &binds)
+        let columns = Self.columns(of: cls).map(SQLMapping.quoted).joined(separator: ", ")
+        var object: SyncStoreModel.Object?
+        for try await row in try await c.query(
+            PostgresQuery(unsafeSQL: "SELECT \(columns) FROM \(table(cls.name)) WHERE _id = $1 FOR UPDATE", binds: binds), logger: logger)
+        {
+            object = try Self.object(row, cls: cls, catalog: catalog)
+        }
+        var tombstone: OrderKey?
+        for try await (clock, client) in try await c.query(
+            "SELECT clock, client_file_id FROM \(unescaped: table("_sync_tombstones")) WHERE class = \(id.className) AND primary_key = \(ByteBuffer(bytes: Self.keyBytes(id.primaryKey)))",
+            logger: logger
+        ).decode((Int64, ByteBuffer).self) {
+            tombstone = OrderKey(clock: UInt64(bitPattern: clock), clientFileId: Array(client.readableBytesView))
+        }
+        return (object, tombstone)
+    }
+
+    /// The model's object of a row read with ``columns(of:)``.
+    static func object(_ row: PostgresRow, cls: SyncClass, catalog: Catalog) throws -> SyncStoreModel.Object {
+        let cells = Array(row)
+        let n = cells.count
+        let created = OrderKey(
+            clock: UInt64(bitPattern: try cells[n - 2].decode(Int64.self)),
+            clientFileId: Array(try cells[n - 1].decode(ByteBuffer.self).readableBytesView))
+        let clocks = try JSONDecoder().decode([String: String].self, from: Data(try cells[n - 3].decode(String.self).utf8))
+        var object = SyncStoreModel.Object(created: created)
+        var i = 1
+        for p in cls.properties {
+            let cell = cells[i]
+            let ns = p.valueTag == 8 ? cells[i + 1] : nil
+            i += p.valueTag == 8 ? 2 : 1
+            guard let key = clocks[p.name].flatMap(Self.orderKey) else { continue }
+            let value = try SQLMapping.value(
+                cell, tag: p.valueTag, nanoseconds: ns, link: p.valueTag == 12 ? (p.linkTarget, catalog.keyTag(p.linkTarget)!) : nil)
+            object.properties[p.name] = SyncStoreModel.Slot(value: value, key: key)
+        }
+        return object
+    }
+
+    static func orderKey(_ text: String) -> OrderKey? {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let clock = UInt64(parts[0]) else { return nil }
+        return OrderKey(clock: clock, clientFileId: hexBytes(parts[1]))
+    }
+
+    static func text(_ key: OrderKey) -> String { "\(key.clock)/" + key.clientFileId.map { String(format: "%02x", $0) }.joined() }
+
+    static func hexBytes(_ s: Substring) -> [UInt8] {
+        var out: [UInt8] = []
+        var i = s.startIndex
+        while i < s.endIndex, let j = s.index(i, offsetBy: 2, limitedBy: s.endIndex), let b = UInt8(s[i..<j], radix: 16) {
+            out.append(b)
+            i = j
+        }
+        return out
+    }
+
+    private func store(
+        _ id: SyncStoreModel.ObjectID, before: SyncStoreModel.Object?, after: SyncStoreModel.Object?, catalog: Catalog,
+        on c: PostgresConnection
+    ) async throws {
+        guard before != after else { return }
+        let cls = catalog.classes[id.className]!
+        var binds = PostgresBindings()
+        try SQLMapping.bind(id.primaryKey, tag: cls.primaryKeyTag, into: &binds)
+        guard let after else {
+            try await c.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table(cls.name)) WHERE _id = $1", binds: binds), logger: logger)
+            return
+        }
+        var clocks: [String: String] = [:]
+        for p in cls.properties {
+            if let slot = after.properties[p.name] {
+                try SQLMapping.bind(slot.value, tag: p.valueTag == 12 ? catalog.keyTag(p.linkTarget)! : p.valueTag, into: &binds)
+                clocks[p.name] = Self.text(slot.key)
+            } else {
+                binds.appendNull()
+                if p.valueTag == 8 { binds.appendNull() }
+            }
+        }
+        let json = String(decoding: try JSONEncoder().encode(clocks), as: UTF8.self)
+        binds.append(json)
+        binds.append(Int64(bitPattern: after.created.clock))
+        binds.append(ByteBuffer(bytes: after.created.clientFileId))
+        let columns = Self.columns(of: cls)
+        let placeholders = columns.indices.map { i in columns[i] == "_sync_clocks" ? "$\(i + 1)::jsonb" : "$\(i + 1)" }
+        let updates = columns.dropFirst().map { "\(SQLMapping.quoted($0)) = EXCLUDED.\(SQLMapping.quoted($0))" }
+        try await c.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO \(table(cls.name)) (\(columns.map(SQLMapping.quoted).joined(separator: ", "))) \
+                    VALUES (\(placeholders.joined(separator: ", "))) ON CONFLICT (_id) DO UPDATE SET \(updates.joined(separator: ", "))
+                    """, binds: binds), logger: logger)
+    }
+}

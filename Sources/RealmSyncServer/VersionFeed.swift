@@ -1,0 +1,75 @@
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// Tells every session of this server when the history has grown, whichever server committed it:
+/// one `LISTEN` connection (Spec/SYNC.md §8.3), and a poll every few seconds in case a
+/// notification was missed while that connection was being made again.
+final class VersionFeed: Service, Sendable {
+    private let store: SyncStore
+    private let subscribers = Mutex<[Int: AsyncStream<UInt64>.Continuation]>([:])
+    private let nextId = Atomic<Int>(0)
+    private let latest = Atomic<UInt64>(0)
+    static let pollInterval: Duration = .seconds(2)
+
+    init(store: SyncStore) { self.store = store }
+
+    /// A stream of newer server versions, and the token that ends it.
+    func subscribe() -> (Int, AsyncStream<UInt64>) {
+        let id = nextId.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingNewest(1))
+        subscribers.withLock { $0[id] = continuation }
+        continuation.yield(latest.load(ordering: .relaxed))
+        return (id, stream)
+    }
+
+    func unsubscribe(_ id: Int) {
+        subscribers.withLock { $0.removeValue(forKey: id) }?.finish()
+    }
+
+    /// A commit of `version` (this server's own, or one it heard of).
+    func announce(_ version: UInt64) {
+        let previous = latest.max(version, ordering: .relaxed).oldValue
+        guard version > previous else { return }
+        for c in subscribers.withLock({ Array($0.values) }) { c.yield(version) }
+    }
+
+    func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            group.addTask { await self.poll() }
+            await group.waitForAll()
+        }
+        for c in subscribers.withLock({ Array($0.values) }) { c.finish() }
+    }
+
+    private func listen() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown {
+                    try await self.store.client.withConnection { connection in
+                        try await connection.listen(on: self.store.channel) { notifications in
+                            for try await n in notifications {
+                                if let v = UInt64(n.payload) { self.announce(v) }
+                            }
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                store.logger.warning("listening for new versions failed; trying again", metadata: ["error": "\(String(reflecting: error))"])
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+
+    private func poll() async {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                if let v = try? await self.store.latestVersion() { self.announce(v) }
+                try? await Task.sleep(for: Self.pollInterval)
+            }
+        }
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import PostgresNIO
+import RealmSyncProtocol
+import RealmSyncServer
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The PostgreSQL server the sync tests use: `REALM_SYNC_POSTGRES` (a URL; `.ci/run` starts a
+/// private cluster on loopback and sets it, see Tools/postgres-test-cluster). Without it the
+/// suites are skipped, unless `REALM_SYNC_TESTS=required` (as in CI) makes that a failure.
+enum TestDatabase {
+    static let url = ProcessInfo.processInfo.environment["REALM_SYNC_POSTGRES"]
+    static var available: Bool {
+        url != nil || ProcessInfo.processInfo.environment["REALM_SYNC_TESTS"] == "required"
+    }
+
+    /// Runs `body` with a client of the test database.
+    static func withClient<T: Sendable>(_ body: (PostgresClient) async throws -> T) async throws -> T {
+        let url = try #require(url, "REALM_SYNC_POSTGRES is not set: start a cluster with Tools/postgres-test-cluster")
+        let client = PostgresClient(configuration: try SyncServerConfiguration.postgres(url: url), backgroundLogger: Logger(label: "test"))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+}
+
+/// A `realm-sync serve` process on 127.0.0.1 with a fresh application (its own PostgreSQL
+/// schema), stopped at the end of the test.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let appId: String
+    let port: Int
+    let secret: [UInt8]
+    let directory: URL
+    private let output = Pipe()
+    private let errors = Pipe()
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var syncURL: String { "ws://127.0.0.1:\(port)/api/v1/apps/\(appId)/sync" }
+
+    static func binary() throws -> String {
+        let here = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
+        for c in [here, (here as NSString).deletingLastPathComponent] where FileManager.default.isExecutableFile(atPath: c + "/realm-sync")
+        {
+            return c + "/realm-sync"
+        }
+        throw SyncServerError("realm-sync was not built next to the tests")
+    }
+
+    /// Starts a server for a new application `appId` (random unless given) and waits until it listens.
+    init(appId: String? = nil, port: Int = 0, extraArguments: [String] = []) async throws {
+        self.appId = appId ?? "t" + (0..<6).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        secret = Array("a test secret of more than thirty-two bytes".utf8)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("realm-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let secretFile = directory.appendingPathComponent("secret")
+        try Data(secret).write(to: secretFile)
+        process.executableURL = URL(fileURLWithPath: try Self.binary())
+        process.arguments =
+            [
+                "serve", "--postgres", try #require(TestDatabase.url), "--listen", "127.0.0.1:\(port)", "--jwt-secret-file",
+                secretFile.path,
+                "--app-id", self.appId, "--log-level", "warning",
+            ] + extraArguments
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The first line says where it listens.
+        let handle = output.fileHandleForReading
+        let line = await Task.detached { () -> String in
+            var bytes: [UInt8] = []
+            while true {
+                let chunk = handle.readData(ofLength: 1)
+                if chunk.isEmpty || chunk.first == 0x0A { break }
+                bytes.append(chunk.first!)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }.value
+        guard line.hasPrefix("listening on 127.0.0.1:"), let bound = Int(line.dropFirst("listening on 127.0.0.1:".count)) else {
+            process.terminate()
+            let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw SyncServerError("realm-sync did not start: \(line) \(err)")
+        }
+        self.port = bound
+    }
+
+    /// Stops the server with SIGTERM (a graceful shutdown) and returns its exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// POSTs `body` to `path` under the application's auth endpoints; the status and JSON answer.
+    func post(_ path: String, _ body: [String: String]) async throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: "\(baseURL)/api/v1/apps/\(appId)/auth/\(path)")!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return ((response as! HTTPURLResponse).statusCode, json)
+    }
+
+    /// An anonymous user's access token.
+    func anonymousToken() async throws -> String {
+        let (status, json) = try await post("anonymous", [:])
+        #expect(status == 200)
+        return try #require(json["accessToken"] as? String)
+    }
+}
+
+/// A client connection speaking the protocol's messages directly: what the tests send and what
+/// the server answered, in order.
+final class SyncConnection: Sendable {
+    private let mailbox = Mailbox()
+    private let outgoing: AsyncStream<[UInt8]>.Continuation
+    private let task: Task<WebSocketCloseFrame?, any Error>
+
+    actor Mailbox {
+        var messages: [[UInt8]] = []
+        var closed = false
+        func put(_ m: [UInt8]) { messages.append(m) }
+        func close() { closed = true }
+        func take() -> [UInt8]? { messages.isEmpty ? nil : messages.removeFirst() }
+    }
+
+    /// Opens the sync WebSocket of `server` with `token` and protocol `version`.
+    init(_ server: ServerProcess, token: String?, version: String = "1") async throws {
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        outgoing = continuation
+        let subprotocol = SyncServer.subprotocolPrefix + version
+        let configuration = WebSocketClientConfiguration(
+            maxFrameSize: 64 << 20,
+            additionalHeaders: token.map { [.secWebSocketProtocol: subprotocol, .authorization: "Bearer \($0)"] } ?? [
+                .secWebSocketProtocol: subprotocol
+            ])
+        let mailbox = self.mailbox
+        let url = server.syncURL
+        task = Task {
+            try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "test-client")) {
+                inbound, outbound, _ in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await bytes in stream {
+                            if bytes == [0xFF, 0xFE] {
+                                try await outbound.write(.text("not binary"))
+                            } else {
+                                try await outbound.writeBinaryMessage(ByteBuffer(bytes: bytes))
+                            }
+                        }
+                        try await outbound.close(.normalClosure, reason: nil)
+                    }
+                    for try await message in inbound.messages(maxSize: 64 << 20) {
+                        if case .binary(let b) = message { await mailbox.put(Array(b.readableBytesView)) }
+                    }
+                    await mailbox.close()
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    func send(_ message: SyncMessage) { outgoing.yield(message.encoded()) }
+    func sendRaw(_ bytes: [UInt8]) { outgoing.yield(bytes) }
+    func sendText() { outgoing.yield([0xFF, 0xFE]) }
+
+    /// The next message from the server, within `seconds`.
+    func receive(within seconds: Double = 10) async throws -> SyncMessage {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if let bytes = await mailbox.take() { return try SyncMessage.decode(bytes) }
+            if await mailbox.closed { throw SyncServerError("the server closed the connection") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw SyncServerError("no message from the server within \(seconds) s")
+    }
+
+    /// Messages until one that `stop` accepts; that one.
+    func receive(until stop: (SyncMessage) -> Bool, within seconds: Double = 10) async throws -> SyncMessage {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let m = try await receive(within: max(0.01, (deadline - ContinuousClock.now) / .seconds(1)))
+            if stop(m) { return m }
+        }
+    }
+
+    /// Whether the server closed the connection within `seconds`.
+    func closedByServer(within seconds: Double = 10) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if await mailbox.closed { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    func close() async {
+        outgoing.finish()
+        _ = try? await task.value
+    }
+}
+
+/// The schema most tests use: `Person` (int key, name, optional age, optional link to a `Dog`)
+/// and `Dog` (string key).
+enum TestSchema {
+    static let dog = SyncClass("Dog", primaryKeyTag: 6, properties: [.init("name", valueTag: 6)])
+    static let person = SyncClass(
+        "Person", primaryKeyTag: 3,
+        properties: [
+            .init("name", valueTag: 6), .init("age", valueTag: 3, flags: 1), .init("dog", valueTag: 12, flags: 1, linkTarget: "Dog"),
+            .init("born", valueTag: 8, flags: 1), .init("score", valueTag: 5),
+        ])
+    static let all = [dog, person]
+
+    static func person(_ id: Int64, name: String, age: Int64?) -> [Instruction] {
+        [
+            Instruction("Person", .int(id), .create),
+            Instruction("Person", .int(id), .set(path: ["name"], value: .string(name))),
+            Instruction("Person", .int(id), .set(path: ["age"], value: age.map(SyncValue.int) ?? .null)),
+        ]
+    }
+}
+
+extension SyncConnection {
+    /// Sends HELLO with the test schema and returns the client file identity the server gave.
+    func hello(_ clientFileId: [UInt8] = [], lastServerVersion: UInt64 = 0, schema: [SyncClass] = TestSchema.all) async throws -> [UInt8] {
+        send(.hello(clientFileId: clientFileId, lastServerVersion: lastServerVersion, lastUploadAcked: 0, schema: schema))
+        let m = try await receive()
+        guard case .welcome(let id, _, _) = m else { throw SyncServerError("expected WELCOME, got \(m)") }
+        return id
+    }
+}
