@@ -16,6 +16,8 @@ public struct SyncServerConfiguration: Sendable {
     public var jwtSecret: [UInt8]
     /// The largest sync message the server reads (Spec/SYNC.md §4): 16 MiB.
     public var maximumMessageSize = 16 << 20
+    /// How long a client has, once connected, to send HELLO; then the session ends (`badMessage`).
+    public var handshakeTimeout: Duration = .seconds(10)
     /// How many objects one `BOOTSTRAP` message carries at most.
     public var bootstrapBatch = 5_000
 

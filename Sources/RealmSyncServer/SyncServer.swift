@@ -128,25 +128,21 @@ public struct SyncServer: Sendable {
             let versions = offered.compactMap {
                 $0.hasPrefix(Self.subprotocolPrefix) ? Int($0.dropFirst(Self.subprotocolPrefix.count)) : nil
             }
-            func refuse(_ failure: SessionFailure) async throws {
-                try await outbound.writeBinaryMessage(
-                    ByteBuffer(
-                        bytes: SyncMessage.error(code: failure.code, message: failure.message, fatal: true, clientVersion: 0).encoded()))
-                try await outbound.close(.policyViolation, reason: "sync error \(failure.code)")
-            }
-            guard versions.contains(where: Self.protocolVersions.contains) else {
-                try await refuse(
-                    .protocolVersion(
-                        "this server serves protocol versions \(Self.protocolVersions.map(String.init).joined(separator: ", "))"))
-                return
-            }
+            // A refused client is told so in answer to its first message (HELLO): an ERROR sent
+            // at once can reach the client in the same packet as the upgrade's answer, where a
+            // client's upgrade handler may drop it.
+            var refusal: SessionFailure?
             let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-            guard let token = bearer, let user = await tokens.user(of: token, kind: "access") else {
-                try await refuse(.invalidToken("the access token is missing, expired or not signed for this application"))
-                return
+            let user = if let bearer { await tokens.user(of: bearer, kind: "access") } else { String?.none }
+            if !versions.contains(where: Self.protocolVersions.contains) {
+                refusal = .protocolVersion(
+                    "this server serves protocol versions \(Self.protocolVersions.map(String.init).joined(separator: ", "))")
+            } else if user == nil {
+                refusal = .invalidToken("the access token is missing, expired or not signed for this application")
             }
             let session = SyncSession(
-                store: store, feed: feed, user: user, configuration: configuration, outbound: outbound, logger: logger)
+                store: store, feed: feed, user: user ?? "", refusal: refusal, configuration: configuration, outbound: outbound,
+                logger: logger)
             try await session.run(inbound)
         }
         return router

@@ -14,6 +14,9 @@ struct SyncSession: Sendable {
     let store: SyncStore
     let feed: VersionFeed
     let user: String
+    /// Why the client is refused (a protocol version not served, a bad token), told in answer to
+    /// its first message.
+    let refusal: SessionFailure?
     let configuration: SyncServerConfiguration
     let outbound: WebSocketOutboundWriter
     let logger: Logger
@@ -22,6 +25,7 @@ struct SyncSession: Sendable {
         case message([UInt8])
         case notText
         case newVersion(UInt64)
+        case handshakeDeadline
         case failed(String)
         case closed
     }
@@ -44,6 +48,10 @@ struct SyncSession: Sendable {
                 for await v in versions { continuation.yield(.newVersion(v)) }
             }
             group.addTask {
+                try? await Task.sleep(for: configuration.handshakeTimeout)
+                continuation.yield(.handshakeDeadline)
+            }
+            group.addTask {
                 defer { feed.unsubscribe(feedId) }
                 try await process(events)
             }
@@ -60,6 +68,7 @@ struct SyncSession: Sendable {
                 continuation.yield(.failed("\(error)"))
             }
             continuation.finish()
+            group.cancelAll()
             try await group.waitForAll()
         }
     }
@@ -70,12 +79,17 @@ struct SyncSession: Sendable {
             do {
                 switch event {
                 case .closed: break loop
+                case .handshakeDeadline:
+                    if state.clientFileId == nil {
+                        throw refusal ?? SessionFailure.badMessage("no HELLO within \(configuration.handshakeTimeout)")
+                    }
                 case .failed(let reason): throw SessionFailure.badMessage("the connection failed: \(reason)")
                 case .notText: throw SessionFailure.badMessage("sync messages are binary WebSocket messages")
                 case .newVersion(let v):
                     state.latest = max(state.latest, v)
                     try await sendDownloads(&state)
                 case .message(let bytes):
+                    if let refusal { throw refusal }
                     let message: SyncMessage
                     do {
                         message = try SyncMessage.decode(bytes)

@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
@@ -8,7 +9,8 @@ import Synchronization
 /// notification was missed while that connection was being made again.
 final class VersionFeed: Service, Sendable {
     private let store: SyncStore
-    private let subscribers = Mutex<[Int: AsyncStream<UInt64>.Continuation]>([:])
+    // A pthread mutex (NIOLockedValueBox), which ThreadSanitizer understands, unlike Mutex.
+    private let subscribers = NIOLockedValueBox<[Int: AsyncStream<UInt64>.Continuation]>([:])
     private let nextId = Atomic<Int>(0)
     private let latest = Atomic<UInt64>(0)
     static let pollInterval: Duration = .seconds(2)
@@ -19,20 +21,20 @@ final class VersionFeed: Service, Sendable {
     func subscribe() -> (Int, AsyncStream<UInt64>) {
         let id = nextId.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingNewest(1))
-        subscribers.withLock { $0[id] = continuation }
+        subscribers.withLockedValue { $0[id] = continuation }
         continuation.yield(latest.load(ordering: .relaxed))
         return (id, stream)
     }
 
     func unsubscribe(_ id: Int) {
-        subscribers.withLock { $0.removeValue(forKey: id) }?.finish()
+        subscribers.withLockedValue { $0.removeValue(forKey: id) }?.finish()
     }
 
     /// A commit of `version` (this server's own, or one it heard of).
     func announce(_ version: UInt64) {
         let previous = latest.max(version, ordering: .relaxed).oldValue
         guard version > previous else { return }
-        for c in subscribers.withLock({ Array($0.values) }) { c.yield(version) }
+        for c in subscribers.withLockedValue({ Array($0.values) }) { c.yield(version) }
     }
 
     func run() async throws {
@@ -41,7 +43,7 @@ final class VersionFeed: Service, Sendable {
             group.addTask { await self.poll() }
             await group.waitForAll()
         }
-        for c in subscribers.withLock({ Array($0.values) }) { c.finish() }
+        for c in subscribers.withLockedValue({ Array($0.values) }) { c.finish() }
     }
 
     private func listen() async {

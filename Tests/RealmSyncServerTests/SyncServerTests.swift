@@ -216,17 +216,27 @@ struct SyncServerTests {
         let server = try await ServerProcess()
         defer { server.stop() }
         let token = try await server.anonymousToken()
-        func expectError(_ c: SyncConnection, code: UInt64, fatal: Bool) async throws {
-            let m = try await c.receive(until: { if case .error = $0 { true } else { false } })
+        func expectError(_ c: SyncConnection, code: UInt64, fatal: Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let m: SyncMessage
+            do {
+                m = try await c.receive(until: { if case .error = $0 { true } else { false } })
+            } catch {
+                Issue.record("waiting for error \(code): \(error)", sourceLocation: sourceLocation)
+                throw error
+            }
             guard case .error(let got, let message, let isFatal, _) = m else { return }
             #expect(got == code, "\(message)")
             #expect(isFatal == fatal)
             if fatal { #expect(await c.closedByServer()) }
         }
-        // No token, a forged token, another protocol version.
-        try await expectError(try await SyncConnection(server, token: nil), code: 2, fatal: true)
-        try await expectError(try await SyncConnection(server, token: token + "x"), code: 2, fatal: true)
-        try await expectError(try await SyncConnection(server, token: token, version: "99"), code: 1, fatal: true)
+        // No token, a forged token, another protocol version: refused in answer to HELLO.
+        for (refused, code) in [
+            (try await SyncConnection(server, token: nil), 2), (try await SyncConnection(server, token: token + "x"), 2),
+            (try await SyncConnection(server, token: token, version: "99"), 1),
+        ] as [(SyncConnection, UInt64)] {
+            refused.send(.hello(clientFileId: [], lastServerVersion: 0, lastUploadAcked: 0, schema: TestSchema.all))
+            try await expectError(refused, code: code, fatal: true)
+        }
         // A truncated message, an unknown type, a text message, a message before HELLO.
         for bad in [[1, 0x10], [0x7F], [3, 0]] as [[UInt8]] {
             let c = try await SyncConnection(server, token: token)
@@ -271,6 +281,17 @@ struct SyncServerTests {
             try await good.receive(until: { if case .uploadAck = $0 { true } else { false } })
                 == .uploadAck(clientVersion: 1, serverVersion: 1))
         await good.close()
+    }
+
+    @Test func aClientThatSaysNothingIsDisconnected() async throws {
+        let server = try await ServerProcess(extraArguments: ["--handshake-timeout", "0.5"])
+        defer { server.stop() }
+        let silent = try await SyncConnection(server, token: try await server.anonymousToken())
+        guard case .error(3, _, true, _) = try await silent.receive() else { Issue.record("expected a fatal badMessage"); return }
+        #expect(await silent.closedByServer())
+        // A refused client that says nothing is told why, then disconnected, all the same.
+        let refused = try await SyncConnection(server, token: nil)
+        guard case .error(2, _, true, _) = try await refused.receive() else { Issue.record("expected a fatal invalidToken"); return }
     }
 
     @Test func sigtermStopsTheServerGracefully() async throws {

@@ -36,6 +36,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The application id clients name in App(id:).")
     var appId = "default"
 
+    @Option(help: "Seconds a client has, once connected, to send its first message (HELLO).")
+    var handshakeTimeout = 10.0
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -53,11 +56,14 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
+        var configured = configuration
+        configured.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
         var logger = Logger(label: "realm-sync")
         logger.logLevel = level
         do {
-            try await SyncServer(configuration, logger: logger).run { port in
+            try await SyncServer(configured, logger: logger).run { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
                 FileHandle.standardOutput.write(Data("listening on \(shown):\(port)\n".utf8))
             }
