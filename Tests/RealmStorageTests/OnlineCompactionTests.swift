@@ -142,7 +142,10 @@ import Testing
         try Self.makeLog(path)
         let store = try Store.open(at: path, options: Self.manual)
         let (p, out) = try Self.launch([path, "follow", "400"])
-        let childText = Locked("")
+        // nil until the reader has read the child's output to its end (which may be empty: a child
+        // that died at once printed nothing, and waiting for some text then never ended, which
+        // hung a CI run under AddressSanitizer).
+        let childText = Locked<String?>(nil)
         let reader = Thread {
             let data = out.fileHandleForReading.readDataToEndOfFile()
             childText.withLock { $0 = String(decoding: data, as: UTF8.self) }
@@ -166,8 +169,8 @@ import Testing
             if compactions > 200 { break }
         }
         p.waitUntilExit()
-        while childText.withLock({ $0.isEmpty }) { usleep(1000) }
-        let text = childText.withLock { $0 }
+        while childText.withLock({ $0 == nil }) { usleep(1000) }
+        let text = childText.withLock { $0 } ?? ""
         #expect(p.terminationStatus == 0 && text.contains("done"), "\(text.suffix(300))")
         let theirs = Self.acknowledged(text)
         #expect(theirs.count == 400)

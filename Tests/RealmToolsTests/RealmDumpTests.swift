@@ -223,7 +223,12 @@ import Testing
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
         }
-        while !FileManager.default.fileExists(atPath: busy.file("log.realm")) { usleep(5_000) }
+        // Bounded: a writer that died before making the file must fail the test, not hang it.
+        let deadline = Date() + 300
+        while !FileManager.default.fileExists(atPath: busy.file("log.realm")) {
+            try #require(writer.isRunning && Date() < deadline, "the writer never made its file")
+            usleep(5_000)
+        }
         usleep(100_000)
         var versions: [UInt64] = []
         for _ in 0..<6 {
