@@ -14,7 +14,8 @@ import Testing
         p.arguments = arguments
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        // Into the same pipe: a child that dies of an error says which in what the test reports.
+        p.standardError = out
         try p.run()
         return (p, out)
     }
@@ -142,13 +143,19 @@ import Testing
         try Self.makeLog(path)
         let store = try Store.open(at: path, options: Self.manual)
         let (p, out) = try Self.launch([path, "follow", "400"])
-        // nil until the reader has read the child's output to its end (which may be empty: a child
-        // that died at once printed nothing, and waiting for some text then never ended, which
-        // hung a CI run under AddressSanitizer).
-        let childText = Locked<String?>(nil)
+        // What the child printed so far, and whether the reader met the end of its output. The
+        // end can come late: another test's child spawned meanwhile may inherit this pipe's write
+        // end and hold it open; so the test waits for the child's last line, not for the end (it
+        // waited for the end of a dead child's output before, and a CI run hung there).
+        let childText = Locked((text: "", ended: false))
         let reader = Thread {
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            childText.withLock { $0 = String(decoding: data, as: UTF8.self) }
+            let handle = out.fileHandleForReading
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                childText.withLock { $0.text += String(decoding: data, as: UTF8.self) }
+            }
+            childText.withLock { $0.ended = true }
         }
         reader.start()
         var mine = Set<Int64>(0..<300)
@@ -169,8 +176,9 @@ import Testing
             if compactions > 200 { break }
         }
         p.waitUntilExit()
-        while childText.withLock({ $0 == nil }) { usleep(1000) }
-        let text = childText.withLock { $0 } ?? ""
+        let deadline = Date() + 120
+        while childText.withLock({ !$0.ended && !$0.text.contains("done") }) && Date() < deadline { usleep(1000) }
+        let text = childText.withLock { $0.text }
         #expect(p.terminationStatus == 0 && text.contains("done"), "\(text.suffix(300))")
         let theirs = Self.acknowledged(text)
         #expect(theirs.count == 400)
