@@ -119,10 +119,18 @@ final class ServerProcess: @unchecked Sendable {
         guard pid > 0 else { return -1 }
         kill(pid, signal)
         var status: Int32 = 0
+        // Bounded: a server whose graceful shutdown does not end within 20 s is killed, and the
+        // status says so (-2), so that a test asserting a clean exit fails instead of hanging.
+        let deadline = Date() + 20
         while true {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F) }
             if r < 0 { return process.isRunning ? -1 : process.terminationStatus }  // Foundation reaped it
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return -2
+            }
             usleep(10_000)
         }
     }
