@@ -76,6 +76,11 @@ public struct SyncServer: Sendable {
         var message: String
     }
 
+    /// The subprotocols a WebSocket upgrade request offers, in order.
+    private static func offeredSubprotocols(_ request: Request) -> [String] {
+        request.headers[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
     private static func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> EditedResponse<ErrorBody> {
         EditedResponse(status: status, response: ErrorBody(error: code, message: message))
     }
@@ -115,16 +120,12 @@ public struct SyncServer: Sendable {
         router.ws("/api/v1/apps/\(configuration.appId)/sync") { request, _ in
             // Any version of this protocol is accepted here, so that a version this server does
             // not serve gets a typed error (protocolVersion) instead of a bare HTTP 400.
-            let offered = request.headers[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
+            let offered = Self.offeredSubprotocols(request)
             guard let chosen = offered.first(where: { $0.hasPrefix(Self.subprotocolPrefix) }) else { return .dontUpgrade }
             return .upgrade([.secWebSocketProtocol: chosen])
         } onUpgrade: { inbound, outbound, context in
             let request = context.request
-            let offered = request.headers[values: .secWebSocketProtocol].flatMap { $0.split(separator: ",") }.map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
+            let offered = Self.offeredSubprotocols(request)
             let versions = offered.compactMap {
                 $0.hasPrefix(Self.subprotocolPrefix) ? Int($0.dropFirst(Self.subprotocolPrefix.count)) : nil
             }

@@ -133,12 +133,7 @@ struct SyncSession: Sendable {
                 guard owner == user else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
                 clientFileId = id
             }
-            do {
-                state.catalog = try await store.ensure(schema)
-            } catch let e as PostgresTransactionError {
-                if let failure = e.closureError as? SessionFailure { throw failure }
-                throw e
-            }
+            state.catalog = try await store.ensure(schema)
             state.clientFileId = clientFileId
             state.sentVersion = lastServerVersion
             let saved = try await store.subscriptions(of: clientFileId)
@@ -154,15 +149,7 @@ struct SyncSession: Sendable {
             try await sendDownloads(&state)
         case .upload(let uploads):
             guard let clientFileId = state.clientFileId else { throw SessionFailure.badMessage("UPLOAD before HELLO") }
-            let result: (clientVersion: UInt64, serverVersion: UInt64)
-            do {
-                result = try await store.apply(uploads, from: clientFileId, catalog: state.catalog)
-            } catch let failure as SessionFailure {
-                throw failure
-            } catch let e as PostgresTransactionError {
-                if let failure = e.closureError as? SessionFailure { throw failure }
-                throw e
-            }
+            let result = try await store.apply(uploads, from: clientFileId, catalog: state.catalog)
             Counter(label: "realm_sync_uploads").increment(by: uploads.count)
             try await send(.uploadAck(clientVersion: result.clientVersion, serverVersion: result.serverVersion))
             feed.announce(result.serverVersion)

@@ -46,7 +46,7 @@ extension SyncStore {
     /// Replaces a client file's subscriptions.
     func saveSubscriptions(_ list: [Subscription], version: UInt64, of clientFileId: [UInt8]) async throws {
         let id = ByteBuffer(bytes: clientFileId)
-        try await client.withTransaction(logger: logger) { c in
+        try await transaction { c in
             try await c.query("DELETE FROM \(unescaped: table("_sync_subscriptions")) WHERE client_file_id = \(id)", logger: logger)
             for (i, s) in list.enumerated() {
                 try await c.query(
@@ -69,7 +69,7 @@ extension SyncStore {
     func bootstrap(
         _ subscriptions: CompiledSubscriptions, catalog: Catalog, batch: Int, send: @Sendable ([ObjectState], UInt64) async throws -> Void
     ) async throws -> UInt64 {
-        try await client.withTransaction(logger: logger) { c in
+        try await transaction { c in
             try await c.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             var version: UInt64 = 0
             for try await v in try await c.query(

@@ -17,9 +17,20 @@ struct SyncStore: Sendable {
     /// The channel a commit of the history is announced on (`LISTEN`/`NOTIFY`).
     var channel: String { "realm_sync_" + appId.replacingOccurrences(of: "-", with: "_") }
 
+    /// `body` in one transaction; a `SessionFailure` it throws comes out as itself, not wrapped in
+    /// the `PostgresTransactionError` of the rollback, so a session reports it to its client.
+    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> sending T) async throws -> sending T {
+        do {
+            return try await client.withTransaction(logger: logger, body)
+        } catch let e as PostgresTransactionError {
+            if let failure = e.closureError as? SessionFailure { throw failure }
+            throw e
+        }
+    }
+
     /// Creates the store's own tables when they are missing, one server at a time.
     func migrate() async throws {
-        try await client.withTransaction(logger: logger) { c in
+        try await transaction { c in
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
             for statement in [
                 "CREATE SCHEMA IF NOT EXISTS \(schema)",
@@ -78,7 +89,7 @@ struct SyncStore: Sendable {
     /// Adds what `classes` has that the store has not (tables, columns, catalog rows), in one
     /// transaction under the migration lock; returns the catalog after.
     func ensure(_ classes: [SyncClass]) async throws -> Catalog {
-        try await client.withTransaction(logger: logger) { c in
+        try await transaction { c in
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
             let current = try await Self.catalog(
                 c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
@@ -172,7 +183,7 @@ struct SyncStore: Sendable {
             for i in upload.instructions { try catalog.check(i) }
         }
         let clientKey = ByteBuffer(bytes: clientFileId)
-        return try await client.withTransaction(logger: logger) { c in
+        return try await transaction { c in
             var lastClientVersion: UInt64 = 0
             for try await v in try await c.query(
                 "SELECT last_client_version FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(clientKey) FOR UPDATE",

@@ -57,7 +57,7 @@ struct SyncServerTests {
         // An upload sent again (after a lost acknowledgement) is acknowledged, not applied twice.
         connection.send(.upload([Upload(clientVersion: 7, clock: HybridClock.value(milliseconds: 1000), instructions: instructions)]))
         #expect(
-            try await connection.receive(until: { if case .uploadAck = $0 { true } else { false } })
+            try await connection.receiveAck()
                 == .uploadAck(clientVersion: 7, serverVersion: 1))
         let history = try await TestDatabase.withClient { pg in
             var n = 0
@@ -81,7 +81,7 @@ struct SyncServerTests {
                     clientVersion: 1, clock: HybridClock.value(milliseconds: 1000),
                     instructions: TestSchema.person(1, name: "Ann", age: 31) + TestSchema.person(2, name: "Bob", age: 12))
             ]))
-        _ = try await writer.receive(until: { if case .uploadAck = $0 { true } else { false } })
+        _ = try await writer.receiveAck()
 
         let reader = try await SyncConnection(server, token: try await server.anonymousToken())
         _ = try await reader.hello()
@@ -129,7 +129,7 @@ struct SyncServerTests {
         let b = try await SyncConnection(server, token: try await server.anonymousToken())
         _ = try await a.hello()
         _ = try await b.hello()
-        func ack(_ c: SyncConnection) async throws { _ = try await c.receive(until: { if case .uploadAck = $0 { true } else { false } }) }
+        func ack(_ c: SyncConnection) async throws { _ = try await c.receiveAck() }
         a.send(
             .upload([
                 Upload(
@@ -278,7 +278,7 @@ struct SyncServerTests {
         // Nothing was applied; the session and the server still serve.
         good.send(.upload([Upload(clientVersion: 1, clock: 1 << 20, instructions: TestSchema.person(3, name: "Cy", age: 3))]))
         #expect(
-            try await good.receive(until: { if case .uploadAck = $0 { true } else { false } })
+            try await good.receiveAck()
                 == .uploadAck(clientVersion: 1, serverVersion: 1))
         await good.close()
     }

@@ -233,6 +233,11 @@ final class SyncConnection: Sendable {
         }
     }
 
+    /// The next UPLOAD_ACK (what comes before it is passed over).
+    func receiveAck(within seconds: Double = 10) async throws -> SyncMessage {
+        try await receive(until: { if case .uploadAck = $0 { true } else { false } }, within: seconds)
+    }
+
     /// Whether the server closed the connection within `seconds`.
     func closedByServer(within seconds: Double = 10) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
