@@ -149,6 +149,7 @@ if withSync {
     package.products += [
         .executable(name: "realm-sync", targets: ["RealmSyncCommand"]),
         .library(name: "RealmSyncServer", targets: ["RealmSyncServer"]),
+        .library(name: "RealmSwiftSync", targets: ["RealmSwiftSync"]),
     ]
     package.dependencies += [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
@@ -174,6 +175,17 @@ if withSync {
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The sync client in RealmSwift's names (App, User, subscriptions, SyncSession): only
+        // applications that sync depend on it, and on SwiftNIO through it.
+        .target(
+            name: "RealmSwiftSync",
+            dependencies: [
+                "RealmSwift", "RealmStorage", "RealmSyncProtocol",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "RealmSyncCommand",
             dependencies: ["RealmSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -182,7 +194,7 @@ if withSync {
         .testTarget(
             name: "RealmSyncServerTests",
             dependencies: [
-                "RealmSyncServer", "RealmSyncProtocol", "RealmSyncCommand", "RealmTestSupport",
+                "RealmSyncServer", "RealmSyncProtocol", "RealmSyncCommand", "RealmTestSupport", "RealmSwiftSync", "RealmSwift",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

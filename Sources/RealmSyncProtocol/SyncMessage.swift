@@ -150,6 +150,10 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
     case bootstrap(querySetVersion: UInt64, serverVersion: UInt64, objects: [ObjectState], last: Bool)
     case download(fromVersion: UInt64, entries: [Entry], latestServerVersion: UInt64)
     case error(code: UInt64, message: String, fatal: Bool, clientVersion: UInt64)
+    /// A client asks (`serverVersion` 0) to be told when it has every change up to the server's
+    /// newest version; the server answers with the same `requestId` and that version, after the
+    /// downloads that bring the client to it.
+    case mark(requestId: UInt64, serverVersion: UInt64)
 
     /// The message type of §4.
     public var type: UInt8 {
@@ -162,6 +166,7 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .bootstrap: 6
         case .download: 7
         case .error: 8
+        case .mark: 9
         }
     }
 
@@ -224,6 +229,9 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
             w.string(message)
             w.u8(fatal ? 1 : 0)
             w.uvarint(clientVersion)
+        case .mark(let id, let version):
+            w.uvarint(id)
+            w.uvarint(version)
         }
         return w.bytes
     }
@@ -279,6 +287,7 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
             }
             message = .download(fromVersion: from, entries: entries, latestServerVersion: try r.uvarint())
         case 8: message = .error(code: try r.uvarint(), message: try r.string(), fatal: try r.flag(), clientVersion: try r.uvarint())
+        case 9: message = .mark(requestId: try r.uvarint(), serverVersion: try r.uvarint())
         default: throw WireError(offset: 0, "unknown message type \(type)")
         }
         guard r.isAtEnd else { throw r.error("bytes after the end of the message") }

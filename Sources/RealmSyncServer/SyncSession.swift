@@ -170,6 +170,11 @@ struct SyncSession: Sendable {
             state.sentVersion = bootstrapVersion
             state.latest = max(state.latest, bootstrapVersion)
             try await sendDownloads(&state)
+        case .mark(let id, _):
+            guard state.clientFileId != nil else { throw SessionFailure.badMessage("MARK before HELLO") }
+            state.latest = max(state.latest, try await store.latestVersion())
+            try await sendDownloads(&state)
+            try await send(.mark(requestId: id, serverVersion: state.latest))
         case .welcome, .uploadAck, .bootstrap, .download:
             throw SessionFailure.badMessage("a server's message sent by a client")
         case .error(let code, let message, _, _):

@@ -71,6 +71,8 @@ extension Realm {
         /// config.logger = Logger(label: "app.realm")
         /// ```
         public var logger: Logger?
+        /// The sync client attached by `RealmSwiftSync` (``syncAttachment``).
+        var _syncAttachment: (any RealmSyncAttachment)?
 
         /// A configuration with the given settings; every parameter has RealmSwift's default.
         public init(

@@ -44,6 +44,7 @@ extension Realm: RealmInitializers {
         }
         let realm = try Realm(configuration: configuration, isolation: isolation, queue: queue, handle: handle)
         handle.cache(realm, confinement)
+        try realm.attachSync()
         return realm
     }
 

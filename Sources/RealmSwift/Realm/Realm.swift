@@ -375,6 +375,7 @@ public final class Realm {
                 for t in tokens { t.notifier?.skip(parent: parent, committed: s) }
             }
             handle.coordinator.versionAdvanced()
+            handle.localCommitted()
             notifications.post(.didChange, self)
         } catch let e as StorageError {
             transaction = nil
@@ -452,6 +453,14 @@ final class StoreHandle: Sendable {
     let inMemory: Bool
     /// Computes and dispatches the change notifications of every Realm on this file.
     let coordinator: ChangeCoordinator
+    /// Who is told of every commit a Realm of this process makes (a sync client, ``RealmFileLink``).
+    let commitObservers = Locked<[@Sendable () -> Void]>([])
+
+    /// Tells the commit observers of a Realm's commit.
+    func localCommitted() {
+        let observers = commitObservers.withLock { $0 }
+        for o in observers { o() }
+    }
 
     private static let open = Locked<[String: Weak]>([:])
     /// The live Realm instances on this file by what they are confined to: what

@@ -1,0 +1,321 @@
+import Foundation
+import RealmStorage
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Where an ``App`` finds its server and keeps its files.
+///
+/// ```swift
+/// let app = App(id: "default", configuration: AppConfiguration(baseURL: "http://127.0.0.1:8080"))
+/// ```
+public struct AppConfiguration: Sendable, Equatable {
+    /// The server's base URL (`realm-sync serve --listen`), `http://` or `https://`.
+    public var baseURL: String?
+    /// Where the app keeps its users and synced Realm files. Default: `realm-sync/` in the current
+    /// directory (RealmSwift keeps them in the platform's application-support directory, which
+    /// Linux does not have).
+    public var rootDirectory: URL?
+
+    /// A configuration for the server at `baseURL` (default `http://127.0.0.1:8080`).
+    public init(baseURL: String? = nil, rootDirectory: URL? = nil) {
+        self.baseURL = baseURL
+        self.rootDirectory = rootDirectory
+    }
+}
+
+/// How a user logs in (RealmSwift's `Credentials`; those this server serves).
+public enum Credentials: Sendable, Equatable {
+    /// A new anonymous user, or the one already logged in anonymously.
+    case anonymous
+    /// A JSON Web Token the application issued, signed (HS256) with the server's secret; its
+    /// `sub` claim names the user.
+    case jwt(token: String)
+}
+
+/// A client of one sync application on one server: its users and their sync sessions.
+/// `App(id:)` with the same id and configuration shares one set of users and sessions in a
+/// process, as RealmSwift's cached apps do.
+///
+/// ```swift
+/// let app = App(id: "default", configuration: AppConfiguration(baseURL: "http://127.0.0.1:8080"))
+/// let user = try await app.login(credentials: .anonymous)
+/// let realm = try await Realm(configuration: user.flexibleSyncConfiguration(), downloadBeforeOpen: .always)
+/// ```
+public final class App: Sendable {
+    /// The application's id (`realm-sync serve --app-id`).
+    public let appId: String
+    /// The configuration it was made with.
+    public let configuration: AppConfiguration
+    let core: AppCore
+
+    /// The app `id` on the server `configuration` names.
+    public init(id: String, configuration: AppConfiguration? = nil) {
+        self.appId = id
+        self.configuration = configuration ?? AppConfiguration()
+        self.core = AppCore.shared(id: id, configuration: self.configuration)
+    }
+
+    /// The sync manager: the error handler every session of the app reports to.
+    public var syncManager: SyncManager { core.syncManager }
+
+    /// The user who logged in last and has not logged out, if any (kept across launches).
+    public var currentUser: User? { core.currentUser }
+
+    /// Every user logged in on this app, by id.
+    public var allUsers: [String: User] { core.allUsers }
+
+    /// Logs in with `credentials` and makes the user ``currentUser``.
+    /// - Throws: ``AppError`` — `.httpRequestFailed` (the server is unreachable or failed),
+    ///   `.authError` (the credentials were refused).
+    public func login(credentials: Credentials) async throws -> User {
+        try await core.login(credentials)
+    }
+
+    /// ``login(credentials:)`` with a completion handler.
+    public func login(credentials: Credentials, _ completion: @escaping @Sendable (Result<User, any Error>) -> Void) {
+        Task {
+            do { completion(.success(try await core.login(credentials))) } catch { completion(.failure(error)) }
+        }
+    }
+}
+
+/// Where a sync session's errors go (RealmSwift's `SyncManager`).
+public final class SyncManager: Sendable {
+    private let handler = Locked<(@Sendable (any Error, SyncSession?) -> Void)?>(nil)
+
+    /// Called with every error of every session of the app that has no error handler of its own
+    /// (``SyncConfiguration``), on a background thread.
+    public var errorHandler: (@Sendable (any Error, SyncSession?) -> Void)? {
+        get { handler.withLock { $0 } }
+        set { handler.withLock { $0 = newValue } }
+    }
+}
+
+/// Whether a user is logged in (RealmSwift's `User.State`).
+public enum UserState: Sendable, Equatable {
+    /// Logged in: sessions sync.
+    case loggedIn
+    /// Logged out: sessions are stopped; logging in again resumes them.
+    case loggedOut
+    /// Removed from the app.
+    case removed
+}
+
+/// A user of an ``App`` (RealmSwift's `User`): opens synced Realms with
+/// ``flexibleSyncConfiguration(initialSubscriptions:rerunOnOpen:)``.
+public final class User: Sendable {
+    /// The user's id on the server (the `sub` of its tokens).
+    public let id: String
+    let core: AppCore
+    private let tokens: Locked<(access: String?, refresh: String?, state: UserState)>
+
+    init(id: String, access: String?, refresh: String?, core: AppCore) {
+        self.id = id
+        self.core = core
+        self.tokens = Locked((access, refresh, access == nil ? .loggedOut : .loggedIn))
+    }
+
+    /// The access token the sync sessions present (valid 30 minutes; renewed with the refresh
+    /// token).
+    public var accessToken: String? { tokens.withLock { $0.access } }
+    /// The refresh token (valid 60 days).
+    public var refreshToken: String? { tokens.withLock { $0.refresh } }
+    /// Whether the user is logged in, out or removed.
+    public var state: UserState { tokens.withLock { $0.state } }
+    /// Whether the user is logged in.
+    public var isLoggedIn: Bool { state == .loggedIn }
+
+    /// Logs the user out: its sessions stop and its tokens are forgotten (its files stay).
+    public func logOut() async throws {
+        core.logOut(self)
+    }
+
+    /// ``logOut()`` with a completion handler.
+    public func logOut(_ completion: @escaping @Sendable ((any Error)?) -> Void) {
+        core.logOut(self)
+        completion(nil)
+    }
+
+    func update(access: String?, refresh: String?, state: UserState) {
+        tokens.withLock { $0 = (access, refresh, state) }
+    }
+
+    /// A fresh access token from the server, through the refresh token.
+    /// - Throws: ``AppError`` `.invalidSession` when the refresh token is refused.
+    func refreshAccessToken() async throws -> String {
+        guard let refresh = refreshToken, isLoggedIn else { throw AppError(.invalidSession, "the user is logged out") }
+        let issued = try await core.post("refresh", ["refreshToken": refresh])
+        update(access: issued.accessToken, refresh: issued.refreshToken, state: .loggedIn)
+        core.saveUsers()
+        return issued.accessToken
+    }
+}
+
+/// What an app shares between its `App` instances in a process: users, sessions, the error
+/// handler.
+final class AppCore: Sendable {
+    let appId: String
+    let configuration: AppConfiguration
+    let syncManager = SyncManager()
+    private struct Users {
+        var users: [User] = []
+        var current: String?
+        var anonymous: Set<String> = []
+    }
+    private let state = Locked(Users())
+    let sessions = Locked<[String: SyncClient]>([:])
+
+    private static let registry = Locked<[String: AppCore]>([:])
+
+    static func shared(id: String, configuration: AppConfiguration) -> AppCore {
+        let key = "\(id)\u{0}\(configuration.baseURL ?? "")\u{0}\(configuration.rootDirectory?.path ?? "")"
+        return registry.withLock { r in
+            if let c = r[key] { return c }
+            let c = AppCore(appId: id, configuration: configuration)
+            r[key] = c
+            return c
+        }
+    }
+
+    private init(appId: String, configuration: AppConfiguration) {
+        self.appId = appId
+        self.configuration = configuration
+        loadUsers()
+    }
+
+    var baseURL: String {
+        var s = configuration.baseURL ?? "http://127.0.0.1:8080"
+        while s.hasSuffix("/") { s.removeLast() }
+        return s
+    }
+
+    var directory: URL {
+        let root =
+            configuration.rootDirectory
+            ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("realm-sync")
+        return root.appendingPathComponent(appId.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? String($0) : "_" }.joined())
+    }
+
+    var currentUser: User? {
+        state.withLock { s in s.users.first { $0.id == s.current && $0.isLoggedIn } }
+    }
+
+    var allUsers: [String: User] {
+        state.withLock { s in Dictionary(s.users.filter(\.isLoggedIn).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) }
+    }
+
+    struct Issued: Codable {
+        var userId: String
+        var accessToken: String
+        var refreshToken: String
+    }
+
+    func login(_ credentials: Credentials) async throws -> User {
+        let issued: Issued
+        switch credentials {
+        case .anonymous:
+            if let user = state.withLock({ s in s.users.first { $0.isLoggedIn && s.anonymous.contains($0.id) } }) {
+                state.withLock { $0.current = user.id }
+                saveUsers()
+                return user
+            }
+            issued = try await post("anonymous", [:])
+        case .jwt(let token):
+            issued = try await post("jwt", ["token": token])
+        }
+        let user = state.withLock { s in
+            if let u = s.users.first(where: { $0.id == issued.userId }) {
+                u.update(access: issued.accessToken, refresh: issued.refreshToken, state: .loggedIn)
+                s.current = u.id
+                return u
+            }
+            let u = User(id: issued.userId, access: issued.accessToken, refresh: issued.refreshToken, core: self)
+            s.users.append(u)
+            s.current = u.id
+            return u
+        }
+        if credentials == .anonymous { _ = state.withLock { $0.anonymous.insert(user.id) } }
+        saveUsers()
+        for client in sessions.withLock({ Array($0.values) }) where client.user === user { client.userLoggedIn() }
+        return user
+    }
+
+    func logOut(_ user: User) {
+        user.update(access: nil, refresh: nil, state: .loggedOut)
+        state.withLock { s in if s.current == user.id { s.current = nil } }
+        saveUsers()
+        for client in sessions.withLock({ Array($0.values) }) where client.user === user { client.userLoggedOut() }
+    }
+
+    /// POSTs to `auth/PATH` and decodes the issued tokens.
+    func post(_ path: String, _ body: [String: String]) async throws -> Issued {
+        guard let url = URL(string: "\(baseURL)/api/v1/apps/\(appId)/auth/\(path)") else {
+            throw AppError(.httpRequestFailed, "the base URL \(baseURL) is not a URL")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(body)
+        request.timeoutInterval = 30
+        let (data, response): (Data, URLResponse)
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw AppError(.httpRequestFailed, "the server at \(baseURL) could not be reached: \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else {
+            let message = (try? JSONDecoder().decode([String: String].self, from: data))?["message"] ?? "HTTP status \(status)"
+            throw AppError(status == 401 ? (path == "refresh" ? .invalidSession : .authError) : .httpRequestFailed, message, status: status)
+        }
+        do {
+            return try JSONDecoder().decode(Issued.self, from: data)
+        } catch {
+            throw AppError(.httpRequestFailed, "the server's answer is not a login: \(error)", status: status)
+        }
+    }
+
+    // MARK: Users kept across launches
+
+    private struct SavedUser: Codable {
+        var id: String
+        var accessToken: String?
+        var refreshToken: String?
+        var anonymous: Bool
+    }
+
+    private struct SavedUsers: Codable {
+        var users: [SavedUser]
+        var current: String?
+    }
+
+    private var usersFile: URL { directory.appendingPathComponent("users.json") }
+
+    private func loadUsers() {
+        guard let data = try? Data(contentsOf: usersFile), let saved = try? JSONDecoder().decode(SavedUsers.self, from: data) else {
+            return
+        }
+        state.withLock { s in
+            s.users = saved.users.map { User(id: $0.id, access: $0.accessToken, refresh: $0.refreshToken, core: self) }
+            s.current = saved.current
+            s.anonymous = Set(saved.users.filter(\.anonymous).map(\.id))
+        }
+    }
+
+    func saveUsers() {
+        let saved = state.withLock { s in
+            SavedUsers(
+                users: s.users.map {
+                    SavedUser(id: $0.id, accessToken: $0.accessToken, refreshToken: $0.refreshToken, anonymous: s.anonymous.contains($0.id))
+                }, current: s.current)
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try JSONEncoder().encode(saved).write(to: usersFile, options: .atomic)
+        } catch {
+            syncManager.errorHandler?(SyncError(.clientInternalError, "the app's users could not be saved: \(error)"), nil)
+        }
+    }
+}

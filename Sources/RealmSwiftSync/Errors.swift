@@ -1,0 +1,102 @@
+import Foundation
+
+/// An error of a sync session, as RealmSwift's `SyncError` codes name them. The session's error
+/// handler (``SyncConfiguration`` or ``SyncManager/errorHandler``) receives them; waits and
+/// subscription updates throw them.
+///
+/// ```swift
+/// app.syncManager.errorHandler = { error, session in
+///     if let error = error as? SyncError, error.code == .invalidFlexibleSyncSubscriptions { … }
+/// }
+/// ```
+public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of error it is (RealmSwift's `SyncError.Code` values).
+    public enum Code: Int, Sendable {
+        /// The session failed for a reason not listed here (a protocol error, the store failed).
+        case clientSessionError = 4
+        /// The user's login is not valid (a token the server refused).
+        case clientUserError = 5
+        /// The client failed itself (its file's sync state is damaged).
+        case clientInternalError = 6
+        /// The file cannot go on syncing as it is (the server does not know it, or its history
+        /// was compacted before it was uploaded).
+        case clientResetError = 7
+        /// The server refused the user's credentials.
+        case underlyingAuthError = 8
+        /// The user may not do what was asked.
+        case permissionDeniedError = 9
+        /// A subscription's query is not supported or names an unknown class or property.
+        case invalidFlexibleSyncSubscriptions = 10
+        /// The server refused a write (an object outside every subscription, a bad value).
+        case writeRejected = 11
+        /// The server could not be reached or the connection failed; the session retries.
+        case connectionFailed = 12
+        /// The server sent a warning that did not stop the session.
+        case serverWarning = 14
+    }
+
+    /// The kind of error.
+    public let code: Code
+    /// What happened, for people.
+    public let message: String
+    /// Whether the session stopped because of it (it then stays inactive until resumed).
+    public let isFatal: Bool
+
+    init(_ code: Code, _ message: String, fatal: Bool = false) {
+        self.code = code
+        self.message = message
+        self.isFatal = fatal
+    }
+
+    /// The error's code and message.
+    public var description: String { "SyncError(\(code)): \(message)" }
+    /// The message (Foundation's name).
+    public var localizedDescription: String { message }
+
+    /// The error an `ERROR` message of the protocol stands for (Spec/SYNC.md §9).
+    static func fromServer(code: UInt64, message: String, fatal: Bool) -> SyncError {
+        let kind: Code =
+            switch code {
+            case 2: .clientUserError
+            case 4, 5, 6: .clientSessionError
+            case 7: .invalidFlexibleSyncSubscriptions
+            case 8: .writeRejected
+            case 9: .clientResetError
+            default: .clientSessionError
+            }
+        return SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal)
+    }
+}
+
+/// An error of the application's HTTP services (logging in), as RealmSwift's `AppError`.
+public struct AppError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of error it is (RealmSwift's `AppError.Code` values that apply here).
+    public enum Code: Int, Sendable {
+        /// Something not listed here.
+        case unknown = -1
+        /// The HTTP request failed: the server could not be reached or answered with an error.
+        case httpRequestFailed = 1
+        /// The session (a refresh token) is no longer valid: log in again.
+        case invalidSession = 2
+        /// The credentials were refused.
+        case authError = 27
+    }
+
+    /// The kind of error.
+    public let code: Code
+    /// What happened, for people.
+    public let message: String
+    /// The HTTP status the server answered with, if it answered.
+    public let httpStatusCode: Int?
+
+    init(_ code: Code, _ message: String, status: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatusCode = status
+    }
+
+    /// The error's code and message.
+    public var description: String { "AppError(\(code)): \(message)" }
+    /// The message (Foundation's name).
+    public var localizedDescription: String { message }
+}

@@ -1,0 +1,428 @@
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+import RealmStorage
+import RealmSwift
+import RealmSyncProtocol
+
+/// The sync client of one file (Spec/SYNC.md §7): converts local commits into uploads, keeps one
+/// WebSocket to the server open while the user is logged in and the session is not suspended,
+/// and applies downloads and bootstraps as local commits. Everything it does to the file happens
+/// on this actor, in message order.
+actor SyncClient {
+    nonisolated let user: User
+    nonisolated let core: AppCore
+    nonisolated let path: String
+    nonisolated let status = Locked(Status())
+
+    struct Status {
+        var state: SyncSession.State = .active
+        var connection: SyncSession.ConnectionState = .disconnected
+        var errorHandler: (@Sendable (any Error, SyncSession?) -> Void)?
+        var progress: [UInt64: (direction: SyncSession.ProgressDirection, block: @Sendable (SyncSession.Progress) -> Void)] = [:]
+        var nextProgressToken: UInt64 = 1
+        var suspended = false
+    }
+
+    private nonisolated let linkBox = Locked<RealmFileLink?>(nil)
+    private var link: RealmFileLink? { linkBox.withLock { $0 } }
+    private var embedded: Set<String> { embeddedClasses }
+    nonisolated var embeddedClasses: Set<String> { linkBox.withLock { $0?.embeddedClasses } ?? [] }
+    /// The subscription set being edited by `update` (SyncSubscriptionSet).
+    nonisolated let editing = Locked<[StoredSubscription]?>(nil)
+    private var runTask: Task<Void, Never>?
+    private var outbound: WebSocketOutboundWriter?
+    private var welcomed = false
+    /// The newest client version acknowledged (persisted with the next commit of the client).
+    private var acked: UInt64 = 0
+    /// The newest client version sent on this connection.
+    private var sentThrough: UInt64 = 0
+    private var bootstrap: [ObjectState] = []
+    private var uploadWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var markWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+    private var queryWaiters: [(version: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextMark: UInt64 = 1
+    private var wake: AsyncStream<Void>.Continuation?
+    private var reportedOffline = false
+    private var fatal: SyncError?
+
+    init(user: User, core: AppCore, path: String) {
+        self.user = user
+        self.core = core
+        self.path = path
+    }
+
+    // MARK: Starting
+
+    /// Attaches the client to the file `link` opens, the first time a Realm opens it; runs the
+    /// initial subscriptions when the file is new (or `rerunOnOpen`).
+    nonisolated func attach(_ link: RealmFileLink, configuration: SyncConfiguration) throws {
+        let store = link.store
+        let isNew = try SyncFile.transaction(store, embedded: link.embeddedClasses)
+        link.committed()
+        linkBox.withLock { $0 = link }
+        status.withLock { $0.errorHandler = configuration.errorHandler }
+        if let initial = configuration.initialSubscriptions, isNew || configuration.rerunOnOpen {
+            let set = SyncSubscriptionSet(client: self, store: store)
+            try set.apply { initial(set) }
+        }
+        link.observeLocalCommits { [weak self] in
+            guard let self else { return }
+            Task { await self.localCommitted() }
+        }
+        Task { await self.start(link) }
+    }
+
+    private func start(_ link: RealmFileLink) {
+        guard runTask == nil else { return }
+        if let state = try? SyncFileState.read(try link.store.snapshot(kind: "sync")) { acked = state.uploadAcked }
+        runTask = Task { await self.run() }
+    }
+
+    /// Tells the file's Realms of a commit the client made outside them.
+    nonisolated func committedDirectly() { linkBox.withLock { $0 }?.committed() }
+
+    nonisolated func userLoggedIn() { Task { await self.poke() } }
+
+    nonisolated func userLoggedOut() { Task { await self.disconnect() } }
+
+    private func poke() { wake?.yield() }
+
+    // MARK: The connection
+
+    private func run() async {
+        var delay = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            if status.withLock({ $0.suspended }) || !user.isLoggedIn || fatal != nil {
+                await sleepUntilWoken(.seconds(1))
+                continue
+            }
+            let connected = await connectOnce()
+            if Task.isCancelled { break }
+            if connected { delay = .milliseconds(100) } else { delay = min(delay * 2, .seconds(5)) }
+            await sleepUntilWoken(delay)
+        }
+    }
+
+    private func sleepUntilWoken(_ duration: Duration) async {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        wake = continuation
+        let timer = Task {
+            try? await Task.sleep(for: duration)
+            continuation.finish()
+        }
+        for await _ in stream { break }
+        timer.cancel()
+        wake = nil
+    }
+
+    /// One connection, until it closes. Returns whether the server welcomed the client.
+    private func connectOnce() async -> Bool {
+        guard let token = user.accessToken else { return false }
+        setConnection(.connecting)
+        let base = core.baseURL
+        let url =
+            (base.hasPrefix("https://") ? "wss://" + base.dropFirst(8) : "ws://" + base.dropFirst(base.hasPrefix("http://") ? 7 : 0))
+            + "/api/v1/apps/\(core.appId)/sync"
+        let configuration = WebSocketClientConfiguration(
+            maxFrameSize: 64 << 20,
+            additionalHeaders: [.secWebSocketProtocol: "realm-swift-linux.sync.1", .authorization: "Bearer \(token)"])
+        welcomed = false
+        var refused: SyncError?
+        do {
+            _ = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realm.sync")) {
+                inbound, outbound, _ in
+                try await self.opened(outbound)
+                for try await message in inbound.messages(maxSize: 64 << 20) {
+                    guard case .binary(let buffer) = message else { continue }
+                    try await self.received(Array(buffer.readableBytesView))
+                }
+            }
+        } catch let e as SyncError {
+            refused = e
+        } catch {
+            if !welcomed && !reportedOffline {
+                reportedOffline = true
+                report(SyncError(.connectionFailed, "the sync server at \(base) could not be reached: \(error)"))
+            }
+        }
+        let wasWelcomed = welcomed
+        outbound = nil
+        welcomed = false
+        setConnection(.disconnected)
+        if let refused {
+            if refused.code == .clientUserError {
+                // The access token was refused: renew it once through the refresh token.
+                do {
+                    _ = try await user.refreshAccessToken()
+                    return wasWelcomed
+                } catch {
+                    fail(SyncError(.clientUserError, "the user's tokens were refused; log in again: \(error)", fatal: true))
+                }
+            } else if refused.isFatal {
+                fail(refused)
+            }
+        }
+        return wasWelcomed
+    }
+
+    private func setConnection(_ c: SyncSession.ConnectionState) {
+        status.withLock { $0.connection = c }
+    }
+
+    private func opened(_ outbound: WebSocketOutboundWriter) async throws {
+        self.outbound = outbound
+        sentThrough = acked
+        bootstrap = []
+        guard let link else { return }
+        let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
+        let schema = SyncedSchema(try link.store.snapshot(kind: "sync").catalog, embedded: embedded)
+        if let problem = schema.problems.first {
+            throw SyncError(.clientSessionError, problem, fatal: true)
+        }
+        try await send(
+            .hello(clientFileId: state.clientFileId, lastServerVersion: state.serverVersion, lastUploadAcked: acked, schema: schema.classes)
+        )
+    }
+
+    private func send(_ message: SyncMessage) async throws {
+        guard let outbound else { return }
+        try await outbound.writeBinaryMessage(ByteBuffer(bytes: message.encoded()))
+    }
+
+    private func received(_ bytes: [UInt8]) async throws {
+        let message: SyncMessage
+        do {
+            message = try SyncMessage.decode(bytes)
+        } catch {
+            throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
+        }
+        guard let link else { return }
+        switch message {
+        case .welcome(let id, _, let serverClock):
+            try write(link) { tx, state in
+                if state.clientFileId.isEmpty { state.clientFileId = id }
+                var clock = HybridClock(last: state.clock)
+                clock.observe(serverClock)
+                state.clock = clock.last
+            }
+            welcomed = true
+            reportedOffline = false
+            setConnection(.connected)
+            let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
+            if state.queryState == 0 && state.querySetVersion > 0 { try await sendQuery(state) }
+            try await sendUploads()
+            for id in markWaiters.keys.sorted() { try await send(.mark(requestId: id, serverVersion: 0)) }
+        case .uploadAck(let clientVersion, _):
+            acked = max(acked, clientVersion)
+            resolveUploadWaiters()
+        case .download(_, let entries, _):
+            try write(link) { tx, state in try SyncFile.apply(entries, tx, &state) }
+        case .bootstrap(let querySetVersion, let serverVersion, let objects, let last):
+            bootstrap += objects
+            guard last else { return }
+            let objects = bootstrap
+            bootstrap = []
+            let embedded = self.embedded
+            try write(link) { tx, state in
+                try SyncFile.applyBootstrap(objects, tx, state, embedded: embedded)
+                state.serverVersion = serverVersion
+                if querySetVersion == state.querySetVersion {
+                    state.queryState = 1
+                    state.queryError = ""
+                }
+            }
+            resolveQueryWaiters(through: querySetVersion, error: nil)
+        case .error(let code, let text, let isFatal, _):
+            let error = SyncError.fromServer(code: code, message: text, fatal: isFatal)
+            if code == 7 {
+                var failed: UInt64 = 0
+                try write(link) { _, state in
+                    state.queryState = 2
+                    state.queryError = error.message
+                    failed = state.querySetVersion
+                }
+                resolveQueryWaiters(through: failed, error: error)
+            }
+            if code == 2 { throw error }  // the token: renewed by the connection loop, not reported
+            report(error)
+            if isFatal { throw error }
+        case .mark(let id, _):
+            markWaiters.removeValue(forKey: id)?.resume()
+        case .hello, .upload, .query:
+            throw SyncError(.clientSessionError, "the server sent a client's message")
+        }
+    }
+
+    /// Runs `body` in a write transaction of the file with its sync state, after converting the
+    /// local commits not yet converted, and commits.
+    private func write(_ link: RealmFileLink, _ body: (WriteTransaction, inout SyncFileState) throws -> Void) throws {
+        let acked = self.acked
+        try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
+            state.uploadAcked = max(state.uploadAcked, acked)
+            try body(tx, &state)
+            state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
+            state.downloads += 1
+        }
+        link.committed()
+    }
+
+    // MARK: Local changes
+
+    /// A Realm of this process committed: its changes become uploads, sent when connected.
+    func localCommitted() async {
+        guard let link else { return }
+        do {
+            try convertNow(link)
+            try await sendUploads()
+        } catch let e as SyncError {
+            fail(e)
+        } catch {
+            report(SyncError(.clientInternalError, "a local commit could not be prepared for upload: \(error)"))
+        }
+    }
+
+    private func convertNow(_ link: RealmFileLink) throws {
+        let store = link.store
+        guard let state = try SyncFileState.read(try store.snapshot(kind: "sync")), state.convertedThrough < store.currentVersion else {
+            return
+        }
+        try write(link) { _, _ in }
+    }
+
+    private func sendUploads() async throws {
+        guard welcomed, let link else { return }
+        let journal = try SyncFile.journal(try link.store.snapshot(kind: "sync"))
+        let due = journal.filter { $0.upload.clientVersion > max(acked, sentThrough) }.map(\.upload)
+        var i = 0
+        while i < due.count {
+            let batch = Array(due[i..<min(due.count, i + 100)])
+            sentThrough = batch.last!.clientVersion
+            try await send(.upload(batch))
+            i += batch.count
+        }
+        resolveUploadWaiters()
+    }
+
+    func subscriptionsChanged() async {
+        guard welcomed, let link, let state = try? SyncFileState.read(try link.store.snapshot(kind: "sync")) else { return }
+        try? await sendQuery(state)
+    }
+
+    private func sendQuery(_ state: SyncFileState) async throws {
+        try await send(
+            .query(
+                querySetVersion: state.querySetVersion,
+                subscriptions: state.subscriptions.map { Subscription(name: $0.name, className: $0.className, query: $0.query) }))
+    }
+
+    // MARK: Waiting
+
+    /// Waits until every local commit made before the call is acknowledged.
+    func waitForUpload() async throws {
+        guard let link else { return }
+        if let fatal { throw fatal }
+        try convertNow(link)
+        let target = link.store.currentVersion
+        let journal = try SyncFile.journal(try link.store.snapshot(kind: "sync"))
+        guard let last = journal.last(where: { $0.upload.clientVersion <= target })?.upload.clientVersion, last > acked else { return }
+        try await sendUploads()
+        try await withCheckedThrowingContinuation { c in uploadWaiters.append((last, c)) }
+    }
+
+    private func resolveUploadWaiters() {
+        let done = uploadWaiters.filter { $0.target <= acked }
+        uploadWaiters.removeAll { $0.target <= acked }
+        for w in done { w.continuation.resume() }
+        notifyProgress(.upload)
+    }
+
+    /// Waits until every change on the server when the call was made is in the file.
+    func waitForDownload() async throws {
+        if let fatal { throw fatal }
+        let id = nextMark
+        nextMark += 1
+        try await withCheckedThrowingContinuation { c in
+            markWaiters[id] = c
+            if welcomed { Task { try? await self.send(.mark(requestId: id, serverVersion: 0)) } }
+        }
+        notifyProgress(.download)
+    }
+
+    /// Waits until the file holds the server's data: the current subscription set's bootstrap,
+    /// then every change the server has.
+    func waitForOpen() async throws {
+        guard let link else { return }
+        let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
+        if state.querySetVersion > 0 { try await waitForSubscriptions(state.querySetVersion) }
+        try await waitForDownload()
+    }
+
+    /// Waits until the subscription set `version` is complete (its bootstrap applied).
+    func waitForSubscriptions(_ version: UInt64) async throws {
+        guard let link else { return }
+        let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
+        if state.querySetVersion > version || (state.querySetVersion == version && state.queryState == 1) { return }
+        if state.querySetVersion == version && state.queryState == 2 {
+            throw SyncError(.invalidFlexibleSyncSubscriptions, state.queryError)
+        }
+        if let fatal { throw fatal }
+        try await withCheckedThrowingContinuation { c in queryWaiters.append((version, c)) }
+    }
+
+    private func resolveQueryWaiters(through version: UInt64, error: SyncError?) {
+        let done = queryWaiters.filter { $0.version <= version }
+        queryWaiters.removeAll { $0.version <= version }
+        for w in done {
+            if let error, w.version == version { w.continuation.resume(throwing: error) } else { w.continuation.resume() }
+        }
+    }
+
+    // MARK: Errors and control
+
+    private nonisolated func report(_ error: SyncError) {
+        let handler = status.withLock { $0.errorHandler } ?? core.syncManager.errorHandler
+        handler?(error, SyncSession(client: self))
+    }
+
+    /// A fatal error: the session stops (inactive) and every wait fails with it.
+    private func fail(_ error: SyncError) {
+        fatal = error
+        status.withLock { $0.state = .inactive }
+        report(error)
+        for w in uploadWaiters { w.continuation.resume(throwing: error) }
+        for w in markWaiters.values { w.resume(throwing: error) }
+        for w in queryWaiters { w.continuation.resume(throwing: error) }
+        uploadWaiters = []
+        markWaiters = [:]
+        queryWaiters = []
+        Task { try? await outbound?.close(.normalClosure, reason: nil) }
+    }
+
+    func suspend() async {
+        status.withLock {
+            $0.suspended = true
+            $0.state = .inactive
+        }
+        try? await outbound?.close(.normalClosure, reason: nil)
+    }
+
+    func resume() {
+        fatal = nil
+        status.withLock {
+            $0.suspended = false
+            $0.state = .active
+        }
+        wake?.yield()
+    }
+
+    private func disconnect() async {
+        try? await outbound?.close(.normalClosure, reason: nil)
+    }
+
+    private nonisolated func notifyProgress(_ direction: SyncSession.ProgressDirection) {
+        let blocks = status.withLock { $0.progress.values.filter { $0.direction == direction }.map(\.block) }
+        for b in blocks { b(SyncSession.Progress(transferredBytes: 1, transferrableBytes: 1, progressEstimate: 1)) }
+    }
+}

@@ -1,0 +1,485 @@
+import Foundation
+import RealmStorage
+import RealmSyncProtocol
+
+/// The sync metadata a client file keeps beside its data (Spec/SYNC.md §7.1), in two tables of
+/// its own that RealmSwift's schema never shows (names starting with `__`):
+///
+/// - `__sync_state`, one object: the client file identity, the newest integrated server version,
+///   the upload cursor, the newest converted local version, the newest integrated own version, the
+///   hybrid logical clock, and the subscription set with its version and state;
+/// - `__sync_upload`, one object per local commit still to be integrated: its client version, its
+///   clock and its upload's bytes.
+///
+/// Every change to them is written in the same commit as the data it describes.
+struct SyncFileState: Equatable, Sendable {
+    var clientFileId: [UInt8] = []
+    var serverVersion: UInt64 = 0
+    var uploadAcked: UInt64 = 0
+    var convertedThrough: UInt64 = 0
+    var integratedOwn: UInt64 = 0
+    var clock: UInt64 = 0
+    var querySetVersion: UInt64 = 0
+    /// 0 pending, 1 complete, 2 error.
+    var queryState: Int64 = 0
+    var queryError = ""
+    var subscriptions: [StoredSubscription] = []
+    /// How many downloads and bootstraps were applied (every download commit writes it).
+    var downloads: Int64 = 0
+
+    static let table = "__sync_state"
+    static let uploads = "__sync_upload"
+
+    static let columns: [ColumnSchema] = [
+        ColumnSchema("clientFileId", .binary), ColumnSchema("serverVersion", .int), ColumnSchema("uploadAcked", .int),
+        ColumnSchema("convertedThrough", .int), ColumnSchema("integratedOwn", .int), ColumnSchema("clock", .int),
+        ColumnSchema("querySetVersion", .int), ColumnSchema("queryState", .int), ColumnSchema("queryError", .string),
+        ColumnSchema("subscriptions", .binary), ColumnSchema("downloads", .int),
+    ]
+
+    init() {}
+
+    init(_ values: [String: StorageValue]) throws {
+        func int(_ name: String) -> Int64 { if case .int(let v)? = values[name] { v } else { 0 } }
+        if case .binary(let b)? = values["clientFileId"] { clientFileId = b }
+        serverVersion = UInt64(max(0, int("serverVersion")))
+        uploadAcked = UInt64(max(0, int("uploadAcked")))
+        convertedThrough = UInt64(max(0, int("convertedThrough")))
+        integratedOwn = UInt64(max(0, int("integratedOwn")))
+        clock = UInt64(bitPattern: int("clock"))
+        querySetVersion = UInt64(max(0, int("querySetVersion")))
+        queryState = int("queryState")
+        if case .string(let s)? = values["queryError"] { queryError = s }
+        if case .binary(let b)? = values["subscriptions"] { subscriptions = try StoredSubscription.decode(b) }
+        downloads = int("downloads")
+    }
+
+    var values: [String: StorageValue] {
+        [
+            "clientFileId": .binary(clientFileId), "serverVersion": .int(Int64(serverVersion)), "uploadAcked": .int(Int64(uploadAcked)),
+            "convertedThrough": .int(Int64(convertedThrough)), "integratedOwn": .int(Int64(integratedOwn)),
+            "clock": .int(Int64(bitPattern: clock)), "querySetVersion": .int(Int64(querySetVersion)), "queryState": .int(queryState),
+            "queryError": .string(queryError), "subscriptions": .binary(StoredSubscription.encode(subscriptions)),
+            "downloads": .int(downloads),
+        ]
+    }
+
+    /// The state as `snapshot` holds it; nil when the file has no sync state yet.
+    static func read(_ snapshot: Snapshot) throws -> SyncFileState? {
+        guard snapshot.catalog.table(table) != nil, let key = try snapshot.objectKeys(table).first else { return nil }
+        return try SyncFileState(try snapshot.object(table, key))
+    }
+
+    /// The state as the open transaction `tx` holds it, creating the tables on first use (the
+    /// first local version to upload is then the one after `tx`'s base).
+    static func read(_ tx: WriteTransaction) throws -> SyncFileState {
+        if tx.catalog.table(table) == nil {
+            try tx.createTable(table)
+            for c in columns { try tx.addColumn(table, c) }
+            try tx.createTable(uploads)
+            for c in [ColumnSchema("clientVersion", .int), ColumnSchema("clock", .int), ColumnSchema("upload", .binary)] {
+                try tx.addColumn(uploads, c)
+            }
+            var s = SyncFileState()
+            s.convertedThrough = tx.baseVersion
+            s.uploadAcked = tx.baseVersion
+            s.integratedOwn = tx.baseVersion
+            try tx.insert(table, s.values)
+            return s
+        }
+        guard let key = try tx.objectKeys(table).first else { throw SyncError(.clientInternalError, "the file's sync state is missing") }
+        var out: [String: StorageValue] = [:]
+        for c in columns { out[c.name] = try tx.value(table, key, c.name) }
+        return try SyncFileState(out)
+    }
+
+    /// Writes the state in `tx`.
+    func write(_ tx: WriteTransaction) throws {
+        guard let key = try tx.objectKeys(Self.table).first else {
+            throw SyncError(.clientInternalError, "the file's sync state is missing")
+        }
+        for (name, value) in values { try tx.set(Self.table, key, name, value) }
+    }
+}
+
+/// A subscription as the file keeps it.
+struct StoredSubscription: Equatable, Sendable {
+    var name: String
+    var className: String
+    var query: String
+    var createdAt: Date
+    var updatedAt: Date
+
+    static func encode(_ subs: [StoredSubscription]) -> [UInt8] {
+        var w = WireWriter()
+        w.count(subs.count)
+        for s in subs {
+            w.string(s.name)
+            w.string(s.className)
+            w.string(s.query)
+            w.u64(UInt64(max(0, s.createdAt.timeIntervalSince1970 * 1000)))
+            w.u64(UInt64(max(0, s.updatedAt.timeIntervalSince1970 * 1000)))
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> [StoredSubscription] {
+        guard !bytes.isEmpty else { return [] }
+        do {
+            var r = WireReader(bytes)
+            var out: [StoredSubscription] = []
+            for _ in 0..<(try r.count(minimumItemSize: 19)) {
+                let name = try r.string()
+                let cls = try r.string()
+                let query = try r.string()
+                let created = Date(timeIntervalSince1970: Double(try r.u64()) / 1000)
+                let updated = Date(timeIntervalSince1970: Double(try r.u64()) / 1000)
+                out.append(StoredSubscription(name: name, className: cls, query: query, createdAt: created, updatedAt: updated))
+            }
+            return out
+        } catch {
+            throw SyncError(.clientInternalError, "the file's subscription set is damaged: \(error)")
+        }
+    }
+}
+
+/// One not yet integrated upload of `__sync_upload`.
+struct JournalEntry: Sendable {
+    var key: ObjectKey
+    var upload: Upload
+}
+
+/// The synced part of a file's schema: every class with a primary key `_id` (embedded classes
+/// and classes whose names start with `__` are not synced).
+struct SyncedSchema: Sendable {
+    var classes: [SyncClass] = []
+    var problems: [String] = []
+
+    init(_ catalog: Catalog, embedded: Set<String>) {
+        for t in catalog.tables where !t.name.hasPrefix("__") && !embedded.contains(t.name) {
+            guard let pk = t.primaryKeyColumn, pk.name == "_id" else {
+                problems.append(
+                    "the class \(t.name) cannot be synced: a synced class needs a primary key named _id (ObjectId, String, Int or UUID)")
+                continue
+            }
+            var props: [SyncClass.Property] = []
+            for c in t.columns where c.name != "_id" {
+                var flags: UInt8 = c.isNullable || (c.type == .link && !c.isList && !c.isMap) ? 1 : 0
+                if c.isSet { flags |= 4 } else if c.isList { flags |= 2 }
+                if c.isMap { flags |= 8 }
+                props.append(SyncClass.Property(c.name, valueTag: Self.tag(c.type), flags: flags, linkTarget: c.linkTarget ?? ""))
+            }
+            classes.append(SyncClass(t.name, primaryKeyTag: Self.tag(pk.type), properties: props))
+        }
+    }
+
+    func synced(_ name: String) -> Bool { classes.contains { $0.name == name } }
+
+    static func tag(_ type: ColumnType) -> UInt8 {
+        switch type {
+        case .bool: 1
+        case .int: 3
+        case .float: 4
+        case .double: 5
+        case .string: 6
+        case .binary: 7
+        case .timestamp: 8
+        case .objectId: 9
+        case .uuid: 10
+        case .decimal128: 11
+        case .link: 12
+        case .mixed: 17
+        }
+    }
+}
+
+/// Turns local commits into uploads and applies downloads and bootstraps as local commits
+/// (Spec/SYNC.md §5, §7).
+enum SyncFile {
+    // MARK: Values
+
+    static func uuidBytes(_ u: UUID) -> [UInt8] {
+        let t = u.uuid
+        return [t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8, t.9, t.10, t.11, t.12, t.13, t.14, t.15]
+    }
+
+    static func syncValue(_ v: StorageValue, column: ColumnSchema, at snapshot: Snapshot) throws -> SyncValue {
+        switch v {
+        case .null: return .null
+        case .int(let i): return .int(i)
+        case .bool(let b): return .bool(b)
+        case .float(let f): return .float(f)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .binary(let b): return .binary(b)
+        case .timestamp(var s, var ns):
+            if ns < 0 {
+                s -= 1
+                ns += 1_000_000_000
+            }
+            return .timestamp(seconds: s, nanoseconds: UInt32(ns))
+        case .objectId(let b): return .objectId(b)
+        case .uuid(let u): return .uuid(uuidBytes(u))
+        case .decimal128(let lo, let hi): return .decimal128(low: lo, high: hi)
+        case .link(let key):
+            guard let target = column.linkTarget, try snapshot.contains(target, key) else { return .null }
+            let pk = try snapshot.value(target, key, "_id")
+            return .link(class: target, primaryKey: try syncValue(pk, column: ColumnSchema("_id", .int), at: snapshot))
+        case .typedLink, .list, .map: throw SyncError(.clientInternalError, "collections and mixed values are not synced yet")
+        }
+    }
+
+    /// The stored form of `v` for `column`; nil when it does not fit (the instruction is skipped).
+    static func storageValue(_ v: SyncValue, column: ColumnSchema, tx: WriteTransaction) throws -> StorageValue? {
+        switch (v, column.type) {
+        case (.null, _): return column.isNullable || column.type == .link ? .null : nil
+        case (.bool(let b), .bool): return .bool(b)
+        case (.int(let i), .int): return .int(i)
+        case (.float(let f), .float): return .float(f)
+        case (.double(let d), .double): return .double(d)
+        case (.string(let s), .string): return .string(s)
+        case (.binary(let b), .binary): return .binary(b)
+        case (.timestamp(let s, let ns), .timestamp):
+            return s < 0 && ns > 0
+                ? .timestamp(seconds: s + 1, nanoseconds: Int32(ns) - 1_000_000_000) : .timestamp(seconds: s, nanoseconds: Int32(ns))
+        case (.objectId(let b), .objectId): return .objectId(b)
+        case (.uuid(let b), .uuid):
+            guard b.count == 16 else { return nil }
+            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        case (.decimal128(let lo, let hi), .decimal128): return .decimal128(low: lo, high: hi)
+        case (.link(let cls, let pk), .link):
+            guard cls == column.linkTarget, let target = tx.catalog.table(cls), let pkColumn = target.primaryKeyColumn,
+                let key = try storageValue(pk, column: pkColumn, tx: tx)
+            else { return .null }
+            return try tx.objectKey(cls, primaryKey: key).map { .link($0) } ?? .null
+        default: return nil
+        }
+    }
+
+    static func primaryKey(_ v: SyncValue, of table: TableSchema, tx: WriteTransaction) throws -> StorageValue? {
+        guard let pk = table.primaryKeyColumn else { return nil }
+        return try storageValue(v, column: pk, tx: tx)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction of `store` with the file's sync state (created on first
+    /// use), after converting the local commits not yet converted, and commits both. Returns
+    /// whether the sync state was created.
+    @discardableResult
+    static func transaction(
+        _ store: Store, embedded: Set<String>, _ body: (WriteTransaction, inout SyncFileState) throws -> Void = { _, _ in }
+    ) throws -> Bool {
+        let tx = try store.beginWrite()
+        do {
+            let isNew = tx.catalog.table(SyncFileState.table) == nil
+            var state = try SyncFileState.read(tx)
+            _ = try convert(tx, &state, head: try store.snapshot(kind: "sync"), embedded: embedded)
+            try body(tx, &state)
+            try state.write(tx)
+            _ = try tx.commit()
+            return isNew
+        } catch {
+            if !tx.isFinished { tx.cancel() }
+            throw error
+        }
+    }
+
+    // MARK: From commits to uploads
+
+    /// Converts every local commit after `state.convertedThrough` up to `tx`'s base into uploads
+    /// appended to the journal (commits of the sync client itself, which write `__sync_state`,
+    /// are passed over).
+    /// - Throws: ``SyncError`` `.clientResetError` when the versions are no longer in the file.
+    static func convert(_ tx: WriteTransaction, _ state: inout SyncFileState, head: Snapshot, embedded: Set<String>) throws -> Int {
+        guard state.convertedThrough < head.version else { return 0 }
+        let chain: [Snapshot]
+        do {
+            chain = try head.history(since: state.convertedThrough > 0 ? state.convertedThrough - 1 : 0)
+        } catch {
+            throw SyncError(
+                .clientResetError,
+                "the local commits after version \(state.convertedThrough) are no longer in the file (it was compacted before they were uploaded): \(error)"
+            )
+        }
+        var made = 0
+        var clock = HybridClock(last: state.clock)
+        var previous: Snapshot? = nil
+        for snap in chain {
+            defer { previous = snap }
+            guard snap.version > state.convertedThrough else { continue }
+            let changes = try snap.changeset()
+            guard changes.tables[SyncFileState.table] == nil else { continue }
+            let schema = SyncedSchema(snap.catalog, embedded: embedded)
+            var instructions: [Instruction] = []
+            for cls in schema.classes {
+                guard let t = changes.tables[cls.name], let table = snap.catalog.table(cls.name) else { continue }
+                let columns = table.columns.filter { $0.name != "_id" && !$0.isList && !$0.isMap && $0.type != .mixed }
+                func pk(_ key: ObjectKey, _ s: Snapshot) throws -> SyncValue {
+                    try syncValue(try s.value(cls.name, key, "_id"), column: table.primaryKeyColumn!, at: s)
+                }
+                for key in t.inserted.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    guard try snap.contains(cls.name, key) else { continue }
+                    let id = try pk(key, snap)
+                    instructions.append(Instruction(cls.name, id, .create))
+                    let values = try snap.object(cls.name, key)
+                    for c in columns {
+                        instructions.append(
+                            Instruction(
+                                cls.name, id, .set(path: [c.name], value: try syncValue(values[c.name] ?? .null, column: c, at: snap))))
+                    }
+                }
+                for key in t.modified.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    guard try snap.contains(cls.name, key) else { continue }
+                    let id = try pk(key, snap)
+                    for c in columns where t.mayHaveSet(c.id, of: key) {
+                        let v = try snap.value(cls.name, key, c.name)
+                        instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: snap))))
+                    }
+                }
+                if let before = previous {
+                    for key in t.deleted.sorted(by: { $0.rawValue < $1.rawValue }) where try before.contains(cls.name, key) {
+                        instructions.append(Instruction(cls.name, try pk(key, before), .erase))
+                    }
+                }
+            }
+            guard !instructions.isEmpty else { continue }
+            let ms = UInt64(max(0, snap.commitTime.timeIntervalSince1970 * 1000))
+            let upload = Upload(clientVersion: snap.version, clock: clock.next(milliseconds: ms), instructions: instructions)
+            try tx.insert(
+                SyncFileState.uploads,
+                [
+                    "clientVersion": .int(Int64(snap.version)), "clock": .int(Int64(bitPattern: upload.clock)),
+                    "upload": .binary(SyncMessage.upload([upload]).encoded()),
+                ])
+            made += 1
+        }
+        state.clock = clock.last
+        state.convertedThrough = head.version
+        return made
+    }
+
+    /// The journal's uploads in client-version order.
+    static func journal(_ tx: WriteTransaction) throws -> [JournalEntry] {
+        try journal(keys: try tx.objectKeys(SyncFileState.uploads)) { try tx.value(SyncFileState.uploads, $0, "upload") }
+    }
+
+    static func journal(_ snapshot: Snapshot) throws -> [JournalEntry] {
+        guard snapshot.catalog.table(SyncFileState.uploads) != nil else { return [] }
+        return try journal(keys: try snapshot.objectKeys(SyncFileState.uploads)) { try snapshot.value(SyncFileState.uploads, $0, "upload") }
+    }
+
+    private static func journal(keys: [ObjectKey], _ read: (ObjectKey) throws -> StorageValue) throws -> [JournalEntry] {
+        var out: [JournalEntry] = []
+        for key in keys {
+            guard case .binary(let bytes) = try read(key), case .upload(let uploads) = try SyncMessage.decode(bytes) else {
+                throw SyncError(.clientInternalError, "the file's upload journal is damaged")
+            }
+            for u in uploads { out.append(JournalEntry(key: key, upload: u)) }
+        }
+        return out.sorted { $0.upload.clientVersion < $1.upload.clientVersion }
+    }
+
+    // MARK: Downloads
+
+    /// What pending local writes wrote (Spec/SYNC.md §7.3).
+    struct Pending {
+        var properties: Set<PropertyKey> = []
+        var objects: Set<SyncStoreModel.ObjectID> = []
+
+        init(_ journal: [JournalEntry], after integrated: UInt64) {
+            for e in journal where e.upload.clientVersion > integrated {
+                for i in e.upload.instructions {
+                    objects.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey))
+                    if case .set(let path, _) = i.operation { properties.insert(Self.key(i.className, i.primaryKey, path)) }
+                }
+            }
+        }
+
+        struct PropertyKey: Hashable {
+            var className: String
+            var primaryKey: SyncValue
+            var path: [String]
+        }
+
+        static func key(_ cls: String, _ pk: SyncValue, _ path: [String]) -> PropertyKey {
+            PropertyKey(className: cls, primaryKey: pk, path: path)
+        }
+    }
+
+    /// Applies downloaded entries in `tx` (Spec/SYNC.md §7.3).
+    static func apply(_ entries: [Entry], _ tx: WriteTransaction, _ state: inout SyncFileState) throws {
+        var journal = try journal(tx)
+        for entry in entries {
+            if entry.originClientFileId == state.clientFileId {
+                state.integratedOwn = max(state.integratedOwn, entry.originClientVersion)
+                for e in journal where e.upload.clientVersion <= state.integratedOwn {
+                    if try tx.contains(SyncFileState.uploads, e.key) { try tx.delete(SyncFileState.uploads, e.key) }
+                }
+                journal.removeAll { $0.upload.clientVersion <= state.integratedOwn }
+            }
+            let pending = Pending(journal, after: state.integratedOwn)
+            let creates = entry.instructions.filter { if case .create = $0.operation { true } else { false } }
+            for i in creates + entry.instructions.filter({ if case .create = $0.operation { false } else { true } }) {
+                try apply(i, tx, pending)
+            }
+            state.serverVersion = max(state.serverVersion, entry.serverVersion)
+        }
+    }
+
+    static func apply(_ i: Instruction, _ tx: WriteTransaction, _ pending: Pending) throws {
+        guard let table = tx.catalog.table(i.className), !i.className.hasPrefix("__"),
+            let pk = try primaryKey(i.primaryKey, of: table, tx: tx)
+        else { return }
+        let key = try tx.objectKey(i.className, primaryKey: pk)
+        switch i.operation {
+        case .create:
+            if key == nil { try tx.insert(i.className, ["_id": pk]) }
+        case .erase:
+            if let key { try tx.delete(i.className, key) }
+        case .set(let path, let value):
+            guard let key, path.count == 1, let column = table.column(path[0]), column.name != "_id",
+                !pending.properties.contains(Pending.key(i.className, i.primaryKey, path)),
+                let v = try storageValue(value, column: column, tx: tx)
+            else { return }
+            try tx.set(i.className, key, column.name, v)
+        default:
+            return  // collections are not synced yet (the server refuses their schemas)
+        }
+    }
+
+    /// Applies a complete bootstrap in `tx`: every object it holds, and the removal of every
+    /// object of a synced class it does not hold (pending local writes excepted).
+    static func applyBootstrap(_ objects: [ObjectState], _ tx: WriteTransaction, _ state: SyncFileState, embedded: Set<String>) throws {
+        let pending = Pending(try journal(tx), after: state.integratedOwn)
+        var held = Set<SyncStoreModel.ObjectID>()
+        for o in objects {
+            held.insert(SyncStoreModel.ObjectID(o.className, o.primaryKey))
+            try apply(Instruction(o.className, o.primaryKey, .create), tx, pending)
+        }
+        for o in objects {
+            for p in o.properties {
+                try apply(Instruction(o.className, o.primaryKey, .set(path: [p.name], value: p.value)), tx, pending)
+            }
+        }
+        let schema = SyncedSchema(tx.catalog, embedded: embedded)
+        for cls in schema.classes {
+            guard let table = tx.catalog.table(cls.name), let pkColumn = table.primaryKeyColumn else { continue }
+            for key in try tx.objectKeys(cls.name) {
+                let pk = try pkSyncValue(try tx.value(cls.name, key, "_id"), pkColumn)
+                let id = SyncStoreModel.ObjectID(cls.name, pk)
+                if !held.contains(id) && !pending.objects.contains(id) { try tx.delete(cls.name, key) }
+            }
+        }
+    }
+
+    static func pkSyncValue(_ v: StorageValue, _ column: ColumnSchema) throws -> SyncValue {
+        switch v {
+        case .int(let i): .int(i)
+        case .string(let s): .string(s)
+        case .objectId(let b): .objectId(b)
+        case .uuid(let u): .uuid(uuidBytes(u))
+        default: throw SyncError(.clientInternalError, "a primary key of type \(column.type) cannot be synced")
+        }
+    }
+}

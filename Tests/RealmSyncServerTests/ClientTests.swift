@@ -1,0 +1,210 @@
+import Foundation
+import PostgresNIO
+import RealmSwift
+import RealmSwiftSync
+import Testing
+
+/// A synced class of the client tests (its own name, so its table does not meet the protocol
+/// tests' classes in the shared database).
+final class ClientDog: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: ClientOwner?
+
+    convenience init(name: String, age: Int) {
+        self.init()
+        self.name = name
+        self.age = age
+    }
+}
+
+final class ClientOwner: Object {
+    @Persisted(primaryKey: true) var _id = ""
+    @Persisted var city = ""
+}
+
+/// One client of the tests: an app with its own root directory (so two clients in one process
+/// have two users and two files), logged in anonymously, with every ClientDog and ClientOwner
+/// subscribed.
+struct TestClient {
+    let app: App
+    let user: User
+    let configuration: Realm.Configuration
+    let root: URL
+
+    init(_ server: ServerProcess, root: URL? = nil, subscribe: Bool = true) async throws {
+        self.root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("realm-client-\(UUID().uuidString)")
+        app = App(id: server.appId, configuration: AppConfiguration(baseURL: server.baseURL, rootDirectory: self.root))
+        user = try await app.login(credentials: .anonymous)
+        var config =
+            subscribe
+            ? user.flexibleSyncConfiguration(initialSubscriptions: { subs in
+                subs.append(QuerySubscription<ClientDog>(name: "dogs"))
+                subs.append(QuerySubscription<ClientOwner>(name: "owners"))
+            })
+            : user.flexibleSyncConfiguration()
+        config.objectTypes = [ClientDog.self, ClientOwner.self]
+        configuration = config
+    }
+
+    /// The file's dogs as (name, age), by name.
+    func dogs() throws -> [String] {
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        return realm.objects(ClientDog.self).sorted(byKeyPath: "name").map { "\($0.name):\($0.age)" }
+    }
+
+    func write(_ body: (Realm) throws -> Void) throws {
+        let realm = try Realm(configuration: configuration)
+        try realm.write { try body(realm) }
+    }
+
+    var session: SyncSession {
+        get throws { try #require(try Realm(configuration: configuration).syncSession) }
+    }
+
+    /// Waits until the server has this client's changes and this client has the server's.
+    func sync() async throws {
+        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+    }
+}
+
+/// Waits (bounded) for `condition`.
+func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try condition()
+}
+
+/// A `wait` bounded in time: fails the test instead of hanging it.
+func bounded<T: Sendable>(_ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        guard let first = try await group.next(), let value = first else {
+            group.cancelAll()
+            throw TimedOut(seconds: seconds)
+        }
+        group.cancelAll()
+        return value
+    }
+}
+
+extension SyncServerTests {
+    @Test func twoClientsConvergeThroughTheServer() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(server)
+        let b = try await TestClient(server)
+        try a.write { $0.add(ClientDog(name: "Rex", age: 3)) }
+        try await bounded { try await a.sync() }
+        _ = try b.dogs()  // opens b's file: its session starts
+        try await bounded { try await b.sync() }
+        #expect(try b.dogs() == ["Rex:3"])
+
+        // A change on b reaches a; a link to an owner travels with it.
+        try b.write { realm in
+            let dog = try #require(realm.objects(ClientDog.self).first)
+            dog.age = 4
+            dog.owner = realm.create(ClientOwner.self, value: ["_id": "ada", "city": "Lyon"])
+        }
+        try await bounded { try await b.sync() }
+        try await bounded { try await a.sync() }
+        #expect(try a.dogs() == ["Rex:4"])
+        let owner = try Realm(configuration: a.configuration).objects(ClientDog.self).first?.owner
+        #expect(owner?._id == "ada" && owner?.city == "Lyon")
+
+        // A delete on a leaves b.
+        try a.write { $0.delete($0.objects(ClientDog.self)) }
+        try await bounded { try await a.sync() }
+        try await bounded { try await b.sync() }
+        #expect(try b.dogs() == [])
+    }
+
+    @Test func anObjectThatNoSubscriptionMatchesLeavesTheFile() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(server)
+        let b = try await TestClient(server)
+        try a.write { realm in
+            realm.add(ClientDog(name: "Old", age: 12))
+            realm.add(ClientDog(name: "Young", age: 1))
+        }
+        try await bounded { try await a.sync() }
+        _ = try b.dogs()
+        try await bounded { try await b.sync() }
+        #expect(try b.dogs() == ["Old:12", "Young:1"])
+
+        let subs = try Realm(configuration: b.configuration).subscriptions
+        try await bounded {
+            try await subs.update {
+                subs.remove(named: "dogs")
+                subs.append(QuerySubscription<ClientDog>(name: "old") { $0.age > 5 })
+            }
+        }
+        #expect(subs.state == .complete)
+        #expect(subs.count == 2)
+        #expect(subs.first(named: "old")?.queryString == "age > 5")
+        #expect(try b.dogs() == ["Old:12"])
+
+        // A dog that grows old enough enters b's file.
+        try a.write { realm in realm.objects(ClientDog.self).filter("name == 'Young'").first?.age = 6 }
+        try await bounded { try await a.sync() }
+        #expect(try await eventually { try b.dogs() == ["Old:12", "Young:6"] })
+    }
+
+    @Test func anUnsupportedQueryIsATypedErrorOfTheUpdate() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(server)
+        _ = try a.dogs()
+        let subs = try Realm(configuration: a.configuration).subscriptions
+        await #expect(throws: SyncError.self) {
+            try await bounded {
+                try await subs.update { subs.append(QuerySubscription<ClientDog>(name: "owned") { $0.owner.city == "Lyon" }) }
+            }
+        }
+        if case .error = subs.state {} else { Issue.record("the set's state is \(subs.state)") }
+    }
+
+    @Test func localWritesGoOnOfflineAndAreUploadedOnce() async throws {
+        let server = try await ServerProcess()
+        let a = try await TestClient(server)
+        try a.write { $0.add(ClientDog(name: "Before", age: 1)) }
+        try await bounded { try await a.sync() }
+        // The server goes away: writes go on, and the error handler hears of the connection.
+        _ = server.stop(signal: SIGKILL)
+        for i in 0..<5 { try a.write { $0.add(ClientDog(name: "Offline\(i)", age: i)) } }
+        #expect(try a.dogs().count == 6)
+        // A new server process on the same port and database: the client reconnects and uploads.
+        let again = try await ServerProcess(appId: server.appId, port: server.port)
+        defer { again.stop() }
+        try await bounded(60) { try await a.sync() }
+        let b = try await TestClient(again)
+        _ = try b.dogs()
+        try await bounded { try await b.sync() }
+        #expect(try b.dogs() == ["Before:1", "Offline0:0", "Offline1:1", "Offline2:2", "Offline3:3", "Offline4:4"])
+        let count = try await TestDatabase.withClient { client in
+            let rows = try await client.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \"\(server.appId)\".\"ClientDog\" WHERE name LIKE 'Offline%'"))
+            var n = 0
+            for try await (c) in rows.decode(Int64.self) { n = Int(c) }
+            return n
+        }
+        #expect(count == 5)
+    }
+}
+
+/// A bounded wait that ran out.
+struct TimedOut: Error, CustomStringConvertible {
+    let seconds: Double
+    var description: String { "not done within \(seconds) s" }
+}
