@@ -28,6 +28,7 @@ actor SyncClient {
     private nonisolated let linkBox = Locked<RealmFileLink?>(nil)
     private var link: RealmFileLink? { linkBox.withLock { $0 } }
     private var embedded: Set<String> { embeddedClasses }
+    nonisolated var linkStore: Store? { linkBox.withLock { $0?.store } }
     nonisolated var embeddedClasses: Set<String> { linkBox.withLock { $0?.embeddedClasses } ?? [] }
     /// The subscription set being edited by `update` (SyncSubscriptionSet).
     nonisolated let editing = Locked<[StoredSubscription]?>(nil)
@@ -365,7 +366,7 @@ actor SyncClient {
         let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
         if state.querySetVersion > version || (state.querySetVersion == version && state.queryState == 1) { return }
         if state.querySetVersion == version && state.queryState == 2 {
-            throw SyncError(.invalidFlexibleSyncSubscriptions, state.queryError)
+            throw Realm.Error(code: .subscriptionFailed, reason: state.queryError)
         }
         if let fatal { throw fatal }
         try await withCheckedThrowingContinuation { c in queryWaiters.append((version, c)) }
@@ -375,7 +376,11 @@ actor SyncClient {
         let done = queryWaiters.filter { $0.version <= version }
         queryWaiters.removeAll { $0.version <= version }
         for w in done {
-            if let error, w.version == version { w.continuation.resume(throwing: error) } else { w.continuation.resume() }
+            if let error, w.version == version {
+                w.continuation.resume(throwing: Realm.Error(code: .subscriptionFailed, reason: error.message))
+            } else {
+                w.continuation.resume()
+            }
         }
     }
 

@@ -164,21 +164,7 @@ public struct SyncSubscriptionSet: Sendable, Sequence {
     /// Adds subscriptions (inside ``update(_:onComplete:)``). A subscription with the name of an
     /// existing one replaces its query; an unnamed one equal to an existing one is not added twice.
     public func append<T: Object>(_ subscriptions: QuerySubscription<T>...) {
-        client.edit { subs in
-            for s in subscriptions {
-                let now = Date()
-                if let name = s.name, let i = subs.firstIndex(where: { $0.name == name }) {
-                    subs[i].className = T.className()
-                    subs[i].query = s.query
-                    subs[i].updatedAt = now
-                } else if s.name != nil
-                    || !subs.contains(where: { $0.name.isEmpty && $0.className == T.className() && $0.query == s.query })
-                {
-                    subs.append(
-                        StoredSubscription(name: s.name ?? "", className: T.className(), query: s.query, createdAt: now, updatedAt: now))
-                }
-            }
-        }
+        for s in subscriptions { client.add(name: s.name, className: T.className(), query: s.query) }
     }
 
     /// Removes the subscription named `named` (inside an update).

@@ -20,6 +20,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     private let objectBase: ResultsBase?
     /// The source of results of values; nil for results of objects.
     let values: ValueResults<Element>?
+    /// The name of the sync subscription these results made (`subscribe(name:)` of
+    /// RealmSwiftSync), which their `unsubscribe()` removes.
+    package var syncSubscriptionName: String?
 
     init(realm: Realm, info: ClassInfo, query: ResultsQuery = ResultsQuery(), invalidated: Bool = false, limit: Int? = nil) {
         objectBase = ResultsBase(realm: realm, info: info, query: query, invalidated: invalidated, limit: limit)

@@ -48,6 +48,9 @@ extension Realm {
             /// A query's text is malformed, names an unknown property, or mismatches types (the
             /// description shows the position).
             case invalidQuery = 17
+            /// A sync server refused a subscription set (RealmSwiftSync's `subscriptions.update`,
+            /// `Results.subscribe`): a query it does not support, or a class it does not sync.
+            case subscriptionFailed = 18
         }
 
         /// What went wrong, as a stable code.
@@ -66,6 +69,10 @@ extension Realm {
         /// scalars from its start (nil when it has no single place, or the query was built with
         /// `where { }`). ``reason`` shows the text with a caret under it.
         public var queryOffset: Int? { query?.offset }
+
+        /// An error of `code` with `reason` (for the sync module, which reports subscription
+        /// failures in RealmSwift's error type).
+        package init(code: Code, reason: String) { self.init(code, reason) }
 
         init(_ code: Code, _ reason: String, path: String? = nil, underlying: StorageError? = nil) {
             self.code = code
@@ -130,6 +137,8 @@ extension Realm {
         /// ``Code/invalidQuery``: a query's text is malformed, names an unknown property, or mismatches
         /// types (the description shows the position).
         public static let invalidQuery = Code.invalidQuery
+        /// ``Code/subscriptionFailed``, for `catch Realm.Error.subscriptionFailed`.
+        public static let subscriptionFailed = Code.subscriptionFailed
 
         static func unknownProperty(_ name: String, _ className: String) -> Error {
             Error(.invalidProperty, "class '\(className)' has no property named '\(name)'")
