@@ -180,7 +180,7 @@ if withSync {
         .target(
             name: "RealmSwiftSync",
             dependencies: [
-                "RealmSwift", "RealmStorage", "RealmSyncProtocol",
+                "RealmSwift", "RealmStorage", "RealmQuery", "RealmSyncProtocol",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,6 @@
 import Foundation
+import RealmSwift
+import RealmSyncProtocol
 
 /// An error of a sync session, as RealmSwift's `SyncError` codes name them. The session's error
 /// handler (``SyncConfiguration`` or ``SyncManager/errorHandler``) receives them; waits and
@@ -41,11 +43,14 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     public let message: String
     /// Whether the session stopped because of it (it then stays inactive until resumed).
     public let isFatal: Bool
+    /// For `.writeRejected`: the objects whose writes were undone.
+    public let compensatingWriteInfo: [CompensatingWriteInfo]?
 
-    init(_ code: Code, _ message: String, fatal: Bool = false) {
+    init(_ code: Code, _ message: String, fatal: Bool = false, compensatingWriteInfo: [CompensatingWriteInfo]? = nil) {
         self.code = code
         self.message = message
         self.isFatal = fatal
+        self.compensatingWriteInfo = compensatingWriteInfo
     }
 
     /// The error's code and message.
@@ -65,6 +70,33 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
             default: .clientSessionError
             }
         return SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal)
+    }
+}
+
+/// An object whose write was undone because no subscription matches it (RealmSwift's
+/// `CompensatingWriteInfo`).
+public struct CompensatingWriteInfo: Equatable, Sendable {
+    /// The object's class.
+    public let objectType: String
+    /// Why the write was undone.
+    public let reason: String
+    let key: SyncValue
+
+    /// The object's primary key.
+    public var primaryKey: AnyRealmValue {
+        switch key {
+        case .int(let i): .int(Int(i))
+        case .string(let s): .string(s)
+        case .objectId(let b): ObjectId(bytes: b).map { .objectId($0) } ?? .none
+        case .uuid(let b) where b.count == 16: .uuid(SyncFile.uuid(b))
+        default: .none
+        }
+    }
+
+    init(objectType: String, primaryKey: SyncValue) {
+        self.objectType = objectType
+        self.key = primaryKey
+        self.reason = "no subscription of the client matches the object"
     }
 }
 

@@ -60,10 +60,11 @@ actor SyncClient {
     /// initial subscriptions when the file is new (or `rerunOnOpen`).
     nonisolated func attach(_ link: RealmFileLink, configuration: SyncConfiguration) throws {
         let store = link.store
-        let isNew = try SyncFile.transaction(store, embedded: link.embeddedClasses)
+        let (isNew, rejected) = try SyncFile.transaction(store, embedded: link.embeddedClasses)
         link.committed()
         linkBox.withLock { $0 = link }
         status.withLock { $0.errorHandler = configuration.errorHandler }
+        reportRejected(rejected)
         if let initial = configuration.initialSubscriptions, isNew || configuration.rerunOnOpen {
             let set = SyncSubscriptionSet(client: self, store: store)
             try set.apply { initial(set) }
@@ -260,13 +261,14 @@ actor SyncClient {
     /// local commits not yet converted, and commits.
     private func write(_ link: RealmFileLink, _ body: (WriteTransaction, inout SyncFileState) throws -> Void) throws {
         let acked = self.acked
-        try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
+        let (_, rejected) = try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
             state.uploadAcked = max(state.uploadAcked, acked)
             try body(tx, &state)
             state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
             state.downloads += 1
         }
         link.committed()
+        reportRejected(rejected)
     }
 
     // MARK: Local changes
@@ -385,6 +387,18 @@ actor SyncClient {
     }
 
     // MARK: Errors and control
+
+    /// Tells the error handler of objects created outside every subscription, which the client
+    /// removed instead of uploading (RealmSwift's compensating writes).
+    nonisolated func reportRejected(_ rejected: [SyncFile.Rejected]) {
+        guard !rejected.isEmpty else { return }
+        let info = rejected.map { CompensatingWriteInfo(objectType: $0.className, primaryKey: $0.primaryKey) }
+        report(
+            SyncError(
+                .writeRejected,
+                "\(rejected.count) object(s) created outside every subscription were removed instead of uploaded: "
+                    + info.map { "\($0.objectType) \($0.primaryKey)" }.joined(separator: ", "), compensatingWriteInfo: info))
+    }
 
     private nonisolated func report(_ error: SyncError) {
         let handler = status.withLock { $0.errorHandler } ?? core.syncManager.errorHandler

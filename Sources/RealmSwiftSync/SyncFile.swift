@@ -1,4 +1,5 @@
 import Foundation
+import RealmQuery
 import RealmStorage
 import RealmSyncProtocol
 
@@ -198,6 +199,11 @@ struct SyncedSchema: Sendable {
 enum SyncFile {
     // MARK: Values
 
+    /// The UUID of 16 bytes.
+    static func uuid(_ b: [UInt8]) -> UUID {
+        UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+    }
+
     static func uuidBytes(_ u: UUID) -> [UInt8] {
         let t = u.uuid
         return [t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8, t.9, t.10, t.11, t.12, t.13, t.14, t.15]
@@ -245,7 +251,7 @@ enum SyncFile {
         case (.objectId(let b), .objectId): return .objectId(b)
         case (.uuid(let b), .uuid):
             guard b.count == 16 else { return nil }
-            return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+            return .uuid(uuid(b))
         case (.decimal128(let lo, let hi), .decimal128): return .decimal128(low: lo, high: hi)
         case (.link(let cls, let pk), .link):
             guard cls == column.linkTarget, let target = tx.catalog.table(cls), let pkColumn = target.primaryKeyColumn,
@@ -265,20 +271,20 @@ enum SyncFile {
 
     /// Runs `body` in a write transaction of `store` with the file's sync state (created on first
     /// use), after converting the local commits not yet converted, and commits both. Returns
-    /// whether the sync state was created.
+    /// whether the sync state was created and the objects the conversion rejected.
     @discardableResult
     static func transaction(
         _ store: Store, embedded: Set<String>, _ body: (WriteTransaction, inout SyncFileState) throws -> Void = { _, _ in }
-    ) throws -> Bool {
+    ) throws -> (isNew: Bool, rejected: [Rejected]) {
         let tx = try store.beginWrite()
         do {
             let isNew = tx.catalog.table(SyncFileState.table) == nil
             var state = try SyncFileState.read(tx)
-            _ = try convert(tx, &state, head: try store.snapshot(kind: "sync"), embedded: embedded)
+            let rejected = try convert(tx, &state, head: try store.snapshot(kind: "sync"), embedded: embedded)
             try body(tx, &state)
             try state.write(tx)
             _ = try tx.commit()
-            return isNew
+            return (isNew, rejected)
         } catch {
             if !tx.isFinished { tx.cancel() }
             throw error
@@ -291,8 +297,11 @@ enum SyncFile {
     /// appended to the journal (commits of the sync client itself, which write `__sync_state`,
     /// are passed over).
     /// - Throws: ``SyncError`` `.clientResetError` when the versions are no longer in the file.
-    static func convert(_ tx: WriteTransaction, _ state: inout SyncFileState, head: Snapshot, embedded: Set<String>) throws -> Int {
-        guard state.convertedThrough < head.version else { return 0 }
+    @discardableResult
+    static func convert(_ tx: WriteTransaction, _ state: inout SyncFileState, head: Snapshot, embedded: Set<String>) throws
+        -> [Rejected]
+    {
+        guard state.convertedThrough < head.version else { return [] }
         let chain: [Snapshot]
         do {
             chain = try head.history(since: state.convertedThrough > 0 ? state.convertedThrough - 1 : 0)
@@ -302,7 +311,8 @@ enum SyncFile {
                 "the local commits after version \(state.convertedThrough) are no longer in the file (it was compacted before they were uploaded): \(error)"
             )
         }
-        var made = 0
+        var rejected: [Rejected] = []
+        var rejectedIds = Set<SyncStoreModel.ObjectID>()
         var clock = HybridClock(last: state.clock)
         var previous: Snapshot? = nil
         for snap in chain {
@@ -311,6 +321,7 @@ enum SyncFile {
             let changes = try snap.changeset()
             guard changes.tables[SyncFileState.table] == nil else { continue }
             let schema = SyncedSchema(snap.catalog, embedded: embedded)
+            let view = SubscriptionView(state.subscriptions, catalog: snap.catalog)
             var instructions: [Instruction] = []
             for cls in schema.classes {
                 guard let t = changes.tables[cls.name], let table = snap.catalog.table(cls.name) else { continue }
@@ -321,6 +332,13 @@ enum SyncFile {
                 for key in t.inserted.sorted(by: { $0.rawValue < $1.rawValue }) {
                     guard try snap.contains(cls.name, key) else { continue }
                     let id = try pk(key, snap)
+                    guard try view.allows(cls.name, key, in: snap) else {
+                        // A write outside every subscription: not uploaded, and undone locally
+                        // (Spec/SYNC.md §7.4).
+                        rejectedIds.insert(SyncStoreModel.ObjectID(cls.name, id))
+                        rejected.append(Rejected(className: cls.name, primaryKey: id))
+                        continue
+                    }
                     instructions.append(Instruction(cls.name, id, .create))
                     let values = try snap.object(cls.name, key)
                     for c in columns {
@@ -332,6 +350,7 @@ enum SyncFile {
                 for key in t.modified.sorted(by: { $0.rawValue < $1.rawValue }) {
                     guard try snap.contains(cls.name, key) else { continue }
                     let id = try pk(key, snap)
+                    guard !rejectedIds.contains(SyncStoreModel.ObjectID(cls.name, id)) else { continue }
                     for c in columns where t.mayHaveSet(c.id, of: key) {
                         let v = try snap.value(cls.name, key, c.name)
                         instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: snap))))
@@ -339,7 +358,9 @@ enum SyncFile {
                 }
                 if let before = previous {
                     for key in t.deleted.sorted(by: { $0.rawValue < $1.rawValue }) where try before.contains(cls.name, key) {
-                        instructions.append(Instruction(cls.name, try pk(key, before), .erase))
+                        let id = try pk(key, before)
+                        guard !rejectedIds.contains(SyncStoreModel.ObjectID(cls.name, id)) else { continue }
+                        instructions.append(Instruction(cls.name, id, .erase))
                     }
                 }
             }
@@ -352,11 +373,47 @@ enum SyncFile {
                     "clientVersion": .int(Int64(snap.version)), "clock": .int(Int64(bitPattern: upload.clock)),
                     "upload": .binary(SyncMessage.upload([upload]).encoded()),
                 ])
-            made += 1
         }
         state.clock = clock.last
         state.convertedThrough = head.version
-        return made
+        // The compensating write: the rejected objects leave the file.
+        for r in rejected {
+            guard let table = tx.catalog.table(r.className), let pk = try primaryKey(r.primaryKey, of: table, tx: tx),
+                let key = try tx.objectKey(r.className, primaryKey: pk)
+            else { continue }
+            try tx.delete(r.className, key)
+        }
+        return rejected
+    }
+
+    /// An object created outside every subscription, which the conversion undid.
+    struct Rejected: Sendable, Equatable {
+        var className: String
+        var primaryKey: SyncValue
+    }
+
+    /// What the subscriptions let a client create: per class, the bound queries of its
+    /// subscriptions. A query the local engine cannot bind lets everything through (the server
+    /// decides).
+    struct SubscriptionView {
+        var predicates: [String: [BoundPredicate?]] = [:]
+
+        init(_ subscriptions: [StoredSubscription], catalog: Catalog) {
+            for s in subscriptions {
+                guard let table = catalog.table(s.className) else { continue }
+                let bound = try? QueryPredicate.parse(s.query).bind(to: table, in: catalog)
+                predicates[s.className, default: []].append(bound)
+            }
+        }
+
+        func allows(_ cls: String, _ key: ObjectKey, in snapshot: Snapshot) throws -> Bool {
+            guard let list = predicates[cls] else { return false }
+            for p in list {
+                guard let p else { return true }
+                if (try? QueryEvaluator(snapshot).matches(cls, key, p)) ?? true { return true }
+            }
+            return false
+        }
     }
 
     /// The journal's uploads in client-version order.

@@ -236,7 +236,7 @@ public struct SyncSubscriptionSet: Sendable, Sequence {
             return e ?? start
         }
         var version: UInt64 = 0
-        try SyncFile.transaction(store, embedded: client.embeddedClasses) { _, state in
+        let (_, rejected) = try SyncFile.transaction(store, embedded: client.embeddedClasses) { _, state in
             state.subscriptions = edited
             state.querySetVersion += 1
             state.queryState = 0
@@ -244,6 +244,7 @@ public struct SyncSubscriptionSet: Sendable, Sequence {
             version = state.querySetVersion
         }
         client.committedDirectly()
+        client.reportRejected(rejected)
         Task { await client.subscriptionsChanged() }
         return version
     }

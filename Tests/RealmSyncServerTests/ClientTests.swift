@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import RealmStorage
 import RealmSwift
 import RealmSwiftSync
 import Testing
@@ -46,6 +47,14 @@ struct TestClient: Sendable {
             : user.flexibleSyncConfiguration()
         config.objectTypes = [ClientDog.self, ClientOwner.self]
         configuration = config
+    }
+
+    /// The same client with another configuration (same user and directory).
+    init(_ other: TestClient, configuration: Realm.Configuration) {
+        app = other.app
+        user = other.user
+        root = other.root
+        self.configuration = configuration
     }
 
     /// The file's dogs as (name, age), by name.
@@ -211,6 +220,31 @@ extension SyncServerTests {
             return n
         }
         #expect(count == 5)
+        await a.close()
+        await b.close()
+    }
+
+    @Test func anObjectCreatedOutsideEverySubscriptionIsUndoneAndReported() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let errors = Locked<[SyncError]>([])
+        let plain = try await TestClient(server, subscribe: false)
+        var config = plain.configuration
+        config.syncConfiguration?.initialSubscriptions = { subs in subs.append(QuerySubscription<ClientDog>(name: "old") { $0.age > 5 }) }
+        config.syncConfiguration?.errorHandler = { error, _ in if let e = error as? SyncError { errors.withLock { $0.append(e) } } }
+        let a = TestClient(plain, configuration: config)
+        try a.write { realm in
+            realm.add(ClientDog(name: "Puppy", age: 1))
+            realm.add(ClientDog(name: "Senior", age: 9))
+        }
+        try await bounded { try await a.sync() }
+        #expect(try a.dogs() == ["Senior:9"])
+        let rejected = errors.withLock { $0 }.first { $0.code == .writeRejected }
+        #expect(rejected?.compensatingWriteInfo?.map(\.objectType) == ["ClientDog"])
+        let b = try await TestClient(server)
+        _ = try b.dogs()
+        try await bounded { try await b.sync() }
+        #expect(try b.dogs() == ["Senior:9"])
         await a.close()
         await b.close()
     }
