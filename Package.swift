@@ -186,6 +186,12 @@ if withSync {
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A child process of the client crash tests (killed while it writes and uploads).
+        .executableTarget(
+            name: "SyncClientWriter",
+            dependencies: ["RealmSwift", "RealmSwiftSync"],
+            path: "Tests/SyncClientWriter"
+        ),
         .executableTarget(
             name: "RealmSyncCommand",
             dependencies: ["RealmSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -195,6 +201,7 @@ if withSync {
             name: "RealmSyncServerTests",
             dependencies: [
                 "RealmSyncServer", "RealmSyncProtocol", "RealmSyncCommand", "RealmTestSupport", "RealmSwiftSync", "RealmSwift",
+                "SyncClientWriter",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

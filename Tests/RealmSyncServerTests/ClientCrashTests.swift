@@ -1,0 +1,109 @@
+import Foundation
+import PostgresNIO
+import RealmStorage
+import Testing
+
+/// A child process whose output lines are collected as they come (its stderr goes into the same
+/// pipe, so a child that dies says why in the failure).
+final class ChildProcess: Sendable {
+    let process: Process
+    private let lines = Locked<[String]>([])
+
+    init(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let handle = pipe.fileHandleForReading
+        let lines = self.lines
+        Thread.detachNewThread {
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let nl = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[pending.startIndex..<nl], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...nl)
+                    lines.withLock { $0.append(line) }
+                }
+            }
+        }
+    }
+
+    var output: [String] { lines.withLock { $0 } }
+
+    /// Waits (bounded) for a line that `accept` takes.
+    func waitFor(_ seconds: Double, _ accept: (String) -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if output.contains(where: accept) { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return output.contains(where: accept)
+    }
+
+    /// Kills the child with `signal` and reaps it (bounded, as ServerProcess.end).
+    @discardableResult
+    func end(signal: Int32 = SIGKILL) -> Int32 { ServerProcess.end(process, signal: signal) }
+
+    /// The path of an executable built next to the tests.
+    static func built(_ name: String) throws -> String {
+        let here = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
+        for c in [here, (here as NSString).deletingLastPathComponent] where FileManager.default.isExecutableFile(atPath: c + "/" + name) {
+            return c + "/" + name
+        }
+        throw TimedOut(seconds: 0)
+    }
+}
+
+extension SyncServerTests {
+    /// A client process killed (SIGKILL) while it writes and uploads, then started again on the
+    /// same file, three times: every commit it reported is in PostgreSQL once, and each of its
+    /// client versions is in the history once.
+    @Test func aClientKilledWhileUploadingResumesWithNothingLostOrTwice() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let writer = try ChildProcess.built("SyncClientWriter")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-crash-client-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var reported = Set<Int>()
+        for round in 0..<3 {
+            let child = try ChildProcess(writer, [server.baseURL, server.appId, root.path, "\(round * 1000)", "400"])
+            // Kill it at a different point each round: while writing, or just after.
+            let target = [40, 250, 399][round]
+            let reached = try await child.waitFor(60) { $0 == "wrote \(round * 1000 + target)" }
+            child.end()
+            #expect(reached, "round \(round): \(child.output.suffix(5))")
+            for line in child.output where line.hasPrefix("wrote ") { reported.insert(Int(line.dropFirst(6))!) }
+        }
+        // A last run that finishes: it uploads what the killed ones left.
+        let last = try ChildProcess(writer, [server.baseURL, server.appId, root.path, "5000", "1"])
+        #expect(try await last.waitFor(60) { $0 == "uploaded" }, "\(last.output.suffix(5))")
+        last.end()
+        reported.insert(5000)
+
+        let (ids, duplicates) = try await TestDatabase.withClient { client in
+            var ids = Set<Int>()
+            for try await id in try await client.query(PostgresQuery(unsafeSQL: "SELECT _id FROM \"\(server.appId)\".\"CrashDog\"")).decode(
+                Int64.self)
+            {
+                ids.insert(Int(id))
+            }
+            var duplicates = 0
+            let sql = """
+                SELECT count(*)::bigint FROM (SELECT client_file_id, client_version FROM "\(server.appId)"._sync_history \
+                WHERE client_file_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) d
+                """
+            for try await n in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { duplicates = Int(n) }
+            return (ids, duplicates)
+        }
+        #expect(reported.isSubset(of: ids), "lost: \(reported.subtracting(ids).sorted().prefix(10))")
+        #expect(duplicates == 0)
+    }
+}
