@@ -34,6 +34,7 @@ actor SyncClient {
     nonisolated let editing = Locked<[StoredSubscription]?>(nil)
     private var runTask: Task<Void, Never>?
     private var outbound: WebSocketOutboundWriter?
+    private var queue: AsyncStream<[UInt8]>.Continuation?
     private var welcomed = false
     /// The newest client version acknowledged (persisted with the next commit of the client).
     private var acked: UInt64 = 0
@@ -68,6 +69,15 @@ actor SyncClient {
         if let initial = configuration.initialSubscriptions, isNew || configuration.rerunOnOpen {
             let set = SyncSubscriptionSet(client: self, store: store)
             try set.apply { initial(set) }
+        }
+        link.addCommitHook { [weak self] tx in
+            guard let self else { return }
+            do {
+                let base = try link.store.snapshot(kind: "sync")
+                self.reportRejected(try SyncFile.describe(tx, base: base, embedded: link.embeddedClasses))
+            } catch {
+                // Left to the conversion after the commit, which reads the file's history.
+            }
         }
         link.observeLocalCommits { [weak self] in
             guard let self else { return }
@@ -135,10 +145,23 @@ actor SyncClient {
         do {
             _ = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realm.sync")) {
                 inbound, outbound, _ in
-                try await self.opened(outbound)
-                for try await message in inbound.messages(maxSize: 64 << 20) {
-                    guard case .binary(let buffer) = message else { continue }
-                    try await self.received(Array(buffer.readableBytesView))
+                // One writer per connection: messages reach the server in the order the client
+                // queued them (two uploads sent by two concurrent writes could overtake each
+                // other, and the server skips an upload older than one it applied).
+                let (queue, queued) = AsyncStream.makeStream(of: [UInt8].self)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await bytes in queue { try await outbound.writeBinaryMessage(ByteBuffer(bytes: bytes)) }
+                    }
+                    defer {
+                        queued.finish()
+                        group.cancelAll()
+                    }
+                    try await self.opened(outbound, queued)
+                    for try await message in inbound.messages(maxSize: 64 << 20) {
+                        guard case .binary(let buffer) = message else { continue }
+                        try await self.received(Array(buffer.readableBytesView))
+                    }
                 }
             }
         } catch let e as SyncError {
@@ -151,6 +174,7 @@ actor SyncClient {
         }
         let wasWelcomed = welcomed
         outbound = nil
+        queue = nil
         welcomed = false
         setConnection(.disconnected)
         if let refused {
@@ -173,8 +197,9 @@ actor SyncClient {
         status.withLock { $0.connection = c }
     }
 
-    private func opened(_ outbound: WebSocketOutboundWriter) async throws {
+    private func opened(_ outbound: WebSocketOutboundWriter, _ queue: AsyncStream<[UInt8]>.Continuation) async throws {
         self.outbound = outbound
+        self.queue = queue
         sentThrough = acked
         bootstrap = []
         guard let link else { return }
@@ -188,9 +213,9 @@ actor SyncClient {
         )
     }
 
+    /// Queues `message` for the connection's writer (in call order).
     private func send(_ message: SyncMessage) async throws {
-        guard let outbound else { return }
-        try await outbound.writeBinaryMessage(ByteBuffer(bytes: message.encoded()))
+        queue?.yield(message.encoded())
     }
 
     private func received(_ bytes: [UInt8]) async throws {

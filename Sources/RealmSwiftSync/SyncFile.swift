@@ -209,7 +209,7 @@ enum SyncFile {
         return [t.0, t.1, t.2, t.3, t.4, t.5, t.6, t.7, t.8, t.9, t.10, t.11, t.12, t.13, t.14, t.15]
     }
 
-    static func syncValue(_ v: StorageValue, column: ColumnSchema, at snapshot: Snapshot) throws -> SyncValue {
+    static func syncValue(_ v: StorageValue, column: ColumnSchema, at snapshot: any QuerySource) throws -> SyncValue {
         switch v {
         case .null: return .null
         case .int(let i): return .int(i)
@@ -282,6 +282,8 @@ enum SyncFile {
             var state = try SyncFileState.read(tx)
             let rejected = try convert(tx, &state, head: try store.snapshot(kind: "sync"), embedded: embedded)
             try body(tx, &state)
+            // This commit is the client's own (it writes the state): nothing of it is uploaded.
+            state.convertedThrough = tx.baseVersion + 1
             try state.write(tx)
             _ = try tx.commit()
             return (isNew, rejected)
@@ -312,78 +314,115 @@ enum SyncFile {
             )
         }
         var rejected: [Rejected] = []
-        var rejectedIds = Set<SyncStoreModel.ObjectID>()
-        var clock = HybridClock(last: state.clock)
         var previous: Snapshot? = nil
         for snap in chain {
             defer { previous = snap }
             guard snap.version > state.convertedThrough else { continue }
             let changes = try snap.changeset()
             guard changes.tables[SyncFileState.table] == nil else { continue }
-            let schema = SyncedSchema(snap.catalog, embedded: embedded)
-            let view = SubscriptionView(state.subscriptions, catalog: snap.catalog)
-            var instructions: [Instruction] = []
-            for cls in schema.classes {
-                guard let t = changes.tables[cls.name], let table = snap.catalog.table(cls.name) else { continue }
-                let columns = table.columns.filter { $0.name != "_id" && !$0.isList && !$0.isMap && $0.type != .mixed }
-                func pk(_ key: ObjectKey, _ s: Snapshot) throws -> SyncValue {
-                    try syncValue(try s.value(cls.name, key, "_id"), column: table.primaryKeyColumn!, at: s)
+            let described = try describe(changes, in: snap, before: previous, subscriptions: state.subscriptions, embedded: embedded)
+            rejected += described.rejected
+            try append(described.instructions, version: snap.version, time: snap.commitTime, to: tx, &state)
+        }
+        state.convertedThrough = head.version
+        try undo(rejected, in: tx)
+        return rejected
+    }
+
+    /// Describes the open transaction `tx` (a Realm's commit, from its commit hook) as an upload
+    /// appended to the journal in the same transaction, so the commit and its upload are durable
+    /// together. Does nothing, leaving the commit to ``convert(_:_:head:embedded:)``, when commits
+    /// before it are not converted yet (they were made by another process).
+    static func describe(_ tx: WriteTransaction, base: Snapshot, embedded: Set<String>) throws -> [Rejected] {
+        guard tx.catalog.table(SyncFileState.table) != nil else { return [] }
+        var state = try SyncFileState.read(tx)
+        guard state.convertedThrough == tx.baseVersion, base.version == tx.baseVersion else { return [] }
+        let changes = tx.pendingChangeset()
+        let described = try describe(changes, in: tx, before: base, subscriptions: state.subscriptions, embedded: embedded)
+        // The version the commit will have (one more unless an earlier commit failed, and then
+        // higher: client versions stay ascending either way).
+        try append(described.instructions, version: tx.baseVersion + 1, time: Date(), to: tx, &state)
+        try undo(described.rejected, in: tx)
+        state.convertedThrough = tx.baseVersion + 1
+        try state.write(tx)
+        return described.rejected
+    }
+
+    /// The instructions of one commit's `changes` (Spec/SYNC.md §5), reading values in `source`
+    /// (the commit) and the primary keys of deleted objects in `before` (its parent).
+    static func describe(
+        _ changes: Changeset, in source: any QuerySource, before: Snapshot?, subscriptions: [StoredSubscription], embedded: Set<String>
+    ) throws -> (instructions: [Instruction], rejected: [Rejected]) {
+        let schema = SyncedSchema(source.catalog, embedded: embedded)
+        let view = SubscriptionView(subscriptions, catalog: source.catalog)
+        var instructions: [Instruction] = []
+        var rejected: [Rejected] = []
+        for cls in schema.classes {
+            guard let t = changes.tables[cls.name], let table = source.catalog.table(cls.name), let pkColumn = table.primaryKeyColumn
+            else { continue }
+            let columns = table.columns.filter { $0.name != "_id" && !$0.isList && !$0.isMap && $0.type != .mixed }
+            func pk(_ key: ObjectKey, _ s: any QuerySource) throws -> SyncValue {
+                try syncValue(try s.value(cls.name, key, "_id"), column: pkColumn, at: s)
+            }
+            var rejectedKeys = Set<ObjectKey>()
+            for key in t.inserted.sorted(by: { $0.rawValue < $1.rawValue }) {
+                guard try source.contains(cls.name, key) else { continue }
+                let id = try pk(key, source)
+                guard try view.allows(cls.name, key, in: source) else {
+                    // A write outside every subscription: not uploaded, and undone locally
+                    // (Spec/SYNC.md §7.4).
+                    rejectedKeys.insert(key)
+                    rejected.append(Rejected(className: cls.name, primaryKey: id))
+                    continue
                 }
-                for key in t.inserted.sorted(by: { $0.rawValue < $1.rawValue }) {
-                    guard try snap.contains(cls.name, key) else { continue }
-                    let id = try pk(key, snap)
-                    guard try view.allows(cls.name, key, in: snap) else {
-                        // A write outside every subscription: not uploaded, and undone locally
-                        // (Spec/SYNC.md §7.4).
-                        rejectedIds.insert(SyncStoreModel.ObjectID(cls.name, id))
-                        rejected.append(Rejected(className: cls.name, primaryKey: id))
-                        continue
-                    }
-                    instructions.append(Instruction(cls.name, id, .create))
-                    let values = try snap.object(cls.name, key)
-                    for c in columns {
-                        instructions.append(
-                            Instruction(
-                                cls.name, id, .set(path: [c.name], value: try syncValue(values[c.name] ?? .null, column: c, at: snap))))
-                    }
-                }
-                for key in t.modified.sorted(by: { $0.rawValue < $1.rawValue }) {
-                    guard try snap.contains(cls.name, key) else { continue }
-                    let id = try pk(key, snap)
-                    guard !rejectedIds.contains(SyncStoreModel.ObjectID(cls.name, id)) else { continue }
-                    for c in columns where t.mayHaveSet(c.id, of: key) {
-                        let v = try snap.value(cls.name, key, c.name)
-                        instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: snap))))
-                    }
-                }
-                if let before = previous {
-                    for key in t.deleted.sorted(by: { $0.rawValue < $1.rawValue }) where try before.contains(cls.name, key) {
-                        let id = try pk(key, before)
-                        guard !rejectedIds.contains(SyncStoreModel.ObjectID(cls.name, id)) else { continue }
-                        instructions.append(Instruction(cls.name, id, .erase))
-                    }
+                instructions.append(Instruction(cls.name, id, .create))
+                for c in columns {
+                    let v = try source.value(cls.name, key, c.name)
+                    instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
                 }
             }
-            guard !instructions.isEmpty else { continue }
-            let ms = UInt64(max(0, snap.commitTime.timeIntervalSince1970 * 1000))
-            let upload = Upload(clientVersion: snap.version, clock: clock.next(milliseconds: ms), instructions: instructions)
-            try tx.insert(
-                SyncFileState.uploads,
-                [
-                    "clientVersion": .int(Int64(snap.version)), "clock": .int(Int64(bitPattern: upload.clock)),
-                    "upload": .binary(SyncMessage.upload([upload]).encoded()),
-                ])
+            for key in t.modified.sorted(by: { $0.rawValue < $1.rawValue }) where !rejectedKeys.contains(key) {
+                guard try source.contains(cls.name, key) else { continue }
+                let id = try pk(key, source)
+                for c in columns where t.mayHaveSet(c.id, of: key) {
+                    let v = try source.value(cls.name, key, c.name)
+                    instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
+                }
+            }
+            if let before {
+                for key in t.deleted.sorted(by: { $0.rawValue < $1.rawValue }) where try before.contains(cls.name, key) {
+                    instructions.append(Instruction(cls.name, try pk(key, before), .erase))
+                }
+            }
         }
+        return (instructions, rejected)
+    }
+
+    /// Appends an upload of `instructions` (none: nothing) to the journal.
+    static func append(_ instructions: [Instruction], version: UInt64, time: Date, to tx: WriteTransaction, _ state: inout SyncFileState)
+        throws
+    {
+        guard !instructions.isEmpty else { return }
+        var clock = HybridClock(last: state.clock)
+        let ms = UInt64(max(0, time.timeIntervalSince1970 * 1000))
+        let upload = Upload(clientVersion: version, clock: clock.next(milliseconds: ms), instructions: instructions)
         state.clock = clock.last
-        state.convertedThrough = head.version
-        // The compensating write: the rejected objects leave the file.
+        try tx.insert(
+            SyncFileState.uploads,
+            [
+                "clientVersion": .int(Int64(version)), "clock": .int(Int64(bitPattern: upload.clock)),
+                "upload": .binary(SyncMessage.upload([upload]).encoded()),
+            ])
+    }
+
+    /// The compensating write: the rejected objects leave the file.
+    static func undo(_ rejected: [Rejected], in tx: WriteTransaction) throws {
         for r in rejected {
             guard let table = tx.catalog.table(r.className), let pk = try primaryKey(r.primaryKey, of: table, tx: tx),
                 let key = try tx.objectKey(r.className, primaryKey: pk)
             else { continue }
             try tx.delete(r.className, key)
         }
-        return rejected
     }
 
     /// An object created outside every subscription, which the conversion undid.
@@ -406,7 +445,7 @@ enum SyncFile {
             }
         }
 
-        func allows(_ cls: String, _ key: ObjectKey, in snapshot: Snapshot) throws -> Bool {
+        func allows(_ cls: String, _ key: ObjectKey, in snapshot: any QuerySource) throws -> Bool {
             guard let list = predicates[cls] else { return false }
             for p in list {
                 guard let p else { return true }

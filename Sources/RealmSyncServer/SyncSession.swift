@@ -107,10 +107,14 @@ struct SyncSession: Sendable {
                     break loop
                 }
             } catch {
-                // The store failed (PostgreSQL unreachable, a transaction aborted): nothing was
-                // applied; the client goes on and sends again.
+                // The store failed (PostgreSQL unreachable, a transaction aborted, the session
+                // cancelled): nothing of that message was applied. The connection ends here, so
+                // that no later upload of the client is applied before the failed one: the client
+                // connects again and sends everything not acknowledged, in order.
                 logger.warning("store error", metadata: ["error": "\(String(reflecting: error))"])
-                try? await send(.error(code: 10, message: "the store failed; try again", fatal: false, clientVersion: 0))
+                try? await send(.error(code: 10, message: "the store failed; connect again", fatal: false, clientVersion: 0))
+                try? await outbound.close(.unexpectedServerError, reason: "the store failed")
+                break loop
             }
         }
     }

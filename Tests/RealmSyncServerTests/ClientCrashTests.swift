@@ -1,6 +1,8 @@
 import Foundation
 import PostgresNIO
 import RealmStorage
+import RealmSwift
+import RealmSwiftSync
 import Testing
 
 /// A child process whose output lines are collected as they come (its stderr goes into the same
@@ -105,5 +107,70 @@ extension SyncServerTests {
         }
         #expect(reported.isSubset(of: ids), "lost: \(reported.subtracting(ids).sorted().prefix(10))")
         #expect(duplicates == 0)
+    }
+}
+
+extension SyncServerTests {
+    /// The server is killed while a client uploads a thousand offline commits, and again while
+    /// another client's bootstrap is under way: local writes go on, the error handlers hear of the
+    /// lost connection, and after restarts every object is in PostgreSQL and in both files once.
+    @Test func aServerKilledMidUploadAndMidBootstrapLosesNothing() async throws {
+        var server = try await ServerProcess()
+        let appId = server.appId
+        let port = server.port
+        let errors = Locked<[SyncError]>([])
+        let plain = try await TestClient(server)
+        var config = plain.configuration
+        config.syncConfiguration?.errorHandler = { error, _ in if let e = error as? SyncError { errors.withLock { $0.append(e) } } }
+        let a = TestClient(plain, configuration: config)
+        _ = try a.dogs()
+        try await bounded { try await a.sync() }
+        server.stop(signal: SIGKILL)
+        let total = 1000
+        try a.write { realm in realm.add(ClientDog(name: "first", age: 0)) }
+        for i in 1..<total { try a.write { $0.add(ClientDog(name: "d\(i)", age: i % 10)) } }
+        #expect(try a.dogs().count == total)
+        #expect(try await eventually { errors.withLock { $0 }.contains { $0.code == .connectionFailed } })
+
+        func rows() async throws -> Int {
+            try await TestDatabase.withClient { client in
+                let sql = "SELECT count(*)::bigint FROM \"\(appId)\".\"ClientDog\""
+                var n = 0
+                if let r = try? await client.query(PostgresQuery(unsafeSQL: sql)) { for try await c in r.decode(Int64.self) { n = Int(c) } }
+                return n
+            }
+        }
+        // Mid-upload: killed as soon as some of the uploads are in PostgreSQL.
+        server = try await ServerProcess(appId: appId, port: port)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await rows() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        server.stop(signal: SIGKILL)
+        let landed = try await rows()
+        #expect(landed > 0)
+        server = try await ServerProcess(appId: appId, port: port)
+        try await bounded(60) { try await a.sync() }
+        #expect(try await rows() == total, "\(landed) of \(total) had landed when the server was killed")
+
+        // Mid-bootstrap: a new subscriber, the server killed while it sends the objects.
+        let b = try await TestClient(server)
+        _ = try b.dogs()
+        try await Task.sleep(for: .milliseconds(40))
+        server.stop(signal: SIGKILL)
+        server = try await ServerProcess(appId: appId, port: port)
+        defer { server.stop() }
+        try await bounded(60) { try await b.sync() }
+        #expect(try b.dogs().count == total)
+        let duplicates = try await TestDatabase.withClient { client in
+            let sql = """
+                SELECT count(*)::bigint FROM (SELECT client_file_id, client_version FROM "\(appId)"._sync_history \
+                WHERE client_file_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) d
+                """
+            var n = 0
+            for try await c in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { n = Int(c) }
+            return n
+        }
+        #expect(duplicates == 0)
+        await a.close()
+        await b.close()
     }
 }

@@ -115,6 +115,42 @@ extension WriteTransaction {
     @discardableResult
     public func commit() throws -> Snapshot { try commit(whileSyncing: {}) }
 
+    /// The changes as the writer recorded them (the commit's changeset before encoding settles it).
+    func recordedChanges() -> Changeset {
+        var changeset = Changeset()
+        changeset.schemaChanged = schemaChanged
+        func record(_ id: UInt32) {
+            guard let t = catalog.table(id: id) else { return }
+            var ch = changes[id] ?? .init()
+            if let w = tables[id] {
+                ch.pendingSets += w.pendingSets
+                ch.insertedRuns = w.insertedRuns
+            }
+            if !ch.isEmpty { changeset.tables[t.name] = ch }
+        }
+        // Every table with working state or changes, once each.
+        for id in tables.keys { record(id) }
+        for id in changes.keys where tables[id] == nil { record(id) }
+        return changeset
+    }
+
+    /// What this transaction has changed so far, as its commit's changeset will say it once read
+    /// back (inserted keys listed, column sets sorted per object): for a hook that describes the
+    /// commit inside it (the sync client's uploads, RealmSwiftSync).
+    package func pendingChangeset() -> Changeset {
+        var changeset = recordedChanges()
+        for name in Array(changeset.tables.keys) {
+            guard var t = changeset.tables[name] else { continue }
+            for run in t.insertedRuns {
+                for k in run.start..<(run.start + run.count) { t.inserted.insert(ObjectKey(k)) }
+            }
+            t.insertedRuns = []
+            t.settleColumnSets()
+            changeset.tables[name] = t
+        }
+        return changeset
+    }
+
     /// Makes every change durable as a new version and returns a snapshot of it, as ``commit()``;
     /// `work` runs once the commit is written and the transaction has ended, before the commit
     /// waits for its sync (format 7; in older files, after the sync), so the sync hides its time.
@@ -174,20 +210,7 @@ extension WriteTransaction {
         }
         // Segments of groups unsealed, deleted or dropped since they were sealed are dead bytes.
         freed += emittedEarly - sealedKept
-        var changeset = Changeset()
-        changeset.schemaChanged = schemaChanged
-        func record(_ id: UInt32) {
-            guard let t = catalog.table(id: id) else { return }
-            var ch = changes[id] ?? .init()
-            if let w = tables[id] {
-                ch.pendingSets += w.pendingSets
-                ch.insertedRuns = w.insertedRuns
-            }
-            if !ch.isEmpty { changeset.tables[t.name] = ch }
-        }
-        // Every table with working state or changes, once each.
-        for id in tables.keys { record(id) }
-        for id in changes.keys where tables[id] == nil { record(id) }
+        let changeset = recordedChanges()
         var record = VersionRecord(
             version: newVersion, parentVersion: base.version, parentRecord: baseSlot.record,
             commitStart: em.start, commitChecksum: em.regionChecksum, commitTime: Store.now(), liveBytes: 0,

@@ -30,6 +30,13 @@ package struct RealmFileLink: Sendable {
     /// now instead of at the next poll).
     package func committed() { handle.coordinator.versionAdvanced() }
 
+    /// Calls `hook` inside every commit a ``Realm`` of this process makes on the file, just before
+    /// it is written: what the hook writes in the transaction commits with it. A hook must not
+    /// throw away the user's changes; what it cannot do it leaves for later.
+    package func addCommitHook(_ hook: @escaping @Sendable (WriteTransaction) -> Void) {
+        handle.commitHooks.withLock { $0.append(hook) }
+    }
+
     /// Calls `observer` after every commit a ``Realm`` of this process makes on the file (not
     /// after commits made directly on ``store``). It lives as long as the file stays open.
     package func observeLocalCommits(_ observer: @escaping @Sendable () -> Void) {

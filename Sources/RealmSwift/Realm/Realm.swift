@@ -367,6 +367,7 @@ public final class Realm {
             // Only the tokens' skip needs the version this Realm read: it goes while the commit's
             // sync is in flight (read again on demand if the commit fails).
             let parent = tokens.isEmpty ? nil : snapshot
+            for hook in handle.commitHooks.withLock({ $0 }) { hook(tx) }
             let s = try tx.commit(whileSyncing: { snapshot = nil })
             transaction = nil
             snapshot = s
@@ -455,6 +456,10 @@ final class StoreHandle: Sendable {
     let coordinator: ChangeCoordinator
     /// Who is told of every commit a Realm of this process makes (a sync client, ``RealmFileLink``).
     let commitObservers = Locked<[@Sendable () -> Void]>([])
+
+    /// Run inside every commit a Realm of this process makes, just before it (a sync client adds
+    /// the commit's upload to it, ``RealmFileLink``).
+    let commitHooks = Locked<[@Sendable (WriteTransaction) -> Void]>([])
 
     /// Tells the commit observers of a Realm's commit.
     func localCommitted() {
