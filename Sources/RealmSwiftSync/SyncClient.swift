@@ -20,7 +20,11 @@ actor SyncClient {
         var state: SyncSession.State = .active
         var connection: SyncSession.ConnectionState = .disconnected
         var errorHandler: (@Sendable (any Error, SyncSession?) -> Void)?
-        var progress: [UInt64: (direction: SyncSession.ProgressDirection, block: @Sendable (SyncSession.Progress) -> Void)] = [:]
+        var progress:
+            [UInt64: (
+                direction: SyncSession.ProgressDirection, mode: SyncSession.ProgressMode, block: @Sendable (SyncSession.Progress) -> Void
+            )] =
+                [:]
         var nextProgressToken: UInt64 = 1
         var suspended = false
     }
@@ -41,12 +45,19 @@ actor SyncClient {
     /// The newest client version sent on this connection.
     private var sentThrough: UInt64 = 0
     private var bootstrap: [ObjectState] = []
-    private var uploadWaiters: [(target: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var markWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-    private var queryWaiters: [(version: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    /// Who waits, for what: an acknowledgement through a client version, the answer to a MARK,
+    /// or a complete subscription set version. Keyed by a number, so a cancelled wait leaves.
+    private enum Awaited {
+        case upload(UInt64)
+        case mark
+        case query(UInt64)
+    }
+    private var waiters: [UInt64: (awaited: Awaited, continuation: CheckedContinuation<Void, any Error>)] = [:]
     private var nextMark: UInt64 = 1
     private var wake: AsyncStream<Void>.Continuation?
     private var reportedOffline = false
+    /// The server's error that ends this connection (a refused token, a fatal error).
+    private var refusal: SyncError?
     private var fatal: SyncError?
 
     init(user: User, core: AppCore, path: String) {
@@ -95,9 +106,15 @@ actor SyncClient {
     /// Tells the file's Realms of a commit the client made outside them.
     nonisolated func committedDirectly() { linkBox.withLock { $0 }?.committed() }
 
-    nonisolated func userLoggedIn() { Task { await self.poke() } }
+    nonisolated func userLoggedIn() {
+        status.withLock { if !$0.suspended { $0.state = .active } }
+        Task { await self.poke() }
+    }
 
-    nonisolated func userLoggedOut() { Task { await self.disconnect() } }
+    nonisolated func userLoggedOut() {
+        status.withLock { $0.state = .inactive }
+        Task { await self.disconnect() }
+    }
 
     private func poke() { wake?.yield() }
 
@@ -141,6 +158,7 @@ actor SyncClient {
             maxFrameSize: 64 << 20,
             additionalHeaders: [.secWebSocketProtocol: "realm-swift-linux.sync.1", .authorization: "Bearer \(token)"])
         welcomed = false
+        refusal = nil
         var refused: SyncError?
         do {
             _ = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realm.sync")) {
@@ -164,10 +182,12 @@ actor SyncClient {
                     }
                 }
             }
-        } catch let e as SyncError {
-            refused = e
         } catch {
-            if !welcomed && !reportedOffline {
+            if let refusal {
+                refused = refusal
+            } else if let e = error as? SyncError {
+                refused = e
+            } else if !welcomed && !reportedOffline {
                 reportedOffline = true
                 report(SyncError(.connectionFailed, "the sync server at \(base) could not be reached: \(error)"))
             }
@@ -188,6 +208,8 @@ actor SyncClient {
                 }
             } else if refused.isFatal {
                 fail(refused)
+            } else {
+                report(refused)
             }
         }
         return wasWelcomed
@@ -240,12 +262,16 @@ actor SyncClient {
             let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
             if state.queryState == 0 && state.querySetVersion > 0 { try await sendQuery(state) }
             try await sendUploads()
-            for id in markWaiters.keys.sorted() { try await send(.mark(requestId: id, serverVersion: 0)) }
+            for (id, w) in waiters.sorted(by: { $0.key < $1.key }) {
+                if case .mark = w.awaited { try await send(.mark(requestId: id, serverVersion: 0)) }
+            }
         case .uploadAck(let clientVersion, _):
             acked = max(acked, clientVersion)
             resolveUploadWaiters()
+            notifyProgress(.upload)
         case .download(_, let entries, _):
             try write(link) { tx, state in try SyncFile.apply(entries, tx, &state) }
+            notifyProgress(.download)
         case .bootstrap(let querySetVersion, let serverVersion, let objects, let last):
             bootstrap += objects
             guard last else { return }
@@ -261,6 +287,7 @@ actor SyncClient {
                 }
             }
             resolveQueryWaiters(through: querySetVersion, error: nil)
+            notifyProgress(.download)
         case .error(let code, let text, let isFatal, _):
             let error = SyncError.fromServer(code: code, message: text, fatal: isFatal)
             if code == 7 {
@@ -272,11 +299,15 @@ actor SyncClient {
                 }
                 resolveQueryWaiters(through: failed, error: error)
             }
-            if code == 2 { throw error }  // the token: renewed by the connection loop, not reported
+            if code == 2 || isFatal {
+                // The connection ends; the loop renews the token (code 2) or stops the session
+                // and reports the error (fatal).
+                refusal = error
+                throw error
+            }
             report(error)
-            if isFatal { throw error }
         case .mark(let id, _):
-            markWaiters.removeValue(forKey: id)?.resume()
+            resume(id)
         case .hello, .upload, .query:
             throw SyncError(.clientSessionError, "the server sent a client's message")
         }
@@ -286,14 +317,22 @@ actor SyncClient {
     /// local commits not yet converted, and commits.
     private func write(_ link: RealmFileLink, _ body: (WriteTransaction, inout SyncFileState) throws -> Void) throws {
         let acked = self.acked
+        var integrated: UInt64 = 0
         let (_, rejected) = try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
             state.uploadAcked = max(state.uploadAcked, acked)
             try body(tx, &state)
             state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
             state.downloads += 1
+            integrated = state.integratedOwn
         }
         link.committed()
         reportRejected(rejected)
+        // An upload whose own entry came back was applied, even when its acknowledgement was lost
+        // with a connection.
+        if integrated > self.acked {
+            self.acked = integrated
+            resolveUploadWaiters()
+        }
     }
 
     // MARK: Local changes
@@ -356,26 +395,43 @@ actor SyncClient {
         let journal = try SyncFile.journal(try link.store.snapshot(kind: "sync"))
         guard let last = journal.last(where: { $0.upload.clientVersion <= target })?.upload.clientVersion, last > acked else { return }
         try await sendUploads()
-        try await withCheckedThrowingContinuation { c in uploadWaiters.append((last, c)) }
+        try await wait(for: .upload(last))
+    }
+
+    /// Suspends until `awaited` happens, the session fails, or the task is cancelled.
+    private func wait(for awaited: Awaited) async throws {
+        let id = nextMark
+        nextMark += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    c.resume(throwing: CancellationError())
+                    return
+                }
+                waiters[id] = (awaited, c)
+                if case .mark = awaited, welcomed { queue?.yield(SyncMessage.mark(requestId: id, serverVersion: 0).encoded()) }
+                if case .upload = awaited { resolveUploadWaiters() }
+            }
+        } onCancel: {
+            Task { await self.resume(id, throwing: CancellationError()) }
+        }
+    }
+
+    private func resume(_ id: UInt64, throwing error: (any Error)? = nil) {
+        guard let w = waiters.removeValue(forKey: id) else { return }
+        if let error { w.continuation.resume(throwing: error) } else { w.continuation.resume() }
     }
 
     private func resolveUploadWaiters() {
-        let done = uploadWaiters.filter { $0.target <= acked }
-        uploadWaiters.removeAll { $0.target <= acked }
-        for w in done { w.continuation.resume() }
-        notifyProgress(.upload)
+        for (id, w) in waiters {
+            if case .upload(let target) = w.awaited, target <= acked { resume(id) }
+        }
     }
 
     /// Waits until every change on the server when the call was made is in the file.
     func waitForDownload() async throws {
         if let fatal { throw fatal }
-        let id = nextMark
-        nextMark += 1
-        try await withCheckedThrowingContinuation { c in
-            markWaiters[id] = c
-            if welcomed { Task { try? await self.send(.mark(requestId: id, serverVersion: 0)) } }
-        }
-        notifyProgress(.download)
+        try await wait(for: .mark)
     }
 
     /// Waits until the file holds the server's data: the current subscription set's bootstrap,
@@ -396,18 +452,13 @@ actor SyncClient {
             throw Realm.Error(code: .subscriptionFailed, reason: state.queryError)
         }
         if let fatal { throw fatal }
-        try await withCheckedThrowingContinuation { c in queryWaiters.append((version, c)) }
+        try await wait(for: .query(version))
     }
 
     private func resolveQueryWaiters(through version: UInt64, error: SyncError?) {
-        let done = queryWaiters.filter { $0.version <= version }
-        queryWaiters.removeAll { $0.version <= version }
-        for w in done {
-            if let error, w.version == version {
-                w.continuation.resume(throwing: Realm.Error(code: .subscriptionFailed, reason: error.message))
-            } else {
-                w.continuation.resume()
-            }
+        for (id, w) in waiters {
+            guard case .query(let v) = w.awaited, v <= version else { continue }
+            resume(id, throwing: error.flatMap { v == version ? Realm.Error(code: .subscriptionFailed, reason: $0.message) : nil })
         }
     }
 
@@ -435,12 +486,7 @@ actor SyncClient {
         fatal = error
         status.withLock { $0.state = .inactive }
         report(error)
-        for w in uploadWaiters { w.continuation.resume(throwing: error) }
-        for w in markWaiters.values { w.resume(throwing: error) }
-        for w in queryWaiters { w.continuation.resume(throwing: error) }
-        uploadWaiters = []
-        markWaiters = [:]
-        queryWaiters = []
+        for id in Array(waiters.keys) { resume(id, throwing: error) }
         Task { try? await outbound?.close(.normalClosure, reason: nil) }
     }
 
@@ -465,8 +511,14 @@ actor SyncClient {
         try? await outbound?.close(.normalClosure, reason: nil)
     }
 
+    /// Tells the progress blocks of `direction` that the work they watch is done (the protocol
+    /// does not size transfers yet); a block registered for the outstanding work is then removed.
     private nonisolated func notifyProgress(_ direction: SyncSession.ProgressDirection) {
-        let blocks = status.withLock { $0.progress.values.filter { $0.direction == direction }.map(\.block) }
+        let blocks = status.withLock { s -> [@Sendable (SyncSession.Progress) -> Void] in
+            let due = s.progress.filter { $0.value.direction == direction }
+            for (id, p) in due where p.mode == .forCurrentlyOutstandingWork { s.progress[id] = nil }
+            return due.values.map(\.block)
+        }
         for b in blocks { b(SyncSession.Progress(transferredBytes: 1, transferrableBytes: 1, progressEstimate: 1)) }
     }
 }

@@ -89,7 +89,8 @@ extension Realm {
     public enum OpenBehavior: Sendable, Equatable {
         /// Open at once (what is in the file), syncing in the background.
         case never
-        /// Download everything first; fails while offline.
+        /// Download everything first; while the server cannot be reached, the session retries
+        /// and the open waits.
         case always
         /// Download first only when the file does not exist yet.
         case once

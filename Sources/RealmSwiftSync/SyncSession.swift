@@ -50,8 +50,9 @@ public final class SyncSession: Sendable {
         case forCurrentlyOutstandingWork
     }
 
-    /// A progress report: in this version, one report each time the outstanding work of a direction
-    /// is done (the protocol does not size transfers yet).
+    /// A progress report. The protocol does not size transfers yet: a block hears a complete
+    /// report when the server acknowledges uploads (`.upload`) and when a download or bootstrap is
+    /// applied (`.download`).
     public struct Progress: Sendable, Equatable {
         /// Bytes transferred.
         public let transferredBytes: Int
@@ -112,14 +113,15 @@ public final class SyncSession: Sendable {
         }
     }
 
-    /// Calls `block` with progress reports of `direction` until the token is invalidated.
+    /// Calls `block` with progress reports of `direction` (see ``Progress``): until the token is
+    /// invalidated (`.reportIndefinitely`), or once (`.forCurrentlyOutstandingWork`).
     public func addProgressNotification(
         for direction: ProgressDirection, mode: ProgressMode, block: @escaping @Sendable (Progress) -> Void
     ) -> ProgressNotificationToken? {
         let id = client.status.withLock { s in
             let id = s.nextProgressToken
             s.nextProgressToken += 1
-            s.progress[id] = (direction, block)
+            s.progress[id] = (direction, mode, block)
             return id
         }
         return ProgressNotificationToken { [client] in _ = client.status.withLock { $0.progress.removeValue(forKey: id) } }

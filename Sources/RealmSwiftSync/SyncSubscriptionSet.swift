@@ -214,7 +214,9 @@ public struct SyncSubscriptionSet: Sendable, Sequence {
     }
 
     /// Changes the set and waits until the server has sent what it matches.
-    /// - Throws: ``SyncError`` `.invalidFlexibleSyncSubscriptions` when the server refuses a query.
+    /// - Throws: `Realm.Error.subscriptionFailed` when the server refuses a query (the error
+    ///   handler gets a ``SyncError`` `.invalidFlexibleSyncSubscriptions` too); ``SyncError`` when
+    ///   the session stops; `CancellationError` when the task is cancelled.
     public func update(_ block: () -> Void) async throws {
         let version = try apply(block)
         try await client.waitForSubscriptions(version)

@@ -47,11 +47,21 @@ public struct SyncServer: Sendable {
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )
+        let logger = self.logger
         app.beforeServerStarts {
-            do {
-                try await store.migrate()
-            } catch {
-                throw SyncServerError("cannot prepare the PostgreSQL store: \(String(reflecting: error))")
+            // PostgreSQL may be starting too (a machine booting, a failover): tried for 30 s.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                do {
+                    try await store.migrate()
+                    return
+                } catch {
+                    if ContinuousClock.now > deadline {
+                        throw SyncServerError("cannot prepare the PostgreSQL store: \(String(reflecting: error))")
+                    }
+                    logger.warning("PostgreSQL is not ready; trying again", metadata: ["error": "\(String(reflecting: error))"])
+                    try await Task.sleep(for: .milliseconds(250))
+                }
             }
         }
         let group = ServiceGroup(

@@ -1,0 +1,131 @@
+import Foundation
+import PostgresNIO
+import RealmStorage
+import RealmSwift
+import RealmSwiftSync
+import RealmTestSupport
+import Testing
+
+/// Three real clients (the RealmSwiftSync library, each with its own user and file) make random
+/// writes — creates, deletes, scalar writes and links, on objects they share — online and while
+/// suspended, while the server is killed (SIGKILL) and restarted and PostgreSQL is stopped at once
+/// and started again. After quiescence every client file holds exactly what the PostgreSQL tables
+/// hold. (What the tables hold is checked against the conflict rules by
+/// threeClientsAndCrashesConvergeToTheModel.) A failure names its seed.
+extension SyncServerTests {
+    /// The state of a replica: dogs as "id name age owner" lines, owners as "id city" lines.
+    static func replica(_ configuration: Realm.Configuration) throws -> [String] {
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        let dogs = realm.objects(ClientDog.self).map { "dog \($0._id.stringValue) \($0.name) \($0.age) \($0.owner?._id ?? "-")" }
+        let owners = realm.objects(ClientOwner.self).map { "owner \($0._id) \($0.city)" }
+        return (dogs + owners).sorted()
+    }
+
+    static func replica(appId: String) async throws -> [String] {
+        try await TestDatabase.withClient { client in
+            var out: [String] = []
+            let dogs = "SELECT encode(_id, 'hex'), name, age, owner FROM \"\(appId)\".\"ClientDog\""
+            for try await (id, name, age, owner) in try await client.query(PostgresQuery(unsafeSQL: dogs)).decode(
+                (String, String, Int64, String?).self)
+            {
+                out.append("dog \(id) \(name) \(age) \(owner ?? "-")")
+            }
+            let owners = "SELECT _id, city FROM \"\(appId)\".\"ClientOwner\""
+            if let rows = try? await client.query(PostgresQuery(unsafeSQL: owners)) {
+                for try await (id, city) in rows.decode((String, String).self) { out.append("owner \(id) \(city)") }
+            }
+            return out.sorted()
+        }
+    }
+
+    @Test(arguments: [UInt64(61), 62, 63])
+    func realClientsConvergeUnderFaults(seed: UInt64) async throws {
+        var rng = SplitMix(seed: seed)
+        var server = try await ServerProcess()
+        let appId = server.appId
+        let port = server.port
+        var clients: [TestClient] = []
+        for _ in 0..<3 {
+            let c = try await TestClient(server)
+            _ = try c.dogs()
+            clients.append(c)
+        }
+        for c in clients { try await bounded { try await c.sync() } }
+        let owners = ["ada", "bob", "cy"]
+        var serverUp = true
+        var suspended = Set<Int>()
+        for step in 0..<120 {
+            let i = rng.below(3)
+            let c = clients[i]
+            switch rng.below(100) {
+            case 0..<30:
+                try c.write { realm in
+                    let dog = ClientDog(name: "n\(step)", age: rng.below(20))
+                    if rng.below(2) == 0 { dog.owner = realm.object(ofType: ClientOwner.self, forPrimaryKey: owners[rng.below(3)]) }
+                    realm.add(dog)
+                }
+            case 30..<55:
+                try c.write { realm in
+                    let dogs = realm.objects(ClientDog.self)
+                    guard !dogs.isEmpty else { return }
+                    let dog = dogs[Int(rng.below(dogs.count))]
+                    if rng.below(2) == 0 { dog.age = rng.below(20) } else { dog.name = "m\(step)" }
+                }
+            case 55..<65:
+                try c.write { realm in
+                    let dogs = realm.objects(ClientDog.self)
+                    guard !dogs.isEmpty else { return }
+                    realm.delete(dogs[Int(rng.below(dogs.count))])
+                }
+            case 65..<80:
+                // Owners are shared by primary key: concurrent creates and writes meet.
+                try c.write { realm in
+                    realm.create(
+                        ClientOwner.self, value: ["_id": owners[rng.below(3)], "city": "c\(step)"], update: .modified)
+                }
+            case 80..<85:
+                try c.write { realm in
+                    let dogs = realm.objects(ClientDog.self)
+                    guard !dogs.isEmpty else { return }
+                    dogs[Int(rng.below(dogs.count))].owner = realm.object(
+                        ofType: ClientOwner.self, forPrimaryKey: owners[rng.below(3)])
+                }
+            case 85..<90:
+                // A client goes offline for a while, or comes back.
+                if suspended.contains(i) {
+                    try c.session.resume()
+                    suspended.remove(i)
+                } else {
+                    try c.session.suspend()
+                    suspended.insert(i)
+                }
+            case 90..<94:
+                if serverUp {
+                    server.stop(signal: SIGKILL)
+                    serverUp = false
+                } else {
+                    server = try await ServerProcess(appId: appId, port: port)
+                    serverUp = true
+                }
+            case 94..<96:
+                _ = await Self.crashPostgres()
+            default:
+                try await Task.sleep(for: .milliseconds(rng.below(30)))
+            }
+        }
+        if !serverUp { server = try await ServerProcess(appId: appId, port: port) }
+        defer { server.stop() }
+        for i in suspended { try clients[i].session.resume() }
+        // Quiescence: everyone uploads, then everyone downloads what the others uploaded.
+        for c in clients { try await bounded(60) { try await c.sync() } }
+        for c in clients { try await bounded(60) { try await c.sync() } }
+        let store = try await Self.replica(appId: appId)
+        for (i, c) in clients.enumerated() {
+            let local = try Self.replica(c.configuration)
+            #expect(local == store, "seed \(seed): client \(i) differs: \(Set(local).symmetricDifference(store).sorted().prefix(6))")
+        }
+        #expect(!store.isEmpty)
+        for c in clients { await c.close() }
+    }
+}
