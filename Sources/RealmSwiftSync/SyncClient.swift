@@ -156,7 +156,9 @@ actor SyncClient {
             + "/api/v1/apps/\(core.appId)/sync"
         let configuration = WebSocketClientConfiguration(
             maxFrameSize: 64 << 20,
-            additionalHeaders: [.secWebSocketProtocol: "realm-swift-linux.sync.1", .authorization: "Bearer \(token)"])
+            additionalHeaders: [.secWebSocketProtocol: "realm-swift-linux.sync.1", .authorization: "Bearer \(token)"],
+            // A ping every 10 s; a pong missing by the next one closes the connection (SYNC §2.2).
+            autoPing: .enabled(timePeriod: .seconds(10)))
         welcomed = false
         refusal = nil
         var refused: SyncError?

@@ -549,11 +549,33 @@ enum SyncFile {
     static func applyBootstrap(_ objects: [ObjectState], _ tx: WriteTransaction, _ state: SyncFileState, embedded: Set<String>) throws {
         let pending = Pending(try journal(tx), after: state.integratedOwn)
         var held = Set<SyncStoreModel.ObjectID>()
+        // An object the file does not hold is inserted whole, its scalar values with it (one
+        // insertion instead of one write per property); links wait for the second pass, when
+        // every object of the bootstrap exists.
+        var later: [ObjectState] = []
         for o in objects {
             held.insert(SyncStoreModel.ObjectID(o.className, o.primaryKey))
-            try apply(Instruction(o.className, o.primaryKey, .create), tx, pending)
+            guard let table = tx.catalog.table(o.className), !o.className.hasPrefix("__"),
+                let pk = try primaryKey(o.primaryKey, of: table, tx: tx)
+            else { continue }
+            if try tx.objectKey(o.className, primaryKey: pk) != nil {
+                later.append(o)
+                continue
+            }
+            var values: [String: StorageValue] = ["_id": pk]
+            var links: [PropertyState] = []
+            for p in o.properties {
+                guard let column = table.column(p.name), column.name != "_id" else { continue }
+                if column.type == .link {
+                    links.append(p)
+                } else if let v = try storageValue(p.value, column: column, tx: tx) {
+                    values[column.name] = v
+                }
+            }
+            try tx.insert(o.className, values)
+            if !links.isEmpty { later.append(ObjectState(o.className, o.primaryKey, links)) }
         }
-        for o in objects {
+        for o in later {
             for p in o.properties {
                 try apply(Instruction(o.className, o.primaryKey, .set(path: [p.name], value: p.value)), tx, pending)
             }

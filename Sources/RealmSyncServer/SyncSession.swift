@@ -43,17 +43,24 @@ struct SyncSession: Sendable {
     func run(_ inbound: WebSocketInboundStream) async throws {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let (feedId, versions) = feed.subscribe()
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // The session's work runs in a task of its own, so that a connection that ends is not held
+        // by work stuck in the store: a PostgreSQL lease was seen to wait forever after PostgreSQL
+        // restarted, and a server's graceful shutdown waits for every connection's handler.
+        let (finished, done) = AsyncStream.makeStream(of: Void.self)
+        let work = Task {
+            defer {
+                feed.unsubscribe(feedId)
+                done.finish()
+            }
+            try? await process(events)
+        }
+        await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await v in versions { continuation.yield(.newVersion(v)) }
             }
             group.addTask {
                 try? await Task.sleep(for: configuration.handshakeTimeout)
                 continuation.yield(.handshakeDeadline)
-            }
-            group.addTask {
-                defer { feed.unsubscribe(feedId) }
-                try await process(events)
             }
             do {
                 for try await message in inbound.messages(maxSize: configuration.maximumMessageSize) {
@@ -69,7 +76,14 @@ struct SyncSession: Sendable {
             }
             continuation.finish()
             group.cancelAll()
-            try await group.waitForAll()
+        }
+        // The connection is over: the work is cancelled and given 5 s to end.
+        work.cancel()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in finished {} }
+            group.addTask { try? await Task.sleep(for: .seconds(5)) }
+            await group.next()
+            group.cancelAll()
         }
     }
 

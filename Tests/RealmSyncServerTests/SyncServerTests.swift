@@ -302,6 +302,19 @@ struct SyncServerTests {
         #expect(await connection.closedByServer())
     }
 
+    /// A server that lived through a PostgreSQL restart still stops gracefully (it used to hang in
+    /// its shutdown).
+    @Test func aServerStopsGracefullyAfterPostgreSQLRestarted() async throws {
+        let server = try await ServerProcess()
+        let connection = try await SyncConnection(server, token: try await server.anonymousToken())
+        _ = try await connection.hello()
+        guard await Self.crashPostgres() else { return }
+        // It serves again once PostgreSQL is back.
+        let again = try await SyncConnection(server, token: try await server.anonymousToken())
+        _ = try await again.hello()
+        #expect(server.stop() == 0)
+    }
+
     @Test func badOptionsAreRefusedWithAReason() throws {
         let binary = try ServerProcess.binary()
         for arguments in [
