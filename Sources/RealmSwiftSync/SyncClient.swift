@@ -58,6 +58,8 @@ actor SyncClient {
     private var reportedOffline = false
     /// The server's error that ends this connection (a refused token, a fatal error).
     private var refusal: SyncError?
+    /// The journal, decoded once per row (SyncFile.Journal).
+    private var journal = SyncFile.Journal()
     private var fatal: SyncError?
 
     init(user: User, core: AppCore, path: String) {
@@ -272,7 +274,8 @@ actor SyncClient {
             resolveUploadWaiters()
             notifyProgress(.upload)
         case .download(_, let entries, _):
-            try write(link) { tx, state in try SyncFile.apply(entries, tx, &state) }
+            let journal = self.journal
+            try write(link) { tx, state in try SyncFile.apply(entries, tx, &state, journal: journal) }
             notifyProgress(.download)
         case .bootstrap(let querySetVersion, let serverVersion, let objects, let last):
             bootstrap += objects
@@ -280,8 +283,9 @@ actor SyncClient {
             let objects = bootstrap
             bootstrap = []
             let embedded = self.embedded
+            let journal = self.journal
             try write(link) { tx, state in
-                try SyncFile.applyBootstrap(objects, tx, state, embedded: embedded)
+                try SyncFile.applyBootstrap(objects, tx, state, embedded: embedded, journal: journal)
                 state.serverVersion = serverVersion
                 if querySetVersion == state.querySetVersion {
                     state.queryState = 1
@@ -320,12 +324,19 @@ actor SyncClient {
     private func write(_ link: RealmFileLink, _ body: (WriteTransaction, inout SyncFileState) throws -> Void) throws {
         let acked = self.acked
         var integrated: UInt64 = 0
-        let (_, rejected) = try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
-            state.uploadAcked = max(state.uploadAcked, acked)
-            try body(tx, &state)
-            state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
-            state.downloads += 1
-            integrated = state.integratedOwn
+        let rejected: [SyncFile.Rejected]
+        do {
+            (_, rejected) = try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
+                state.uploadAcked = max(state.uploadAcked, acked)
+                try body(tx, &state)
+                state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
+                state.downloads += 1
+                integrated = state.integratedOwn
+            }
+        } catch {
+            // The journal cache may have followed a transaction that did not commit: read it anew.
+            journal = SyncFile.Journal()
+            throw error
         }
         link.committed()
         reportRejected(rejected)
@@ -362,8 +373,8 @@ actor SyncClient {
 
     private func sendUploads() async throws {
         guard welcomed, let link else { return }
-        let journal = try SyncFile.journal(try link.store.snapshot(kind: "sync"))
-        let due = journal.filter { $0.upload.clientVersion > max(acked, sentThrough) }.map(\.upload)
+        try journal.refresh(try link.store.snapshot(kind: "sync"))
+        let due = journal.entries.filter { $0.upload.clientVersion > max(acked, sentThrough) }.map(\.upload)
         var i = 0
         while i < due.count {
             let batch = Array(due[i..<min(due.count, i + 100)])
@@ -394,8 +405,10 @@ actor SyncClient {
         if let fatal { throw fatal }
         try convertNow(link)
         let target = link.store.currentVersion
-        let journal = try SyncFile.journal(try link.store.snapshot(kind: "sync"))
-        guard let last = journal.last(where: { $0.upload.clientVersion <= target })?.upload.clientVersion, last > acked else { return }
+        try journal.refresh(try link.store.snapshot(kind: "sync"))
+        guard let last = journal.entries.last(where: { $0.upload.clientVersion <= target })?.upload.clientVersion, last > acked else {
+            return
+        }
         try await sendUploads()
         try await wait(for: .upload(last))
     }

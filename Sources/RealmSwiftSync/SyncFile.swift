@@ -455,42 +455,72 @@ enum SyncFile {
         }
     }
 
-    /// The journal's uploads in client-version order.
-    static func journal(_ tx: WriteTransaction) throws -> [JournalEntry] {
-        try journal(keys: try tx.objectKeys(SyncFileState.uploads)) { try tx.value(SyncFileState.uploads, $0, "upload") }
-    }
+    /// The journal decoded, kept by a client between its transactions (Spec/SYNC.md §7.3): rows
+    /// are decoded once, when first seen, and what the pending writes (every journal row: a row
+    /// leaves when its own entry is integrated) wrote is counted as rows come and go. Reading the
+    /// whole journal at every upload and download made a stream of commits cost quadratic time
+    /// (sync benchmark S2).
+    final class Journal {
+        private(set) var entries: [JournalEntry] = []
+        private var lastKey: Int64 = -1
+        private var properties: [Pending.PropertyKey: Int] = [:]
+        private var objects: [SyncStoreModel.ObjectID: Int] = [:]
 
-    static func journal(_ snapshot: Snapshot) throws -> [JournalEntry] {
-        guard snapshot.catalog.table(SyncFileState.uploads) != nil else { return [] }
-        return try journal(keys: try snapshot.objectKeys(SyncFileState.uploads)) { try snapshot.value(SyncFileState.uploads, $0, "upload") }
-    }
-
-    private static func journal(keys: [ObjectKey], _ read: (ObjectKey) throws -> StorageValue) throws -> [JournalEntry] {
-        var out: [JournalEntry] = []
-        for key in keys {
-            guard case .binary(let bytes) = try read(key), case .upload(let uploads) = try SyncMessage.decode(bytes) else {
-                throw SyncError(.clientInternalError, "the file's upload journal is damaged")
+        /// Decodes the rows added since the last call (row keys only grow).
+        func refresh(_ source: any QuerySource) throws {
+            guard source.catalog.table(SyncFileState.uploads) != nil else { return }
+            let keys = try source.objectKeys(SyncFileState.uploads)
+            guard let last = keys.last, last.rawValue > lastKey else { return }
+            var i = keys.endIndex
+            while i > keys.startIndex && keys[i - 1].rawValue > lastKey { i -= 1 }
+            for key in keys[i...] {
+                guard case .binary(let bytes) = try source.value(SyncFileState.uploads, key, "upload"),
+                    case .upload(let uploads) = try SyncMessage.decode(bytes)
+                else { throw SyncError(.clientInternalError, "the file's upload journal is damaged") }
+                for u in uploads {
+                    entries.append(JournalEntry(key: key, upload: u))
+                    count(u, +1)
+                }
+                lastKey = key.rawValue
             }
-            for u in uploads { out.append(JournalEntry(key: key, upload: u)) }
         }
-        return out.sorted { $0.upload.clientVersion < $1.upload.clientVersion }
-    }
 
-    // MARK: Downloads
+        /// Removes the rows of client versions through `version` (their own entry arrived).
+        func integrate(through version: UInt64, in tx: WriteTransaction) throws {
+            var n = 0
+            while n < entries.count && entries[n].upload.clientVersion <= version { n += 1 }
+            guard n > 0 else { return }
+            for e in entries[..<n] {
+                if try tx.contains(SyncFileState.uploads, e.key) { try tx.delete(SyncFileState.uploads, e.key) }
+                count(e.upload, -1)
+            }
+            entries.removeFirst(n)
+        }
 
-    /// What pending local writes wrote (Spec/SYNC.md §7.3).
-    struct Pending {
-        var properties: Set<PropertyKey> = []
-        var objects: Set<SyncStoreModel.ObjectID> = []
-
-        init(_ journal: [JournalEntry], after integrated: UInt64) {
-            for e in journal where e.upload.clientVersion > integrated {
-                for i in e.upload.instructions {
-                    objects.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey))
-                    if case .set(let path, _) = i.operation { properties.insert(Self.key(i.className, i.primaryKey, path)) }
+        private func count(_ upload: Upload, _ delta: Int) {
+            for i in upload.instructions {
+                let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
+                objects[id, default: 0] += delta
+                if objects[id] == 0 { objects[id] = nil }
+                if case .set(let path, _) = i.operation {
+                    let key = Pending.key(i.className, i.primaryKey, path)
+                    properties[key, default: 0] += delta
+                    if properties[key] == 0 { properties[key] = nil }
                 }
             }
         }
+
+        /// What the pending writes wrote.
+        var pending: Pending { Pending(properties: properties, objects: objects) }
+    }
+
+    /// What pending local writes wrote (Spec/SYNC.md §7.3).
+    struct Pending {
+        let properties: [PropertyKey: Int]
+        let objects: [SyncStoreModel.ObjectID: Int]
+
+        func wrote(_ key: PropertyKey) -> Bool { properties[key] != nil }
+        func touched(_ id: SyncStoreModel.ObjectID) -> Bool { objects[id] != nil }
 
         struct PropertyKey: Hashable {
             var className: String
@@ -504,17 +534,14 @@ enum SyncFile {
     }
 
     /// Applies downloaded entries in `tx` (Spec/SYNC.md §7.3).
-    static func apply(_ entries: [Entry], _ tx: WriteTransaction, _ state: inout SyncFileState) throws {
-        var journal = try journal(tx)
+    static func apply(_ entries: [Entry], _ tx: WriteTransaction, _ state: inout SyncFileState, journal: Journal) throws {
+        try journal.refresh(tx)
         for entry in entries {
             if entry.originClientFileId == state.clientFileId {
                 state.integratedOwn = max(state.integratedOwn, entry.originClientVersion)
-                for e in journal where e.upload.clientVersion <= state.integratedOwn {
-                    if try tx.contains(SyncFileState.uploads, e.key) { try tx.delete(SyncFileState.uploads, e.key) }
-                }
-                journal.removeAll { $0.upload.clientVersion <= state.integratedOwn }
+                try journal.integrate(through: state.integratedOwn, in: tx)
             }
-            let pending = Pending(journal, after: state.integratedOwn)
+            let pending = journal.pending
             let creates = entry.instructions.filter { if case .create = $0.operation { true } else { false } }
             for i in creates + entry.instructions.filter({ if case .create = $0.operation { false } else { true } }) {
                 try apply(i, tx, pending)
@@ -535,7 +562,7 @@ enum SyncFile {
             if let key { try tx.delete(i.className, key) }
         case .set(let path, let value):
             guard let key, path.count == 1, let column = table.column(path[0]), column.name != "_id",
-                !pending.properties.contains(Pending.key(i.className, i.primaryKey, path)),
+                !pending.wrote(Pending.key(i.className, i.primaryKey, path)),
                 let v = try storageValue(value, column: column, tx: tx)
             else { return }
             try tx.set(i.className, key, column.name, v)
@@ -546,8 +573,11 @@ enum SyncFile {
 
     /// Applies a complete bootstrap in `tx`: every object it holds, and the removal of every
     /// object of a synced class it does not hold (pending local writes excepted).
-    static func applyBootstrap(_ objects: [ObjectState], _ tx: WriteTransaction, _ state: SyncFileState, embedded: Set<String>) throws {
-        let pending = Pending(try journal(tx), after: state.integratedOwn)
+    static func applyBootstrap(
+        _ objects: [ObjectState], _ tx: WriteTransaction, _ state: SyncFileState, embedded: Set<String>, journal: Journal
+    ) throws {
+        try journal.refresh(tx)
+        let pending = journal.pending
         var held = Set<SyncStoreModel.ObjectID>()
         // An object the file does not hold is inserted whole, its scalar values with it (one
         // insertion instead of one write per property); links wait for the second pass, when
@@ -586,7 +616,7 @@ enum SyncFile {
             for key in try tx.objectKeys(cls.name) {
                 let pk = try pkSyncValue(try tx.value(cls.name, key, "_id"), pkColumn)
                 let id = SyncStoreModel.ObjectID(cls.name, pk)
-                if !held.contains(id) && !pending.objects.contains(id) { try tx.delete(cls.name, key) }
+                if !held.contains(id) && !pending.touched(id) { try tx.delete(cls.name, key) }
             }
         }
     }

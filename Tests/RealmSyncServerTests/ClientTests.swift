@@ -249,6 +249,39 @@ extension SyncServerTests {
         await b.close()
     }
 
+    @Test func loginFailuresAreTypedErrors() async throws {
+        // Nothing listens on port 1: the HTTP request fails.
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-client-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let nowhere = App(id: "nowhere", configuration: AppConfiguration(baseURL: "http://127.0.0.1:1", rootDirectory: root))
+        do {
+            _ = try await nowhere.login(credentials: .anonymous)
+            Issue.record("a login without a server succeeded")
+        } catch let e as AppError {
+            #expect(e.code == .httpRequestFailed)
+        }
+        #expect(nowhere.currentUser == nil)
+        // A token the server did not sign: refused, and nobody is logged in.
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let app = App(id: server.appId, configuration: AppConfiguration(baseURL: server.baseURL, rootDirectory: root))
+        do {
+            _ = try await app.login(credentials: .jwt(token: "not.a.token"))
+            Issue.record("a forged token logged in")
+        } catch let e as AppError {
+            #expect(e.code == .authError)
+            #expect(e.httpStatusCode == 401)
+        }
+        #expect(app.currentUser == nil)
+        // The anonymous user is kept across App instances (and launches: users.json).
+        let user = try await app.login(credentials: .anonymous)
+        #expect(
+            App(id: server.appId, configuration: AppConfiguration(baseURL: server.baseURL, rootDirectory: root)).currentUser?.id == user.id)
+        #expect(try await app.login(credentials: .anonymous).id == user.id)
+        try await user.logOut()
+        #expect(app.currentUser == nil && user.state == .loggedOut)
+    }
+
     @Test func resultsSubscribeAndUnsubscribeAsRealmSwiftDoes() async throws {
         let server = try await ServerProcess()
         defer { server.stop() }

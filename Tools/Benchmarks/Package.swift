@@ -10,10 +10,14 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 
 let package = Package(
     name: "RealmBenchmarks",
-    products: [.executable(name: "realm-vs-sqlite", targets: ["RealmVsSQLite"])],
+    products: [
+        .executable(name: "realm-vs-sqlite", targets: ["RealmVsSQLite"]),
+        .executable(name: "sync-bench", targets: ["SyncBench"]),
+    ],
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         .executableTarget(
@@ -26,6 +30,18 @@ let package = Package(
             ],
             path: "Sources/RealmVsSQLite",
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        // The sync benchmark: a realm-sync process, PostgreSQL and clients (issue 51).
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: [
+                .product(name: "RealmSwift", package: root.lastPathComponent),
+                .product(name: "RealmSwiftSync", package: root.lastPathComponent),
+                .product(name: "RealmSyncProtocol", package: root.lastPathComponent),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Sources/SyncBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )
