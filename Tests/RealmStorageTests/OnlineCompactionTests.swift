@@ -179,7 +179,7 @@ import Testing
         let deadline = Date() + 120
         while childText.withLock({ !$0.ended && !$0.text.contains("done") }) && Date() < deadline { usleep(1000) }
         let text = childText.withLock { $0.text }
-        #expect(p.terminationStatus == 0 && text.contains("done"), "\(text.suffix(300))")
+        #expect(p.terminationStatus == 0 && text.contains("done"), "status \(p.terminationStatus): \(text.suffix(4000))")
         let theirs = Self.acknowledged(text)
         #expect(theirs.count == 400)
         let final = try store.snapshot()
