@@ -330,7 +330,6 @@ actor SyncClient {
                 state.uploadAcked = max(state.uploadAcked, acked)
                 try body(tx, &state)
                 state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
-                state.downloads += 1
                 integrated = state.integratedOwn
             }
         } catch {

@@ -25,8 +25,6 @@ struct SyncFileState: Equatable, Sendable {
     var queryState: Int64 = 0
     var queryError = ""
     var subscriptions: [StoredSubscription] = []
-    /// How many downloads and bootstraps were applied (every download commit writes it).
-    var downloads: Int64 = 0
 
     static let table = "__sync_state"
     static let uploads = "__sync_upload"
@@ -35,7 +33,7 @@ struct SyncFileState: Equatable, Sendable {
         ColumnSchema("clientFileId", .binary), ColumnSchema("serverVersion", .int), ColumnSchema("uploadAcked", .int),
         ColumnSchema("convertedThrough", .int), ColumnSchema("integratedOwn", .int), ColumnSchema("clock", .int),
         ColumnSchema("querySetVersion", .int), ColumnSchema("queryState", .int), ColumnSchema("queryError", .string),
-        ColumnSchema("subscriptions", .binary), ColumnSchema("downloads", .int),
+        ColumnSchema("subscriptions", .binary),
     ]
 
     init() {}
@@ -52,7 +50,6 @@ struct SyncFileState: Equatable, Sendable {
         queryState = int("queryState")
         if case .string(let s)? = values["queryError"] { queryError = s }
         if case .binary(let b)? = values["subscriptions"] { subscriptions = try StoredSubscription.decode(b) }
-        downloads = int("downloads")
     }
 
     var values: [String: StorageValue] {
@@ -61,7 +58,6 @@ struct SyncFileState: Equatable, Sendable {
             "convertedThrough": .int(Int64(convertedThrough)), "integratedOwn": .int(Int64(integratedOwn)),
             "clock": .int(Int64(bitPattern: clock)), "querySetVersion": .int(Int64(querySetVersion)), "queryState": .int(queryState),
             "queryError": .string(queryError), "subscriptions": .binary(StoredSubscription.encode(subscriptions)),
-            "downloads": .int(downloads),
         ]
     }
 
@@ -354,7 +350,8 @@ enum SyncFile {
         _ changes: Changeset, in source: any QuerySource, before: Snapshot?, subscriptions: [StoredSubscription], embedded: Set<String>
     ) throws -> (instructions: [Instruction], rejected: [Rejected]) {
         let schema = SyncedSchema(source.catalog, embedded: embedded)
-        let view = SubscriptionView(subscriptions, catalog: source.catalog)
+        // Parsed and bound only for a commit that creates objects (most commits do not).
+        var view: SubscriptionView?
         var instructions: [Instruction] = []
         var rejected: [Rejected] = []
         for cls in schema.classes {
@@ -368,7 +365,8 @@ enum SyncFile {
             for key in t.inserted.sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard try source.contains(cls.name, key) else { continue }
                 let id = try pk(key, source)
-                guard try view.allows(cls.name, key, in: source) else {
+                if view == nil { view = SubscriptionView(subscriptions, catalog: source.catalog) }
+                guard try view?.allows(cls.name, key, in: source) ?? false else {
                     // A write outside every subscription: not uploaded, and undone locally
                     // (Spec/SYNC.md §7.4).
                     rejectedKeys.insert(key)
@@ -503,7 +501,7 @@ enum SyncFile {
                 objects[id, default: 0] += delta
                 if objects[id] == 0 { objects[id] = nil }
                 if case .set(let path, _) = i.operation {
-                    let key = Pending.key(i.className, i.primaryKey, path)
+                    let key = Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path)
                     properties[key, default: 0] += delta
                     if properties[key] == 0 { properties[key] = nil }
                 }
@@ -526,10 +524,6 @@ enum SyncFile {
             var className: String
             var primaryKey: SyncValue
             var path: [String]
-        }
-
-        static func key(_ cls: String, _ pk: SyncValue, _ path: [String]) -> PropertyKey {
-            PropertyKey(className: cls, primaryKey: pk, path: path)
         }
     }
 
@@ -562,7 +556,7 @@ enum SyncFile {
             if let key { try tx.delete(i.className, key) }
         case .set(let path, let value):
             guard let key, path.count == 1, let column = table.column(path[0]), column.name != "_id",
-                !pending.wrote(Pending.key(i.className, i.primaryKey, path)),
+                !pending.wrote(Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path)),
                 let v = try storageValue(value, column: column, tx: tx)
             else { return }
             try tx.set(i.className, key, column.name, v)
@@ -614,20 +608,10 @@ enum SyncFile {
         for cls in schema.classes {
             guard let table = tx.catalog.table(cls.name), let pkColumn = table.primaryKeyColumn else { continue }
             for key in try tx.objectKeys(cls.name) {
-                let pk = try pkSyncValue(try tx.value(cls.name, key, "_id"), pkColumn)
+                let pk = try syncValue(try tx.value(cls.name, key, "_id"), column: pkColumn, at: tx)
                 let id = SyncStoreModel.ObjectID(cls.name, pk)
                 if !held.contains(id) && !pending.touched(id) { try tx.delete(cls.name, key) }
             }
-        }
-    }
-
-    static func pkSyncValue(_ v: StorageValue, _ column: ColumnSchema) throws -> SyncValue {
-        switch v {
-        case .int(let i): .int(i)
-        case .string(let s): .string(s)
-        case .objectId(let b): .objectId(b)
-        case .uuid(let u): .uuid(uuidBytes(u))
-        default: throw SyncError(.clientInternalError, "a primary key of type \(column.type) cannot be synced")
         }
     }
 }

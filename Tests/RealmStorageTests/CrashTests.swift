@@ -1,4 +1,5 @@
 import Foundation
+import RealmTestSupport
 import Testing
 
 @testable import RealmStorage
@@ -7,17 +8,7 @@ import Testing
 /// verify clean and hold every commit the writer acknowledged.
 @Suite struct CrashTests {
     static func writerBinary() -> String? {
-        let candidates = [
-            (CommandLine.arguments[0] as NSString).deletingLastPathComponent,
-            ((CommandLine.arguments[0] as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent,
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent(".build/debug").path,
-        ]
-        for c in candidates {
-            let p = c + "/StorageCrashWriter"
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-        }
-        return nil
+        BuiltExecutable.path("StorageCrashWriter")
     }
 
     @Test func sigkillAtRandomMomentsNeverLosesAcknowledgedCommits() throws {

@@ -3,6 +3,7 @@ import PostgresNIO
 import RealmStorage
 import RealmSwift
 import RealmSwiftSync
+import RealmTestSupport
 import Testing
 
 /// A child process whose output lines are collected as they come (its stderr goes into the same
@@ -54,24 +55,29 @@ final class ChildProcess: Sendable {
     @discardableResult
     func end(signal: Int32 = SIGKILL) -> Int32 { ServerProcess.end(process, signal: signal) }
 
-    /// The path of an executable built next to the tests.
-    static func built(_ name: String) throws -> String {
-        let here = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        for c in [here, (here as NSString).deletingLastPathComponent] where FileManager.default.isExecutableFile(atPath: c + "/" + name) {
-            return c + "/" + name
-        }
-        throw TimedOut(seconds: 0)
-    }
 }
 
 extension SyncServerTests {
+    /// How many (client file, client version) pairs the history of `appId` holds more than once.
+    static func uploadsRecordedTwice(appId: String) async throws -> Int {
+        try await TestDatabase.withClient { client in
+            let sql = """
+                SELECT count(*)::bigint FROM (SELECT client_file_id, client_version FROM "\(appId)"._sync_history \
+                WHERE client_file_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) d
+                """
+            var n = 0
+            for try await c in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { n = Int(c) }
+            return n
+        }
+    }
+
     /// A client process killed (SIGKILL) while it writes and uploads, then started again on the
     /// same file, three times: every commit it reported is in PostgreSQL once, and each of its
     /// client versions is in the history once.
     @Test func aClientKilledWhileUploadingResumesWithNothingLostOrTwice() async throws {
         let server = try await ServerProcess()
         defer { server.stop() }
-        let writer = try ChildProcess.built("SyncClientWriter")
+        let writer = try #require(BuiltExecutable.path("SyncClientWriter"), "SyncClientWriter was not built next to the tests")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-crash-client-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         var reported = Set<Int>()
@@ -90,21 +96,16 @@ extension SyncServerTests {
         last.end()
         reported.insert(5000)
 
-        let (ids, duplicates) = try await TestDatabase.withClient { client in
+        let ids = try await TestDatabase.withClient { client in
             var ids = Set<Int>()
             for try await id in try await client.query(PostgresQuery(unsafeSQL: "SELECT _id FROM \"\(server.appId)\".\"CrashDog\"")).decode(
                 Int64.self)
             {
                 ids.insert(Int(id))
             }
-            var duplicates = 0
-            let sql = """
-                SELECT count(*)::bigint FROM (SELECT client_file_id, client_version FROM "\(server.appId)"._sync_history \
-                WHERE client_file_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) d
-                """
-            for try await n in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { duplicates = Int(n) }
-            return (ids, duplicates)
+            return ids
         }
+        let duplicates = try await Self.uploadsRecordedTwice(appId: server.appId)
         #expect(reported.isSubset(of: ids), "lost: \(reported.subtracting(ids).sorted().prefix(10))")
         #expect(duplicates == 0)
     }
@@ -160,16 +161,7 @@ extension SyncServerTests {
         defer { server.stop() }
         try await bounded(60) { try await b.sync() }
         #expect(try b.dogs().count == total)
-        let duplicates = try await TestDatabase.withClient { client in
-            let sql = """
-                SELECT count(*)::bigint FROM (SELECT client_file_id, client_version FROM "\(appId)"._sync_history \
-                WHERE client_file_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) d
-                """
-            var n = 0
-            for try await c in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { n = Int(c) }
-            return n
-        }
-        #expect(duplicates == 0)
+        #expect(try await Self.uploadsRecordedTwice(appId: appId) == 0)
         await a.close()
         await b.close()
     }

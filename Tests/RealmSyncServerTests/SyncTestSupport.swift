@@ -5,6 +5,7 @@ import NIOCore
 import PostgresNIO
 import RealmSyncProtocol
 import RealmSyncServer
+import RealmTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -60,12 +61,8 @@ final class ServerProcess: @unchecked Sendable {
     var syncURL: String { "ws://127.0.0.1:\(port)/api/v1/apps/\(appId)/sync" }
 
     static func binary() throws -> String {
-        let here = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        for c in [here, (here as NSString).deletingLastPathComponent] where FileManager.default.isExecutableFile(atPath: c + "/realm-sync")
-        {
-            return c + "/realm-sync"
-        }
-        throw SyncServerError("realm-sync was not built next to the tests")
+        guard let path = BuiltExecutable.path("realm-sync") else { throw SyncServerError("realm-sync was not built next to the tests") }
+        return path
     }
 
     /// Starts a server for a new application `appId` (random unless given) and waits until it listens.

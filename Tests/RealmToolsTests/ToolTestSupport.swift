@@ -12,16 +12,7 @@ struct ToolRun {
 
 enum Tools {
     /// The build directory holding the test bundle and, beside it, the executables.
-    static func binary(_ name: String) -> String? {
-        let here = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        let candidates = [
-            here, (here as NSString).deletingLastPathComponent,
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent(".build/debug").path,
-        ]
-        for c in candidates where FileManager.default.isExecutableFile(atPath: c + "/" + name) { return c + "/" + name }
-        return nil
-    }
+    static func binary(_ name: String) -> String? { BuiltExecutable.path(name) }
 
     /// Starts `name` with `arguments` in `directory`; the caller waits for it.
     static func start(_ name: String, _ arguments: [String], in directory: String? = nil) throws -> (Process, Pipe, Pipe) {
