@@ -164,7 +164,7 @@ if withSync {
         .target(
             name: "RealmSyncServer",
             dependencies: [
-                "RealmSyncProtocol", "RealmQuery",
+                "RealmSyncProtocol", "RealmQuery", "RealmStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -25,6 +25,10 @@ struct SyncFileState: Equatable, Sendable {
     var queryState: Int64 = 0
     var queryError = ""
     var subscriptions: [StoredSubscription] = []
+    /// 16 random bytes drawn when the state is made: the client file part of the identities of
+    /// the list elements this file inserts (Spec/SYNC.md §5), known before the server assigns the
+    /// file its identity.
+    var origin: [UInt8] = (0..<16).map { _ in UInt8.random(in: 0...255) }
 
     static let table = "__sync_state"
     static let uploads = "__sync_upload"
@@ -33,7 +37,7 @@ struct SyncFileState: Equatable, Sendable {
         ColumnSchema("clientFileId", .binary), ColumnSchema("serverVersion", .int), ColumnSchema("uploadAcked", .int),
         ColumnSchema("convertedThrough", .int), ColumnSchema("integratedOwn", .int), ColumnSchema("clock", .int),
         ColumnSchema("querySetVersion", .int), ColumnSchema("queryState", .int), ColumnSchema("queryError", .string),
-        ColumnSchema("subscriptions", .binary),
+        ColumnSchema("subscriptions", .binary), ColumnSchema("origin", .binary),
     ]
 
     init() {}
@@ -50,6 +54,7 @@ struct SyncFileState: Equatable, Sendable {
         queryState = int("queryState")
         if case .string(let s)? = values["queryError"] { queryError = s }
         if case .binary(let b)? = values["subscriptions"] { subscriptions = try StoredSubscription.decode(b) }
+        if case .binary(let b)? = values["origin"], b.count == 16 { origin = b }
     }
 
     var values: [String: StorageValue] {
@@ -58,6 +63,7 @@ struct SyncFileState: Equatable, Sendable {
             "convertedThrough": .int(Int64(convertedThrough)), "integratedOwn": .int(Int64(integratedOwn)),
             "clock": .int(Int64(bitPattern: clock)), "querySetVersion": .int(Int64(querySetVersion)), "queryState": .int(queryState),
             "queryError": .string(queryError), "subscriptions": .binary(StoredSubscription.encode(subscriptions)),
+            "origin": .binary(origin),
         ]
     }
 
@@ -86,7 +92,10 @@ struct SyncFileState: Equatable, Sendable {
         }
         guard let key = try tx.objectKeys(table).first else { throw SyncError(.clientInternalError, "the file's sync state is missing") }
         var out: [String: StorageValue] = [:]
-        for c in columns { out[c.name] = try tx.value(table, key, c.name) }
+        for c in columns {
+            if tx.catalog.table(table)?.column(c.name) == nil { try tx.addColumn(table, c) }  // a file of an earlier draft
+            out[c.name] = try tx.value(table, key, c.name)
+        }
         return try SyncFileState(out)
     }
 
@@ -206,6 +215,7 @@ enum SyncFile {
     }
 
     static func syncValue(_ v: StorageValue, column: ColumnSchema, at snapshot: any QuerySource) throws -> SyncValue {
+        if column.type == .mixed { return try mixedSyncValue(v, at: snapshot) }
         switch v {
         case .null: return .null
         case .int(let i): return .int(i)
@@ -227,14 +237,15 @@ enum SyncFile {
             guard let target = column.linkTarget, try snapshot.contains(target, key) else { return .null }
             let pk = try snapshot.value(target, key, "_id")
             return .link(class: target, primaryKey: try syncValue(pk, column: ColumnSchema("_id", .int), at: snapshot))
-        case .typedLink, .list, .map: throw SyncError(.clientInternalError, "collections and mixed values are not synced yet")
+        case .typedLink, .list, .map: throw SyncError(.clientInternalError, "a value of a kind that cannot be synced: \(v)")
         }
     }
 
     /// The stored form of `v` for `column`; nil when it does not fit (the instruction is skipped).
     static func storageValue(_ v: SyncValue, column: ColumnSchema, tx: WriteTransaction) throws -> StorageValue? {
         switch (v, column.type) {
-        case (.null, _): return column.isNullable || column.type == .link ? .null : nil
+        case (.null, _): return column.isNullable || column.type == .link || column.type == .mixed ? .null : nil
+        case (.mixed(let inner), .mixed): return try mixedStorageValue(inner, tx: tx)
         case (.bool(let b), .bool): return .bool(b)
         case (.int(let i), .int): return .int(i)
         case (.float(let f), .float): return .float(f)
@@ -316,9 +327,13 @@ enum SyncFile {
             guard snap.version > state.convertedThrough else { continue }
             let changes = try snap.changeset()
             guard changes.tables[SyncFileState.table] == nil else { continue }
-            let described = try describe(changes, in: snap, before: previous, subscriptions: state.subscriptions, embedded: embedded)
+            var clock = HybridClock(last: state.clock)
+            let uploadClock = clock.next(milliseconds: UInt64(max(0, snap.commitTime.timeIntervalSince1970 * 1000)))
+            let described = try describe(
+                changes, in: snap, before: previous, subscriptions: state.subscriptions, embedded: embedded,
+                ids: ElementIdMaker(clock: uploadClock, origin: state.origin), lists: ListIdentities(tx))
             rejected += described.rejected
-            try append(described.instructions, version: snap.version, time: snap.commitTime, to: tx, &state)
+            try append(described.instructions, version: snap.version, clock: uploadClock, to: tx, &state)
         }
         state.convertedThrough = head.version
         try undo(rejected, in: tx)
@@ -334,10 +349,14 @@ enum SyncFile {
         var state = try SyncFileState.read(tx)
         guard state.convertedThrough == tx.baseVersion, base.version == tx.baseVersion else { return [] }
         let changes = tx.pendingChangeset()
-        let described = try describe(changes, in: tx, before: base, subscriptions: state.subscriptions, embedded: embedded)
+        var clock = HybridClock(last: state.clock)
+        let uploadClock = clock.next(milliseconds: UInt64(max(0, Date().timeIntervalSince1970 * 1000)))
+        let described = try describe(
+            changes, in: tx, before: base, subscriptions: state.subscriptions, embedded: embedded,
+            ids: ElementIdMaker(clock: uploadClock, origin: state.origin), lists: ListIdentities(tx))
         // The version the commit will have (one more unless an earlier commit failed, and then
         // higher: client versions stay ascending either way).
-        try append(described.instructions, version: tx.baseVersion + 1, time: Date(), to: tx, &state)
+        try append(described.instructions, version: tx.baseVersion + 1, clock: uploadClock, to: tx, &state)
         try undo(described.rejected, in: tx)
         state.convertedThrough = tx.baseVersion + 1
         try state.write(tx)
@@ -345,10 +364,14 @@ enum SyncFile {
     }
 
     /// The instructions of one commit's `changes` (Spec/SYNC.md §5), reading values in `source`
-    /// (the commit) and the primary keys of deleted objects in `before` (its parent).
+    /// (the commit) and the primary keys of deleted objects and old collections in `before` (its
+    /// parent); list elements it inserts take identities from `maker`, and the lists' identities
+    /// after the commit are recorded in `lists`.
     static func describe(
-        _ changes: Changeset, in source: any QuerySource, before: Snapshot?, subscriptions: [StoredSubscription], embedded: Set<String>
+        _ changes: Changeset, in source: any QuerySource, before: Snapshot?, subscriptions: [StoredSubscription], embedded: Set<String>,
+        ids maker: ElementIdMaker, lists: ListIdentities
     ) throws -> (instructions: [Instruction], rejected: [Rejected]) {
+        var maker = maker
         let schema = SyncedSchema(source.catalog, embedded: embedded)
         // Parsed and bound only for a commit that creates objects (most commits do not).
         var view: SubscriptionView?
@@ -357,7 +380,7 @@ enum SyncFile {
         for cls in schema.classes {
             guard let t = changes.tables[cls.name], let table = source.catalog.table(cls.name), let pkColumn = table.primaryKeyColumn
             else { continue }
-            let columns = table.columns.filter { $0.name != "_id" && !$0.isList && !$0.isMap && $0.type != .mixed }
+            let columns = table.columns.filter { $0.name != "_id" }
             func pk(_ key: ObjectKey, _ s: any QuerySource) throws -> SyncValue {
                 try syncValue(try s.value(cls.name, key, "_id"), column: pkColumn, at: s)
             }
@@ -376,7 +399,12 @@ enum SyncFile {
                 instructions.append(Instruction(cls.name, id, .create))
                 for c in columns {
                     let v = try source.value(cls.name, key, c.name)
-                    instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
+                    if c.isList || c.isMap {
+                        instructions += try describeNew(
+                            v, column: c, object: id, className: cls.name, at: source, ids: &maker, lists: lists)
+                    } else {
+                        instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
+                    }
                 }
             }
             for key in t.modified.sorted(by: { $0.rawValue < $1.rawValue }) where !rejectedKeys.contains(key) {
@@ -384,27 +412,37 @@ enum SyncFile {
                 let id = try pk(key, source)
                 for c in columns where t.mayHaveSet(c.id, of: key) {
                     let v = try source.value(cls.name, key, c.name)
-                    instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
+                    if c.isList || c.isMap {
+                        let old: StorageValue =
+                            if let before, try before.contains(cls.name, key), before.catalog.table(cls.name)?.column(c.name) != nil {
+                                try before.value(cls.name, key, c.name)
+                            } else { c.isMap ? .map([:]) : .list([]) }
+                        instructions += try describeChange(
+                            from: old, oldIds: c.isSet ? [] : try lists.ids(cls.name, id, c.name), to: v, column: c, object: id,
+                            className: cls.name, at: source, ids: &maker, lists: lists)
+                    } else {
+                        instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
+                    }
                 }
             }
             if let before {
                 for key in t.deleted.sorted(by: { $0.rawValue < $1.rawValue }) where try before.contains(cls.name, key) {
-                    instructions.append(Instruction(cls.name, try pk(key, before), .erase))
+                    let id = try pk(key, before)
+                    instructions.append(Instruction(cls.name, id, .erase))
+                    try lists.remove(cls.name, id, table: table)
                 }
             }
         }
         return (instructions, rejected)
     }
 
-    /// Appends an upload of `instructions` (none: nothing) to the journal.
-    static func append(_ instructions: [Instruction], version: UInt64, time: Date, to tx: WriteTransaction, _ state: inout SyncFileState)
+    /// Appends an upload of `instructions` (none: nothing) made at `clock` to the journal.
+    static func append(_ instructions: [Instruction], version: UInt64, clock: UInt64, to tx: WriteTransaction, _ state: inout SyncFileState)
         throws
     {
         guard !instructions.isEmpty else { return }
-        var clock = HybridClock(last: state.clock)
-        let ms = UInt64(max(0, time.timeIntervalSince1970 * 1000))
-        let upload = Upload(clientVersion: version, clock: clock.next(milliseconds: ms), instructions: instructions)
-        state.clock = clock.last
+        let upload = Upload(clientVersion: version, clock: clock, instructions: instructions)
+        state.clock = max(state.clock, clock)
         try tx.insert(
             SyncFileState.uploads,
             [
@@ -500,7 +538,7 @@ enum SyncFile {
                 let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
                 objects[id, default: 0] += delta
                 if objects[id] == 0 { objects[id] = nil }
-                if case .set(let path, _) = i.operation {
+                if let path = i.operation.path {
                     let key = Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path)
                     properties[key, default: 0] += delta
                     if properties[key] == 0 { properties[key] = nil }
@@ -553,15 +591,21 @@ enum SyncFile {
         case .create:
             if key == nil { try tx.insert(i.className, ["_id": pk]) }
         case .erase:
-            if let key { try tx.delete(i.className, key) }
-        case .set(let path, let value):
+            if let key {
+                try tx.delete(i.className, key)
+                try ListIdentities(tx).remove(i.className, i.primaryKey, table: table)
+            }
+        case .set(let path, _), .listState(let path, _, _):
             guard let key, path.count == 1, let column = table.column(path[0]), column.name != "_id",
-                !pending.wrote(Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path)),
-                let v = try storageValue(value, column: column, tx: tx)
+                !pending.wrote(Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path))
             else { return }
-            try tx.set(i.className, key, column.name, v)
+            if column.isList || column.isMap {
+                try replaceCollection(i.operation, of: i, key: key, column: column, tx: tx)
+            } else if case .set(_, let value) = i.operation, let v = try storageValue(value, column: column, tx: tx) {
+                try tx.set(i.className, key, column.name, v)
+            }
         default:
-            return  // collections are not synced yet (the server refuses their schemas)
+            return  // a server sends collections whole (SET of a set or map, LIST_STATE of a list)
         }
     }
 
@@ -590,7 +634,7 @@ enum SyncFile {
             var links: [PropertyState] = []
             for p in o.properties {
                 guard let column = table.column(p.name), column.name != "_id" else { continue }
-                if column.type == .link {
+                if column.type == .link || column.type == .mixed || column.isList || column.isMap {
                     links.append(p)
                 } else if let v = try storageValue(p.value, column: column, tx: tx) {
                     values[column.name] = v
@@ -601,7 +645,13 @@ enum SyncFile {
         }
         for o in later {
             for p in o.properties {
-                try apply(Instruction(o.className, o.primaryKey, .set(path: [p.name], value: p.value)), tx, pending)
+                let op: Instruction.Operation =
+                    if case .list(let values) = p.value {
+                        .listState(path: [p.name], ids: p.ids, values: values)
+                    } else {
+                        .set(path: [p.name], value: p.value)
+                    }
+                try apply(Instruction(o.className, o.primaryKey, op), tx, pending)
             }
         }
         let schema = SyncedSchema(tx.catalog, embedded: embedded)
@@ -610,7 +660,10 @@ enum SyncFile {
             for key in try tx.objectKeys(cls.name) {
                 let pk = try syncValue(try tx.value(cls.name, key, "_id"), column: pkColumn, at: tx)
                 let id = SyncStoreModel.ObjectID(cls.name, pk)
-                if !held.contains(id) && !pending.touched(id) { try tx.delete(cls.name, key) }
+                if !held.contains(id) && !pending.touched(id) {
+                    try tx.delete(cls.name, key)
+                    try ListIdentities(tx).remove(cls.name, pk, table: table)
+                }
             }
         }
     }

@@ -49,12 +49,18 @@ public struct SyncList: Equatable, Sendable {
     }
 
     /// The identities of the elements not erased, in list order.
-    public var ids: [ElementId] {
+    public var ids: [ElementId] { ordered(includingErased: false) }
+
+    /// Every identity, erased ones included, in list order: an order in which each element comes
+    /// after its anchor, so inserting them in it rebuilds the list.
+    public var allIds: [ElementId] { ordered(includingErased: true) }
+
+    private func ordered(includingErased: Bool) -> [ElementId] {
         var out: [ElementId] = []
         // Depth-first without recursion: a stack of identities still to visit, newest sibling on top.
         var stack = (children[.head] ?? []).sorted()
         while let id = stack.popLast() {
-            if elements[id]?.isErased == false { out.append(id) }
+            if includingErased || elements[id]?.isErased == false { out.append(id) }
             stack += (children[id] ?? []).sorted()
         }
         return out

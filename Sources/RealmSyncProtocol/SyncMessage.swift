@@ -12,6 +12,19 @@ public struct Instruction: Equatable, Hashable, Sendable {
         case setErase(path: [String], value: SyncValue)
         case mapSet(path: [String], key: String, value: SyncValue)
         case mapErase(path: [String], key: String)
+        /// A list's whole live contents and their element identities, as the store holds them:
+        /// sent only in downloads (a client replaces its list with it; §7.3).
+        case listState(path: [String], ids: [ElementId], values: [SyncValue])
+
+        /// The property path the operation writes; nil for `CREATE` and `ERASE`.
+        public var path: [String]? {
+            switch self {
+            case .create, .erase: nil
+            case .set(let p, _), .listInsert(let p, _, _, _), .listSet(let p, _, _), .listErase(let p, _), .setAdd(let p, _),
+                .setErase(let p, _), .mapSet(let p, _, _), .mapErase(let p, _), .listState(let p, _, _):
+                p
+            }
+        }
 
         /// The operation code of §5.
         public var code: UInt8 {
@@ -26,6 +39,7 @@ public struct Instruction: Equatable, Hashable, Sendable {
             case .setErase: 8
             case .mapSet: 9
             case .mapErase: 10
+            case .listState: 11
             }
         }
     }
@@ -345,6 +359,11 @@ extension WireWriter {
             case .mapErase(let p, let key):
                 path(p)
                 string(key)
+            case .listState(let p, let ids, let values):
+                path(p)
+                count(ids.count)
+                for id in ids { elementId(id) }
+                value(.list(values))
             }
         }
     }
@@ -410,6 +429,17 @@ extension WireReader {
             case 8: op = .setErase(path: try path(), value: try value())
             case 9: op = .mapSet(path: try path(), key: try string(), value: try value())
             case 10: op = .mapErase(path: try path(), key: try string())
+            case 11:
+                let p = try path()
+                let k = try count(minimumItemSize: 10)
+                var ids: [ElementId] = []
+                ids.reserveCapacity(k)
+                for _ in 0..<k { ids.append(try elementId()) }
+                let valuesAt = offset
+                guard case .list(let values) = try value(), values.count == ids.count else {
+                    throw WireError(offset: valuesAt, "a list state whose values are not a list of one value per identity")
+                }
+                op = .listState(path: p, ids: ids, values: values)
             default: throw WireError(offset: at, "unknown instruction \(code)")
             }
             out.append(Instruction(className, key, op))

@@ -183,7 +183,7 @@ public struct SyncStoreModel: Equatable, Sendable {
             } else {
                 emit(current!.present ? .mapSet(path: path, key: k, value: current!.value) : .mapErase(path: path, key: k))
             }
-        case .create, .erase: break
+        case .create, .erase, .listState: break  // a list state is never uploaded (Catalog refuses it)
         }
     }
 }

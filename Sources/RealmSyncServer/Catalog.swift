@@ -32,8 +32,8 @@ struct Catalog: Sendable {
             var newProperties: [SyncClass.Property] = []
             for p in c.properties {
                 guard SQLMapping.isValidName(p.name) else { throw .invalidSchema("the property name \(c.name).\(p.name) cannot be synced") }
-                guard p.flags & 0b1110 == 0 else {
-                    throw .invalidSchema("\(c.name).\(p.name) is a list, set or map; this server does not sync collections yet")
+                guard [0, 2, 4, 8].contains(p.flags & 0b1110) else {
+                    throw .invalidSchema("\(c.name).\(p.name) has flags \(p.flags) that name more than one kind of collection")
                 }
                 if p.valueTag == 12 {
                     guard known[p.linkTarget] != nil else {
@@ -69,17 +69,43 @@ struct Catalog: Sendable {
         switch instruction.operation {
         case .create, .erase: return
         case .set(let path, let value):
-            guard path.count == 1, let p = property(c.name, path[0]) else {
-                throw .invalidValue("unknown property \(c.name).\(path.joined(separator: "."))")
-            }
-            guard
-                SQLMapping.fits(
-                    value, tag: p.valueTag, optional: p.flags & 1 != 0, linkTarget: p.linkTarget, linkKeyTag: keyTag(p.linkTarget))
-            else {
-                throw .invalidValue("a value that does not fit \(c.name).\(p.name)")
-            }
-        default:
-            throw .invalidValue("a collection instruction on \(c.name); this server does not sync collections yet")
+            try check(value, of: try property(c, path, kind: 0, "SET"))
+        case .listInsert(let path, let id, _, let value), .listSet(let path, let id, let value):
+            guard id != .head else { throw .invalidValue("a list element with the identity of the head") }
+            try check(value, of: try property(c, path, kind: 2, "a list instruction"))
+        case .listErase(let path, _):
+            _ = try property(c, path, kind: 2, "LIST_ERASE")
+        case .setAdd(let path, let value), .setErase(let path, let value):
+            try check(value, of: try property(c, path, kind: 4, "a set instruction"))
+        case .mapSet(let path, _, let value):
+            try check(value, of: try property(c, path, kind: 8, "MAP_SET"))
+        case .mapErase(let path, _):
+            _ = try property(c, path, kind: 8, "MAP_ERASE")
+        case .listState:
+            throw .invalidValue("a LIST_STATE, which only servers send")
+        }
+    }
+
+    /// The property `path` names in `c`, which must be of `kind` (0: not a collection, else the
+    /// collection's flag bit).
+    private func property(_ c: SyncClass, _ path: [String], kind: UInt8, _ what: String) throws(SessionFailure) -> SyncClass.Property {
+        guard path.count == 1, let p = property(c.name, path[0]) else {
+            throw .invalidValue("unknown property \(c.name).\(path.joined(separator: "."))")
+        }
+        guard p.flags & 0b1110 == kind else { throw .invalidValue("\(what) on \(c.name).\(p.name), which is not of that kind") }
+        return p
+    }
+
+    /// Checks that `value` fits `p` (an element's, for a collection).
+    private func check(_ value: SyncValue, of p: SyncClass.Property) throws(SessionFailure) {
+        if case .mixed(.link(let target, let key)) = value {
+            guard keyTag(target) == key.tag else { throw .invalidValue("a mixed value links to an unknown object of \(target)") }
+            return
+        }
+        let optional = p.flags & 1 != 0 || p.valueTag == 17 || p.flags & 8 != 0
+        guard SQLMapping.fits(value, tag: p.valueTag, optional: optional, linkTarget: p.linkTarget, linkKeyTag: keyTag(p.linkTarget))
+        else {
+            throw .invalidValue("a value that does not fit \(p.name)")
         }
     }
 }

@@ -18,8 +18,16 @@ enum SQLMapping {
         case 8: "timestamptz"
         case 9: "bytea"
         case 10: "uuid"
+        case 11: "numeric"
+        case 17: "jsonb"
         default: nil
         }
+    }
+
+    /// The column type of property `p`: a collection's is `jsonb`, a link's its target's key's.
+    static func columnType(of p: SyncClass.Property, keyTags: [String: UInt8]) -> String? {
+        if p.flags & 0b1110 != 0 { return "jsonb" }
+        return columnType(tag: p.valueTag == 12 ? keyTags[p.linkTarget] ?? 0 : p.valueTag)
     }
 
     /// The tags a primary key may have: int, string, objectId, uuid.

@@ -78,7 +78,7 @@ struct SubscriptionSQL: Sendable {
             guard case .keyPath(let path) = e.kind, path.variable == nil, path.components.count == 1 else { return nil }
             let name = path.components[0]
             if name == "_id" { return ("_id", cls.primaryKeyTag, false) }
-            guard let p = cls.properties.first(where: { $0.name == name }), p.valueTag != 12 else { return nil }
+            guard let p = cls.properties.first(where: { $0.name == name }), p.valueTag != 12, StoredValues.isPlain(p) else { return nil }
             return (name, p.valueTag, p.flags & 1 != 0)
         }
 

@@ -60,7 +60,10 @@ extension SyncStore {
     static func state(_ row: PostgresRow, cls: SyncClass, catalog: Catalog) throws -> ObjectState {
         let key = try SQLMapping.value(row.first!, tag: cls.primaryKeyTag)
         let object = try object(row, cls: cls, catalog: catalog)
-        let properties = cls.properties.compactMap { p in object.properties[p.name].map { PropertyState(p.name, $0.value) } }
+        let properties = cls.properties.compactMap { p in
+            StoredValues.isPlain(p)
+                ? object.properties[p.name].map { PropertyState(p.name, $0.value) } : StoredValues.state(of: p, in: object)
+        }
         return ObjectState(cls.name, key, properties)
     }
 
@@ -156,7 +159,12 @@ extension SyncStore {
                 if let state = states[id] {
                     instructions.append(Instruction(i.className, i.primaryKey, .create))
                     for p in state.properties {
-                        instructions.append(Instruction(i.className, i.primaryKey, .set(path: [p.name], value: p.value)))
+                        if case .list(let values) = p.value {
+                            instructions.append(
+                                Instruction(i.className, i.primaryKey, .listState(path: [p.name], ids: p.ids, values: values)))
+                        } else {
+                            instructions.append(Instruction(i.className, i.primaryKey, .set(path: [p.name], value: p.value)))
+                        }
                     }
                 } else {
                     instructions.append(Instruction(i.className, i.primaryKey, .erase))

@@ -63,6 +63,13 @@ struct SyncStore: Sendable {
             ] {
                 try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
+            // Class tables made before `_sync_values` existed (protocol draft of 2026-11-28).
+            let catalog = try await Self.catalog(
+                c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+            for name in catalog.classes.keys.sorted() {
+                try await c.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table(name)) ADD COLUMN IF NOT EXISTS _sync_values bytea"), logger: logger)
+            }
         }
     }
 
@@ -103,7 +110,8 @@ struct SyncStore: Sendable {
                         PostgresQuery(
                             unsafeSQL: """
                                 CREATE TABLE IF NOT EXISTS \(table(added.name)) (_id \(keyType) PRIMARY KEY, \
-                                _sync_clocks jsonb NOT NULL DEFAULT '{}', _sync_created bigint NOT NULL, _sync_created_by bytea NOT NULL)
+                                _sync_values bytea, _sync_clocks jsonb NOT NULL DEFAULT '{}', _sync_created bigint NOT NULL, \
+                                _sync_created_by bytea NOT NULL)
                                 """), logger: logger)
                     try await c.query(
                         "INSERT INTO \(unescaped: table("_sync_schema")) VALUES (\(added.name), '_id', \(Int16(added.primaryKeyTag)), 0, '')",
@@ -115,14 +123,14 @@ struct SyncStore: Sendable {
             let keyTags = after.classes.mapValues(\.primaryKeyTag)
             for added in additions {
                 for p in added.properties {
-                    let tag = p.valueTag == 12 ? keyTags[p.linkTarget]! : p.valueTag
                     let column = SQLMapping.quoted(p.name)
                     try await c.query(
                         PostgresQuery(
                             unsafeSQL:
-                                "ALTER TABLE \(table(added.name)) ADD COLUMN IF NOT EXISTS \(column) \(SQLMapping.columnType(tag: tag)!)"),
+                                "ALTER TABLE \(table(added.name)) ADD COLUMN IF NOT EXISTS \(column) \(SQLMapping.columnType(of: p, keyTags: keyTags)!)"
+                        ),
                         logger: logger)
-                    if tag == 8 {
+                    if p.valueTag == 8 && StoredValues.isPlain(p) {
                         try await c.query(
                             PostgresQuery(
                                 unsafeSQL:
@@ -249,11 +257,23 @@ struct SyncStore: Sendable {
         return w.bytes
     }
 
-    /// The columns of `cls` in table order: `_id`, then each property (a timestamp's companion
-    /// after it), then the conflict state.
+    /// The columns a server reads of `cls`, in this order: `_id`, each plain property (a
+    /// timestamp's companion after it), then the conflict state (`_sync_values`, `_sync_clocks`,
+    /// `_sync_created`, `_sync_created_by`).
     static func columns(of cls: SyncClass) -> [String] {
-        ["_id"] + cls.properties.flatMap { $0.valueTag == 8 ? [$0.name, SQLMapping.nanosecondsColumn($0.name)] : [$0.name] }
-            + ["_sync_clocks", "_sync_created", "_sync_created_by"]
+        ["_id"] + propertyColumns(cls.properties.filter(StoredValues.isPlain)) + [
+            "_sync_values", "_sync_clocks", "_sync_created", "_sync_created_by",
+        ]
+    }
+
+    /// The columns a server writes of `cls`: every property's (the SQL-readable `numeric` and
+    /// `jsonb` columns of the properties kept in `_sync_values` included).
+    static func writtenColumns(of cls: SyncClass) -> [String] {
+        ["_id"] + propertyColumns(cls.properties) + ["_sync_values", "_sync_clocks", "_sync_created", "_sync_created_by"]
+    }
+
+    private static func propertyColumns(_ properties: [SyncClass.Property]) -> [String] {
+        properties.flatMap { $0.valueTag == 8 && StoredValues.isPlain($0) ? [$0.name, SQLMapping.nanosecondsColumn($0.name)] : [$0.name] }
     }
 
     private func load(_ id: SyncStoreModel.ObjectID, catalog: Catalog, on c: PostgresConnection) async throws -> (
@@ -288,8 +308,11 @@ struct SyncStore: Sendable {
             clientFileId: Array(try cells[n - 1].decode(ByteBuffer.self).readableBytesView))
         let clocks = try JSONDecoder().decode([String: String].self, from: Data(try cells[n - 3].decode(String.self).utf8))
         var object = SyncStoreModel.Object(created: created)
+        if let values = try cells[n - 4].decode(ByteBuffer?.self) {
+            try StoredValues.decode(Array(values.readableBytesView), into: &object, clocks: clocks)
+        }
         var i = 1
-        for p in cls.properties {
+        for p in cls.properties where StoredValues.isPlain(p) {
             let cell = cells[i]
             let ns = p.valueTag == 8 ? cells[i + 1] : nil
             i += p.valueTag == 8 ? 2 : 1
@@ -332,7 +355,18 @@ struct SyncStore: Sendable {
             return
         }
         var clocks: [String: String] = [:]
+        var types: [String: String] = [:]
         for p in cls.properties {
+            guard StoredValues.isPlain(p) else {
+                if let text = StoredValues.column(p, StoredValues.state(of: p, in: after)) {
+                    binds.append(text)
+                } else {
+                    binds.appendNull()
+                }
+                types[p.name] = p.valueTag == 11 && p.flags & 0b1110 == 0 ? "::numeric" : "::jsonb"
+                if let slot = after.properties[p.name] { clocks[p.name] = Self.text(slot.key) }
+                continue
+            }
             if let slot = after.properties[p.name] {
                 try SQLMapping.bind(slot.value, tag: p.valueTag == 12 ? catalog.keyTag(p.linkTarget)! : p.valueTag, into: &binds)
                 clocks[p.name] = Self.text(slot.key)
@@ -341,12 +375,14 @@ struct SyncStore: Sendable {
                 if p.valueTag == 8 { binds.appendNull() }
             }
         }
+        binds.append(ByteBuffer(bytes: StoredValues.encode(after, cls: cls)))
         let json = String(decoding: try JSONEncoder().encode(clocks), as: UTF8.self)
         binds.append(json)
         binds.append(Int64(bitPattern: after.created.clock))
         binds.append(ByteBuffer(bytes: after.created.clientFileId))
-        let columns = Self.columns(of: cls)
-        let placeholders = columns.indices.map { i in columns[i] == "_sync_clocks" ? "$\(i + 1)::jsonb" : "$\(i + 1)" }
+        types["_sync_clocks"] = "::jsonb"
+        let columns = Self.writtenColumns(of: cls)
+        let placeholders = columns.indices.map { i in "$\(i + 1)" + (types[columns[i]] ?? "") }
         let updates = columns.dropFirst().map { "\(SQLMapping.quoted($0)) = EXCLUDED.\(SQLMapping.quoted($0))" }
         try await c.query(
             PostgresQuery(

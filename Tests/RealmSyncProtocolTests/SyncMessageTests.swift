@@ -55,6 +55,9 @@ import Testing
                     Instruction("Person", .int(1), .setErase(path: ["tags"], value: .string("b"))),
                     Instruction("Person", .int(1), .mapSet(path: ["scores"], key: "x", value: .double(1))),
                     Instruction("Person", .int(1), .mapErase(path: ["scores"], key: "y")),
+                    Instruction(
+                        "Person", .int(1),
+                        .listState(path: ["tags"], ids: [ElementId(clock: 5, clientFileId: fileA, index: 2)], values: [.string("c")])),
                     Instruction("Person", .int(2), .erase),
                 ]),
             Upload(clientVersion: 3, clock: 1, instructions: []),

@@ -266,6 +266,9 @@ struct SyncServerTests {
             [Instruction("Cat", .int(1), .create)],
             TestSchema.person(9, name: "X", age: 1) + [Instruction("Person", .int(9), .set(path: ["nope"], value: .int(1)))],
             TestSchema.person(9, name: "X", age: 1) + [Instruction("Person", .int(9), .set(path: ["name"], value: .int(1)))],
+            // A set instruction on a string; a list state, which only servers send.
+            TestSchema.person(9, name: "X", age: 1) + [Instruction("Person", .int(9), .setAdd(path: ["name"], value: .string("x")))],
+            TestSchema.person(9, name: "X", age: 1) + [Instruction("Person", .int(9), .listState(path: ["name"], ids: [], values: []))],
         ] {
             good.send(.upload([Upload(clientVersion: 1, clock: 1 << 20, instructions: bad)]))
             try await expectError(good, code: 6, fatal: false)

@@ -1,0 +1,186 @@
+import Foundation
+import PostgresNIO
+import RealmSwift
+import RealmSwiftSync
+import Testing
+
+/// A synced class with a property of every collection kind, a mixed value and a decimal.
+final class ClientNote: Object {
+    @Persisted(primaryKey: true) var _id = 0
+    @Persisted var tags: List<String>
+    @Persisted var maybe: List<Int?>
+    @Persisted var numbers: MutableSet<Int>
+    @Persisted var scores: Map<String, Double>
+    @Persisted var dogs: List<ClientDog>
+    @Persisted var friends: MutableSet<ClientDog>
+    @Persisted var byName: Map<String, ClientDog?>
+    @Persisted var anything: AnyRealmValue
+    @Persisted var anyList: List<AnyRealmValue>
+    @Persisted var amount: Decimal128
+}
+
+extension TestClient {
+    /// This client with notes, dogs and owners in its schema, all subscribed.
+    init(notes server: ServerProcess) async throws {
+        let base = try await TestClient(server, subscribe: false)
+        var config = base.user.flexibleSyncConfiguration(initialSubscriptions: { subs in
+            subs.append(QuerySubscription<ClientNote>(name: "notes"))
+            subs.append(QuerySubscription<ClientDog>(name: "dogs"))
+            subs.append(QuerySubscription<ClientOwner>(name: "owners"))
+        })
+        config.objectTypes = [ClientNote.self, ClientDog.self, ClientOwner.self]
+        self.init(base, configuration: config)
+    }
+
+    /// Every note of the file, as text that names each property's contents.
+    func notes() throws -> [String] {
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        return realm.objects(ClientNote.self).sorted(byKeyPath: "_id").map { n in
+            let anything: String =
+                switch n.anything {
+                case .object(let o): "dog \((o as? ClientDog)?.name ?? "?")"
+                default: "\(n.anything)"
+                }
+            return [
+                "\(n._id)", "tags=\(Array(n.tags))", "maybe=\(Array(n.maybe))", "numbers=\(Array(n.numbers).sorted())",
+                "scores=\(n.scores.keys.sorted().map { "\($0):\(n.scores[$0]!)" })", "dogs=\(n.dogs.map(\.name))",
+                "friends=\(n.friends.map(\.name).sorted())",
+                "byName=\(n.byName.keys.sorted().map { "\($0):\(n.byName[$0].flatMap { $0 }?.name ?? "nil")" })",
+                "anything=\(anything)", "anyList=\(n.anyList.map { "\($0)" })", "amount=\(n.amount)",
+            ].joined(separator: " ")
+        }
+    }
+}
+
+extension SyncServerTests {
+    @Test func collectionsMixedValuesAndDecimalsTravelBetweenClients() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(notes: server)
+        let b = try await TestClient(notes: server)
+        try a.write { realm in
+            let rex = realm.create(ClientDog.self, value: ["name": "Rex", "age": 3])
+            let fido = realm.create(ClientDog.self, value: ["name": "Fido", "age": 5])
+            let note = realm.create(ClientNote.self, value: ["_id": 1])
+            note.tags.append(objectsIn: ["red", "green", "blue"])
+            note.maybe.append(objectsIn: [1, nil, 3])
+            note.numbers.insert(objectsIn: [1, 2, 3])
+            note.scores["x"] = 1.5
+            note.scores["y"] = -2
+            note.dogs.append(objectsIn: [rex, fido, rex])
+            note.friends.insert(fido)
+            note.byName["rex"] = rex
+            note.byName["nobody"] = .some(nil)
+            note.anything = .object(fido)
+            note.anyList.append(objectsIn: [.int(7), .string("seven"), .double(7.5), .none])
+            note.amount = try Decimal128(string: "123.456")
+        }
+        try await bounded { try await a.sync() }
+        _ = try b.notes()
+        try await bounded { try await b.sync() }
+        let expected = try a.notes()
+        #expect(try b.notes() == expected)
+        #expect(expected.first?.contains("tags=[\"red\", \"green\", \"blue\"]") == true)
+        #expect(expected.first?.contains("dogs=[\"Rex\", \"Fido\", \"Rex\"]") == true)
+        #expect(expected.first?.contains("anything=dog Fido") == true)
+
+        // Changes of every kind: a list element moved, removed and inserted, set and map entries
+        // erased, a mixed value and a decimal replaced.
+        try b.write { realm in
+            let note = try #require(realm.object(ofType: ClientNote.self, forPrimaryKey: 1))
+            note.tags.move(from: 2, to: 0)
+            note.tags.remove(at: 2)
+            note.tags.insert("yellow", at: 1)
+            note.numbers.remove(2)
+            note.scores.removeObject(for: "y")
+            note.scores["z"] = 3
+            note.scores["inf"] = .infinity
+            note.dogs.remove(at: 0)
+            note.anything = .string("text")
+            note.amount = try Decimal128(string: "-0.5")
+            note.maybe[1] = 2
+        }
+        try await bounded { try await b.sync() }
+        try await bounded { try await a.sync() }
+        let changed = try b.notes()
+        #expect(try a.notes() == changed)
+        #expect(changed.first?.contains("tags=[\"blue\", \"yellow\", \"red\"]") == true)
+        #expect(changed.first?.contains("maybe=[Optional(1), Optional(2), Optional(3)]") == true)
+        #expect(changed.first?.contains("numbers=[1, 3]") == true, "\(changed)")
+        #expect(changed.first?.contains("scores=[\"inf:inf\", \"x:1.5\", \"z:3.0\"]") == true)
+
+        // SQL users read the collections as jsonb, the decimal as numeric, the mixed value tagged.
+        let row = try await TestDatabase.withClient { pg in
+            var out: [String?] = []
+            for try await r in try await pg.query(
+                PostgresQuery(
+                    unsafeSQL:
+                        "SELECT tags::text, (SELECT array_agg(x::int ORDER BY x::int) FROM jsonb_array_elements_text(numbers) x)::text, scores::text, amount::text, anything::text, jsonb_array_length(dogs) FROM \"\(server.appId)\".\"ClientNote\" WHERE _id = 1"
+                )
+            ).decode((String?, String?, String?, String?, String?, Int32?).self) {
+                out = [r.0, r.1, r.2, r.3, r.4, r.5.map(String.init)]
+            }
+            return out
+        }
+        #expect(
+            row == [
+                #"["blue", "yellow", "red"]"#, "{1,3}", #"{"x": 1.5, "z": 3.0, "inf": "Infinity"}"#, "-0.5", #"{"t": 6, "v": "text"}"#, "2",
+            ])
+        await a.close()
+        await b.close()
+    }
+
+    @Test func concurrentCollectionChangesMergeByTheRules() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(notes: server)
+        let b = try await TestClient(notes: server)
+        try a.write { realm in
+            let note = realm.create(ClientNote.self, value: ["_id": 2])
+            note.tags.append(objectsIn: ["one", "two", "three"])
+            note.numbers.insert(objectsIn: [1, 2])
+            note.scores["k"] = 1
+        }
+        try await bounded { try await a.sync() }
+        _ = try b.notes()
+        try await bounded { try await b.sync() }
+        #expect(try b.notes() == a.notes())
+
+        // Both offline; each changes the same collections.
+        try a.session.suspend()
+        try b.session.suspend()
+        try a.write { realm in
+            let note = try #require(realm.object(ofType: ClientNote.self, forPrimaryKey: 2))
+            note.tags.insert("a-after-one", at: 1)
+            note.tags.append("a-last")
+            note.numbers.insert(3)
+            note.numbers.remove(1)
+            note.scores["a"] = 10
+            note.scores["k"] = 2
+        }
+        try await Task.sleep(for: .milliseconds(10))  // b's clock after a's
+        try b.write { realm in
+            let note = try #require(realm.object(ofType: ClientNote.self, forPrimaryKey: 2))
+            note.tags.insert("b-after-one", at: 1)
+            note.tags.remove(at: 2)  // "two"
+            note.numbers.insert(4)
+            note.scores["b"] = 20
+            note.scores["k"] = 3  // written after a's: the later clock wins
+        }
+        try a.session.resume()
+        try b.session.resume()
+        try await bounded { try await a.sync() }
+        try await bounded { try await b.sync() }
+        try await bounded { try await a.sync() }
+        let merged = try a.notes()
+        #expect(try b.notes() == merged)
+        // Every insert is kept; the erased element is gone; the newer of two inserts at one place
+        // comes first.
+        #expect(merged.first?.contains(#"tags=["one", "b-after-one", "a-after-one", "three", "a-last"]"#) == true, "\(merged)")
+        #expect(merged.first?.contains("numbers=[2, 3, 4]") == true, "\(merged)")
+        #expect(merged.first?.contains(#"scores=["a:10.0", "b:20.0", "k:3.0"]"#) == true, "\(merged)")
+        await a.close()
+        await b.close()
+    }
+}
