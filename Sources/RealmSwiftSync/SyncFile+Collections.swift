@@ -5,7 +5,10 @@ import RealmSyncProtocol
 
 /// The element identities of a client file's synced lists (Spec/SYNC.md §6.4, §7.1), kept in the
 /// file's table `__sync_lists`: one row per list property of an object, its identities in list
-/// order. Written in the same transaction as the list it describes (a local commit, a download).
+/// order and the values they hold. Written in the same transaction as the list it describes (a
+/// local commit, a download). The values make the row the base of the next change's difference
+/// even when the list changed without a write of its own (a linked object deleted: Realm removes
+/// it from lists), so that change is uploaded as the element's erase.
 final class ListIdentities {
     static let table = "__sync_lists"
     private let tx: WriteTransaction
@@ -19,30 +22,42 @@ final class ListIdentities {
         return className + "\u{1}" + property + "\u{1}" + w.bytes.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The identities of the list `property` of the object `primaryKey` of `className`; nil when
-    /// the file has none for it.
-    func ids(_ className: String, _ primaryKey: SyncValue, _ property: String) throws -> [ElementId]? {
+    /// A list as last described or downloaded: its elements' identities and values.
+    struct Known {
+        var ids: [ElementId]
+        var values: [SyncValue]
+        static let empty = Known(ids: [], values: [])
+    }
+
+    /// The list `property` of the object `primaryKey` of `className` as the file last knew it;
+    /// nil when the file has no row for it.
+    func known(_ className: String, _ primaryKey: SyncValue, _ property: String) throws -> Known? {
         guard tx.catalog.table(Self.table) != nil,
             let key = try tx.objectKey(Self.table, primaryKey: .string(Self.rowKey(className, primaryKey, property))),
             case .binary(let bytes) = try tx.value(Self.table, key, "ids")
         else { return nil }
         do {
             var r = WireReader(bytes)
-            return try (0..<(try r.count(minimumItemSize: 10))).map { _ throws(WireError) in try r.elementId() }
+            let ids = try (0..<(try r.count(minimumItemSize: 10))).map { _ throws(WireError) in try r.elementId() }
+            guard case .list(let values) = try r.value(), values.count == ids.count else {
+                throw WireError(offset: 0, "values that do not match the identities")
+            }
+            return Known(ids: ids, values: values)
         } catch {
             throw SyncError(.clientInternalError, "the file's list identities are damaged: \(error)")
         }
     }
 
-    /// Records `ids` as the identities of the list `property` of the object.
-    func set(_ className: String, _ primaryKey: SyncValue, _ property: String, _ ids: [ElementId]) throws {
+    /// Records `list` as the list `property` of the object.
+    func set(_ className: String, _ primaryKey: SyncValue, _ property: String, _ list: Known) throws {
         if tx.catalog.table(Self.table) == nil {
             try tx.createTable(Self.table, primaryKey: ColumnSchema("key", .string))
             try tx.addColumn(Self.table, ColumnSchema("ids", .binary))
         }
         var w = WireWriter()
-        w.count(ids.count)
-        for id in ids { w.elementId(id) }
+        w.count(list.ids.count)
+        for id in list.ids { w.elementId(id) }
+        w.value(.list(list.values))
         let rowKey = Self.rowKey(className, primaryKey, property)
         if let key = try tx.objectKey(Self.table, primaryKey: .string(rowKey)) {
             try tx.set(Self.table, key, "ids", .binary(w.bytes))
@@ -84,16 +99,17 @@ extension SyncFile {
         ids maker: inout ElementIdMaker, lists: ListIdentities
     ) throws -> [Instruction] {
         try describeChange(
-            from: column.isMap ? .map([:]) : .list([]), oldIds: [], to: value, column: column, object: id, className: className,
+            from: column.isMap ? .map([:]) : .list([]), known: .empty, to: value, column: column, object: id, className: className,
             at: source, ids: &maker, lists: lists)
     }
 
-    /// The instructions that change collection `column` of the object `id` from `old` (whose list
-    /// elements have `oldIds`, nil when unknown) to `new` (§5): a set's added and erased elements,
-    /// a map's set and erased keys, a list's erased and inserted elements (by the longest common
-    /// subsequence of the values), and the list's new identities recorded in `lists`.
+    /// The instructions that change collection `column` of the object `id` from `old` to `new`
+    /// (§5): a set's added and erased elements, a map's set and erased keys, a list's erased and
+    /// inserted elements (by the longest common subsequence of the values, from the list as the
+    /// file last knew it, `known`, or from `old` with unknown identities when it has none), and the
+    /// list's new identities recorded in `lists`.
     static func describeChange(
-        from old: StorageValue, oldIds: [ElementId]?, to new: StorageValue, column: ColumnSchema, object id: SyncValue,
+        from old: StorageValue, known stored: ListIdentities.Known?, to new: StorageValue, column: ColumnSchema, object id: SyncValue,
         className: String, at source: any QuerySource, ids maker: inout ElementIdMaker, lists: ListIdentities
     ) throws -> [Instruction] {
         let path = [column.name]
@@ -125,9 +141,9 @@ extension SyncFile {
                 + after.filter { !beforeSet.contains($0) }.map { instruction(.setAdd(path: path, value: $0)) }
         }
         // A list.
-        let before = try elements(old)
+        let before = try stored?.values ?? elements(old)
         let after = try elements(new)
-        let known = oldIds.flatMap { $0.count == before.count ? $0 : nil }
+        let known = stored?.ids
         let kept = Self.commonSubsequence(before, after)
         var out: [Instruction] = []
         if let known {
@@ -151,7 +167,7 @@ extension SyncFile {
             }
             newIds.append(previous)
         }
-        try lists.set(className, id, column.name, newIds)
+        try lists.set(className, id, column.name, ListIdentities.Known(ids: newIds, values: after))
         return out
     }
 
@@ -202,15 +218,18 @@ extension SyncFile {
     /// list): elements that do not fit, and links to objects the file does not hold, are left out
     /// with their identities.
     static func storageElements(_ values: [SyncValue], ids: [ElementId], column: ColumnSchema, tx: WriteTransaction) throws -> (
-        [StorageValue], [ElementId]
+        [StorageValue], ListIdentities.Known
     ) {
         var out: [StorageValue] = []
-        var kept: [ElementId] = []
+        var kept = ListIdentities.Known.empty
         for (n, v) in values.enumerated() {
             guard let s = try storageValue(v, column: column, tx: tx) else { continue }
             if column.type == .link, s.isNull, v != .null { continue }  // a link to an object the file does not hold
             out.append(s)
-            if n < ids.count { kept.append(ids[n]) }
+            if n < ids.count {
+                kept.ids.append(ids[n])
+                kept.values.append(v)
+            }
         }
         return (out, kept)
     }

@@ -418,7 +418,8 @@ enum SyncFile {
                                 try before.value(cls.name, key, c.name)
                             } else { c.isMap ? .map([:]) : .list([]) }
                         instructions += try describeChange(
-                            from: old, oldIds: c.isSet ? [] : try lists.ids(cls.name, id, c.name), to: v, column: c, object: id,
+                            from: old, known: c.isSet || c.isMap ? nil : try lists.known(cls.name, id, c.name), to: v, column: c,
+                            object: id,
                             className: cls.name, at: source, ids: &maker, lists: lists)
                     } else {
                         instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))

@@ -7,7 +7,8 @@ import RealmTestSupport
 import Testing
 
 /// Three real clients (the RealmSwiftSync library, each with its own user and file) make random
-/// writes — creates, deletes, scalar writes and links, on objects they share — online and while
+/// writes — creates, deletes, scalar writes, links, and changes of lists (of strings and of links),
+/// sets and maps, on objects they share — online and while
 /// suspended, while the server is killed (SIGKILL) and restarted and PostgreSQL is stopped at once
 /// and started again. After quiescence every client file holds exactly what the PostgreSQL tables
 /// hold. (What the tables hold is checked against the conflict rules by
@@ -19,7 +20,11 @@ extension SyncServerTests {
         realm.refresh()
         let dogs = realm.objects(ClientDog.self).map { "dog \($0._id.stringValue) \($0.name) \($0.age) \($0.owner?._id ?? "-")" }
         let owners = realm.objects(ClientOwner.self).map { "owner \($0._id) \($0.city)" }
-        return (dogs + owners).sorted()
+        let notes = realm.objects(ClientNote.self).map { n in
+            let scores = n.scores.keys.sorted().map { "\($0)=\(n.scores[$0]!)" }
+            return "note \(n._id) \(Array(n.tags)) \(Array(n.numbers).sorted()) \(scores) \(n.dogs.map(\._id.stringValue))"
+        }
+        return (dogs + owners + notes).sorted()
     }
 
     static func replica(appId: String) async throws -> [String] {
@@ -35,6 +40,20 @@ extension SyncServerTests {
             if let rows = try? await client.query(PostgresQuery(unsafeSQL: owners)) {
                 for try await (id, city) in rows.decode((String, String).self) { out.append("owner \(id) \(city)") }
             }
+            // A list element that links to a deleted dog stays in the store; clients do not show it.
+            let notes = """
+                SELECT _id, ARRAY(SELECT jsonb_array_elements_text(tags)), \
+                ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(numbers) x ORDER BY 1), \
+                ARRAY(SELECT key || '=' || value FROM jsonb_each_text(scores) ORDER BY 1), \
+                ARRAY(SELECT x FROM jsonb_array_elements_text(dogs) WITH ORDINALITY AS e(x, n) \
+                WHERE EXISTS (SELECT 1 FROM "\(appId)"."ClientDog" d WHERE encode(d._id, 'hex') = x) ORDER BY n) \
+                FROM "\(appId)"."ClientNote"
+                """
+            if let rows = try? await client.query(PostgresQuery(unsafeSQL: notes)) {
+                for try await (id, tags, numbers, scores, dogs) in rows.decode((Int64, [String], [Int64], [String], [String]).self) {
+                    out.append("note \(id) \(tags) \(numbers) \(scores) \(dogs)")
+                }
+            }
             return out.sorted()
         }
     }
@@ -47,7 +66,7 @@ extension SyncServerTests {
         let port = server.port
         var clients: [TestClient] = []
         for _ in 0..<3 {
-            let c = try await TestClient(server)
+            let c = try await TestClient(notes: server)
             _ = try c.dogs()
             clients.append(c)
         }
@@ -58,7 +77,7 @@ extension SyncServerTests {
         for step in 0..<120 {
             let i = rng.below(3)
             let c = clients[i]
-            switch rng.below(100) {
+            switch rng.below(130) {
             case 0..<30:
                 try c.write { realm in
                     let dog = ClientDog(name: "n\(step)", age: rng.below(20))
@@ -90,6 +109,27 @@ extension SyncServerTests {
                     guard !dogs.isEmpty else { return }
                     dogs[Int(rng.below(dogs.count))].owner = realm.object(
                         ofType: ClientOwner.self, forPrimaryKey: owners[rng.below(3)])
+                }
+            case 100..<130:
+                // Notes are shared by primary key: their lists, sets and maps change concurrently.
+                try c.write { realm in
+                    let note = realm.create(ClientNote.self, value: ["_id": rng.below(3)], update: .modified)
+                    switch rng.below(8) {
+                    case 0: note.tags.insert("t\(step)", at: rng.below(note.tags.count + 1))
+                    case 1: if !note.tags.isEmpty { note.tags.remove(at: rng.below(note.tags.count)) }
+                    case 2: if note.tags.count > 1 { note.tags.move(from: rng.below(note.tags.count), to: rng.below(note.tags.count)) }
+                    case 3: note.numbers.insert(rng.below(5))
+                    case 4: note.numbers.remove(rng.below(5))
+                    case 5: note.scores["k\(rng.below(3))"] = Double(rng.below(9))
+                    case 6: note.scores.removeObject(for: "k\(rng.below(3))")
+                    default:
+                        let dogs = realm.objects(ClientDog.self)
+                        if !dogs.isEmpty && rng.below(3) != 0 {
+                            note.dogs.append(dogs[rng.below(dogs.count)])
+                        } else if !note.dogs.isEmpty {
+                            note.dogs.remove(at: rng.below(note.dogs.count))
+                        }
+                    }
                 }
             case 85..<90:
                 // A client goes offline for a while, or comes back.
@@ -125,7 +165,7 @@ extension SyncServerTests {
             let local = try Self.replica(c.configuration)
             #expect(local == store, "seed \(seed): client \(i) differs: \(Set(local).symmetricDifference(store).sorted().prefix(6))")
         }
-        #expect(!store.isEmpty)
+        #expect(store.contains { $0.hasPrefix("dog") } && store.contains { $0.hasPrefix("note") }, "seed \(seed)")
         for c in clients { await c.close() }
     }
 }

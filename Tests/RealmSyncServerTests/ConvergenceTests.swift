@@ -26,14 +26,48 @@ extension SyncServerTests {
         var nextVersion: UInt64 = 1
     }
 
-    static func randomUpload(_ rng: inout SplitMix, clock: inout HybridClock, version: UInt64) -> Upload {
+    /// A random upload of `writer` (its client file identity), made at its clock's next value;
+    /// list elements it inserts join `elements`, where later uploads (of any writer) find anchors
+    /// and elements to set and erase.
+    static func randomUpload(_ rng: inout SplitMix, writer: [UInt8], clock: inout HybridClock, version: UInt64, elements: inout [ElementId])
+        -> Upload
+    {
+        // Physical times within a few milliseconds of each other: writes of different clients conflict.
+        let uploadClock = clock.next(milliseconds: 1_000_000 + UInt64(rng.below(40)))
+        var inserted: UInt64 = 0
         var instructions: [Instruction] = []
         for _ in 0..<(1 + rng.below(4)) {
             let key = SyncValue.int(people[rng.below(people.count)])
             func set(_ name: String, _ value: SyncValue) {
                 instructions.append(Instruction("Person", key, .set(path: [name], value: value)))
             }
-            switch rng.below(10) {
+            func known() -> ElementId { elements.isEmpty || rng.below(4) == 0 ? .head : elements[rng.below(elements.count)] }
+            switch rng.below(14) {
+            case 10:
+                let id = ElementId(clock: uploadClock, clientFileId: writer, index: inserted)
+                inserted += 1
+                instructions.append(
+                    Instruction("Person", key, .listInsert(path: ["tags"], id: id, after: known(), value: .string("t\(rng.below(50))"))))
+                elements.append(id)
+            case 11:
+                let id = known()
+                guard id != .head else { continue }
+                instructions.append(
+                    Instruction(
+                        "Person", key,
+                        rng.below(2) == 0
+                            ? .listErase(path: ["tags"], id: id) : .listSet(path: ["tags"], id: id, value: .string("s\(rng.below(50))"))))
+            case 12:
+                let n = SyncValue.int(Int64(rng.below(5)))
+                instructions.append(
+                    Instruction("Person", key, rng.below(2) == 0 ? .setAdd(path: ["nums"], value: n) : .setErase(path: ["nums"], value: n)))
+            case 13:
+                let k = "k\(rng.below(3))"
+                instructions.append(
+                    Instruction(
+                        "Person", key,
+                        rng.below(3) == 0
+                            ? .mapErase(path: ["marks"], key: k) : .mapSet(path: ["marks"], key: k, value: .int(Int64(rng.below(9))))))
             case 0, 1:
                 instructions.append(Instruction("Person", key, .create))
                 set("name", .string("p\(rng.below(100))"))
@@ -56,9 +90,11 @@ extension SyncServerTests {
                 instructions.append(Instruction("Dog", .string(dog), rng.below(2) == 0 ? .erase : .create))
             }
         }
-        // Physical times within a few milliseconds of each other: writes of different clients conflict.
-        let ms = 1_000_000 + UInt64(rng.below(40))
-        return Upload(clientVersion: version, clock: clock.next(milliseconds: ms), instructions: instructions)
+        return Upload(clientVersion: version, clock: uploadClock, instructions: instructions)
+    }
+
+    static func sortedInts(_ values: [SyncValue]) -> [SyncValue] {
+        values.compactMap { if case .int(let i) = $0 { i } else { nil } }.sorted().map(SyncValue.int)
     }
 
     /// Restarts PostgreSQL at once (`pg_ctl stop -m immediate`: no shutdown checkpoint, as a crash
@@ -107,9 +143,11 @@ extension SyncServerTests {
         var uploads: [[UInt8]: [UInt64: Upload]] = [:]
         var acknowledged: [([UInt8], UInt64)] = []
         var crashes = 0
+        var elements: [ElementId] = []
         for step in 0..<120 {
             let w = rng.below(writers.count)
-            let upload = Self.randomUpload(&rng, clock: &writers[w].clock, version: writers[w].nextVersion)
+            let upload = Self.randomUpload(
+                &rng, writer: writers[w].id, clock: &writers[w].clock, version: writers[w].nextVersion, elements: &elements)
             writers[w].nextVersion += 1
             uploads[writers[w].id, default: [:]][upload.clientVersion] = upload
             writers[w].connection.send(.upload([upload]))
@@ -190,14 +228,23 @@ extension SyncServerTests {
                 history.append((Array(client.readableBytesView), UInt64(version), try reader.instructions()))
             }
             var tables: [SyncStoreModel.ObjectID: [String: SyncValue]] = [:]
-            for try await (id, name, age, score, dog) in try await pg.query(
-                PostgresQuery(unsafeSQL: "SELECT _id, name, age, score, dog FROM \"\(appId)\".\"Person\"")
-            ).decode((Int64, String?, Int64?, Double?, String?).self) {
+            // Collections as SQL users read them: the list in order, the set and the map sorted.
+            let person = """
+                SELECT _id, name, age, score, dog, ARRAY(SELECT jsonb_array_elements_text(tags)), \
+                ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(nums) x ORDER BY 1), \
+                ARRAY(SELECT key || '=' || value FROM jsonb_each_text(marks) ORDER BY 1) FROM "\(appId)"."Person"
+                """
+            for try await (id, name, age, score, dog, tags, nums, marks) in try await pg.query(PostgresQuery(unsafeSQL: person)).decode(
+                (Int64, String?, Int64?, Double?, String?, [String], [Int64], [String]).self)
+            {
                 var o: [String: SyncValue] = [:]
                 if let name { o["name"] = .string(name) }
                 o["age"] = age.map(SyncValue.int) ?? .null
                 if let score { o["score"] = .double(score) }
                 o["dog"] = dog.map { .link(class: "Dog", primaryKey: .string($0)) } ?? .null
+                o["tags"] = .list(tags.map(SyncValue.string))
+                o["nums"] = .list(nums.map(SyncValue.int))
+                o["marks"] = .list(marks.map(SyncValue.string))
                 tables[.init("Person", .int(id))] = o
             }
             for try await (id, name) in try await pg.query(PostgresQuery(unsafeSQL: "SELECT _id, name FROM \"\(appId)\".\"Dog\"")).decode(
@@ -228,6 +275,13 @@ extension SyncServerTests {
                 if name == "Person" {
                     values["age"] = values["age"] ?? .null
                     values["dog"] = values["dog"] ?? .null
+                    values["tags"] = .list(o.lists["tags"]?.values ?? [])
+                    values["nums"] = .list(Self.sortedInts((o.sets["nums"] ?? [:]).values.filter(\.present).map(\.value)))
+                    values["marks"] = .list(
+                        (o.maps["marks"] ?? [:]).filter(\.value.present).map { k, slot in
+                            guard case .int(let v) = slot.value else { return SyncValue.string("\(k)=?") }
+                            return .string("\(k)=\(v)")
+                        }.sorted { "\($0)" < "\($1)" })
                 }
                 values["born"] = nil
                 expected[id] = values
@@ -243,6 +297,14 @@ extension SyncServerTests {
                 if id.className == "Person" {
                     o["age"] = o["age"] ?? .null
                     o["dog"] = o["dog"] ?? .null
+                    if case .set(let nums) = o["nums"] { o["nums"] = .list(Self.sortedInts(nums)) }
+                    if case .map(let marks) = o["marks"] {
+                        o["marks"] = .list(
+                            marks.map { e in
+                                guard case .int(let v) = e.value else { return SyncValue.string("\(e.key)=?") }
+                                return .string("\(e.key)=\(v)")
+                            }.sorted { "\($0)" < "\($1)" })
+                    }
                 }
                 out[id] = o
             }

@@ -124,7 +124,11 @@ final class ServerProcess: @unchecked Sendable {
         while true {
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F) }
-            if r < 0 { return process.isRunning ? -1 : process.terminationStatus }  // Foundation reaped it
+            if r < 0 {
+                // Foundation reaped it first; its status arrives a moment later (a race seen once).
+                while process.isRunning && Date() < deadline { usleep(10_000) }
+                return process.isRunning ? -1 : process.terminationStatus
+            }
             if Date() > deadline {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
@@ -261,7 +265,8 @@ enum TestSchema {
         "Person", primaryKeyTag: 3,
         properties: [
             .init("name", valueTag: 6), .init("age", valueTag: 3, flags: 1), .init("dog", valueTag: 12, flags: 1, linkTarget: "Dog"),
-            .init("born", valueTag: 8, flags: 1), .init("score", valueTag: 5),
+            .init("born", valueTag: 8, flags: 1), .init("score", valueTag: 5), .init("tags", valueTag: 6, flags: 2),
+            .init("nums", valueTag: 3, flags: 4), .init("marks", valueTag: 3, flags: 8),
         ])
     static let all = [dog, person]
 
