@@ -235,7 +235,7 @@ actor SyncClient {
             throw SyncError(.clientSessionError, problem, fatal: true)
         }
         try await send(
-            .hello(clientFileId: state.clientFileId, lastServerVersion: state.serverVersion, lastUploadAcked: acked, schema: schema.classes)
+            .hello(clientFileId: state.clientFileId, lastServerVersion: state.serverVersion, lastUploadAcked: acked, schema: schema.all)
         )
     }
 

@@ -100,7 +100,7 @@ extension SyncFile {
     ) throws -> [Instruction] {
         try describeChange(
             from: column.isMap ? .map([:]) : .list([]), known: .empty, to: value, column: column, object: id, className: className,
-            at: source, ids: &maker, lists: lists)
+            at: source, oldAt: nil, ids: &maker, lists: lists)
     }
 
     /// The instructions that change collection `column` of the object `id` from `old` to `new`
@@ -110,21 +110,23 @@ extension SyncFile {
     /// list's new identities recorded in `lists`.
     static func describeChange(
         from old: StorageValue, known stored: ListIdentities.Known?, to new: StorageValue, column: ColumnSchema, object id: SyncValue,
-        className: String, at source: any QuerySource, ids maker: inout ElementIdMaker, lists: ListIdentities
+        className: String, at source: any QuerySource, oldAt oldSource: (any QuerySource)?, ids maker: inout ElementIdMaker,
+        lists: ListIdentities
     ) throws -> [Instruction] {
         let path = [column.name]
         func instruction(_ op: Instruction.Operation) -> Instruction { Instruction(className, id, op) }
-        func elements(_ v: StorageValue) throws -> [SyncValue] {
+        // Old values are read where they were (an embedded object's old contents: in the parent).
+        func elements(_ v: StorageValue, at s: any QuerySource) throws -> [SyncValue] {
             guard case .list(let items) = v else { return [] }
-            return try items.map { try syncValue($0, column: column, at: source) }
+            return try items.map { try syncValue($0, column: column, at: s) }
         }
         if column.isMap {
-            func entries(_ v: StorageValue) throws -> [String: SyncValue] {
+            func entries(_ v: StorageValue, at s: any QuerySource) throws -> [String: SyncValue] {
                 guard case .map(let m) = v else { return [:] }
-                return try m.mapValues { try syncValue($0, column: column, at: source) }
+                return try m.mapValues { try syncValue($0, column: column, at: s) }
             }
-            let before = try entries(old)
-            let after = try entries(new)
+            let before = try entries(old, at: oldSource ?? source)
+            let after = try entries(new, at: source)
             var out: [Instruction] = []
             for k in before.keys.sorted() where after[k] == nil { out.append(instruction(.mapErase(path: path, key: k))) }
             for k in after.keys.sorted() where before[k] != after[k] {
@@ -133,16 +135,16 @@ extension SyncFile {
             return out
         }
         if column.isSet {
-            let before = try elements(old)
-            let after = try elements(new)
+            let before = try elements(old, at: oldSource ?? source)
+            let after = try elements(new, at: source)
             let beforeSet = Set(before)
             let afterSet = Set(after)
             return before.filter { !afterSet.contains($0) }.map { instruction(.setErase(path: path, value: $0)) }
                 + after.filter { !beforeSet.contains($0) }.map { instruction(.setAdd(path: path, value: $0)) }
         }
         // A list.
-        let before = try stored?.values ?? elements(old)
-        let after = try elements(new)
+        let before = try stored?.values ?? elements(old, at: oldSource ?? source)
+        let after = try elements(new, at: source)
         let known = stored?.ids
         let kept = Self.commonSubsequence(before, after)
         var out: [Instruction] = []
@@ -239,6 +241,24 @@ extension SyncFile {
     static func replaceCollection(
         _ op: Instruction.Operation, of i: Instruction, key: ObjectKey, column: ColumnSchema, tx: WriteTransaction
     ) throws {
+        // Unchanged contents are not written again (observers would see a change), but a list's
+        // identities are recorded.
+        let current = try tx.value(i.className, key, column.name)
+        let incoming: SyncValue? =
+            switch op {
+            case .set(_, let v): v
+            case .listState(_, _, let values): .list(values)
+            default: nil
+            }
+        if try wholeSyncValue(current, column: column, at: tx) == incoming {
+            if case .listState(_, let ids, let values) = op {
+                try ListIdentities(tx).set(i.className, i.primaryKey, column.name, ListIdentities.Known(ids: ids, values: values))
+            }
+            return
+        }
+        if holdsEmbedded(column, in: tx.catalog), let target = tx.catalog.table(column.linkTarget!) {
+            for k in linkedKeys(current) where try tx.contains(target.name, k) { try deleteCascading(target, k, tx: tx) }
+        }
         switch op {
         case .set(_, .set(let items)) where column.isSet:
             let (values, _) = try storageElements(items, ids: [], column: column, tx: tx)

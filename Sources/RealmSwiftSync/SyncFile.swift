@@ -155,28 +155,44 @@ struct JournalEntry: Sendable {
     var upload: Upload
 }
 
-/// The synced part of a file's schema: every class with a primary key `_id` (embedded classes
-/// and classes whose names start with `__` are not synced).
+/// The synced part of a file's schema: every class with a primary key `_id`, and the embedded
+/// classes (classes whose names start with `__` are not synced). `classes` holds the top-level
+/// classes, whose objects are uploaded and downloaded; `embeddedClasses` the embedded ones, whose
+/// objects travel inside their owners (Spec/SYNC.md §6.6).
 struct SyncedSchema: Sendable {
     var classes: [SyncClass] = []
+    var embeddedClasses: [SyncClass] = []
     var problems: [String] = []
 
+    /// Every class the server is told of (§4.1).
+    var all: [SyncClass] { classes + embeddedClasses }
+
     init(_ catalog: Catalog, embedded: Set<String>) {
-        for t in catalog.tables where !t.name.hasPrefix("__") && !embedded.contains(t.name) {
+        for t in catalog.tables where !t.name.hasPrefix("__") {
+            if embedded.contains(t.name) {
+                embeddedClasses.append(SyncClass(t.name, primaryKeyTag: 0, isEmbedded: true, properties: Self.properties(t, embedded)))
+                continue
+            }
             guard let pk = t.primaryKeyColumn, pk.name == "_id" else {
                 problems.append(
                     "the class \(t.name) cannot be synced: a synced class needs a primary key named _id (ObjectId, String, Int or UUID)")
                 continue
             }
-            var props: [SyncClass.Property] = []
-            for c in t.columns where c.name != "_id" {
-                var flags: UInt8 = c.isNullable || (c.type == .link && !c.isList && !c.isMap) ? 1 : 0
-                if c.isSet { flags |= 4 } else if c.isList { flags |= 2 }
-                if c.isMap { flags |= 8 }
-                props.append(SyncClass.Property(c.name, valueTag: Self.tag(c.type), flags: flags, linkTarget: c.linkTarget ?? ""))
-            }
-            classes.append(SyncClass(t.name, primaryKeyTag: Self.tag(pk.type), properties: props))
+            classes.append(SyncClass(t.name, primaryKeyTag: Self.tag(pk.type), properties: Self.properties(t, embedded)))
         }
+    }
+
+    private static func properties(_ t: TableSchema, _ embedded: Set<String>) -> [SyncClass.Property] {
+        var props: [SyncClass.Property] = []
+        for c in t.columns where c.name != "_id" {
+            var flags: UInt8 = c.isNullable || (c.type == .link && !c.isList && !c.isMap) ? 1 : 0
+            if c.isSet { flags |= 4 } else if c.isList { flags |= 2 }
+            if c.isMap { flags |= 8 }
+            let isEmbedded = c.type == .link && embedded.contains(c.linkTarget ?? "")
+            props.append(
+                SyncClass.Property(c.name, valueTag: isEmbedded ? 13 : Self.tag(c.type), flags: flags, linkTarget: c.linkTarget ?? ""))
+        }
+        return props
     }
 
     func synced(_ name: String) -> Bool { classes.contains { $0.name == name } }
@@ -235,6 +251,9 @@ enum SyncFile {
         case .decimal128(let lo, let hi): return .decimal128(low: lo, high: hi)
         case .link(let key):
             guard let target = column.linkTarget, try snapshot.contains(target, key) else { return .null }
+            if let table = snapshot.catalog.table(target), table.primaryKeyColumn == nil {
+                return try embeddedSyncValue(table, key, at: snapshot)
+            }
             let pk = try snapshot.value(target, key, "_id")
             return .link(class: target, primaryKey: try syncValue(pk, column: ColumnSchema("_id", .int), at: snapshot))
         case .typedLink, .list, .map: throw SyncError(.clientInternalError, "a value of a kind that cannot be synced: \(v)")
@@ -260,6 +279,9 @@ enum SyncFile {
             guard b.count == 16 else { return nil }
             return .uuid(uuid(b))
         case (.decimal128(let lo, let hi), .decimal128): return .decimal128(low: lo, high: hi)
+        case (.embedded(let states), .link):
+            guard let target = tx.catalog.table(column.linkTarget ?? ""), target.primaryKeyColumn == nil else { return nil }
+            return .link(try insertEmbedded(states, into: target, tx: tx))
         case (.link(let cls, let pk), .link):
             guard cls == column.linkTarget, let target = tx.catalog.table(cls), let pkColumn = target.primaryKeyColumn,
                 let key = try storageValue(pk, column: pkColumn, tx: tx)
@@ -420,7 +442,7 @@ enum SyncFile {
                         instructions += try describeChange(
                             from: old, known: c.isSet || c.isMap ? nil : try lists.known(cls.name, id, c.name), to: v, column: c,
                             object: id,
-                            className: cls.name, at: source, ids: &maker, lists: lists)
+                            className: cls.name, at: source, oldAt: before, ids: &maker, lists: lists)
                     } else {
                         instructions.append(Instruction(cls.name, id, .set(path: [c.name], value: try syncValue(v, column: c, at: source))))
                     }
@@ -434,6 +456,7 @@ enum SyncFile {
                 }
             }
         }
+        instructions += try describeEmbedded(changes, in: source, before: before, schema: schema, ids: &maker, lists: lists)
         return (instructions, rejected)
     }
 
@@ -458,7 +481,7 @@ enum SyncFile {
             guard let table = tx.catalog.table(r.className), let pk = try primaryKey(r.primaryKey, of: table, tx: tx),
                 let key = try tx.objectKey(r.className, primaryKey: pk)
             else { continue }
-            try tx.delete(r.className, key)
+            try deleteCascading(table, key, tx: tx)
         }
     }
 
@@ -540,9 +563,12 @@ enum SyncFile {
                 objects[id, default: 0] += delta
                 if objects[id] == 0 { objects[id] = nil }
                 if let path = i.operation.path {
-                    let key = Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path)
-                    properties[key, default: 0] += delta
-                    if properties[key] == 0 { properties[key] = nil }
+                    // A write inside an embedded object also makes the embedded property pending.
+                    for p in path.count > 1 ? [path, [path[0]]] : [path] {
+                        let key = Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: p)
+                        properties[key, default: 0] += delta
+                        if properties[key] == 0 { properties[key] = nil }
+                    }
                 }
             }
         }
@@ -593,7 +619,7 @@ enum SyncFile {
             if key == nil { try tx.insert(i.className, ["_id": pk]) }
         case .erase:
             if let key {
-                try tx.delete(i.className, key)
+                try deleteCascading(table, key, tx: tx)
                 try ListIdentities(tx).remove(i.className, i.primaryKey, table: table)
             }
         case .set(let path, _), .listState(let path, _, _):
@@ -602,6 +628,8 @@ enum SyncFile {
             else { return }
             if column.isList || column.isMap {
                 try replaceCollection(i.operation, of: i, key: key, column: column, tx: tx)
+            } else if case .set(_, let value) = i.operation, holdsEmbedded(column, in: tx.catalog) {
+                try setEmbedded(value, table, key, column, tx: tx)
             } else if case .set(_, let value) = i.operation, let v = try storageValue(value, column: column, tx: tx) {
                 try tx.set(i.className, key, column.name, v)
             }
@@ -662,7 +690,7 @@ enum SyncFile {
                 let pk = try syncValue(try tx.value(cls.name, key, "_id"), column: pkColumn, at: tx)
                 let id = SyncStoreModel.ObjectID(cls.name, pk)
                 if !held.contains(id) && !pending.touched(id) {
-                    try tx.delete(cls.name, key)
+                    try deleteCascading(table, key, tx: tx)
                     try ListIdentities(tx).remove(cls.name, pk, table: table)
                 }
             }

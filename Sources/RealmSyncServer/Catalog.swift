@@ -23,10 +23,7 @@ struct Catalog: Sendable {
                 throw .invalidSchema(
                     "the class name \"\(c.name)\" cannot be synced (letters, digits and _, at most 56 bytes, not starting with _sync)")
             }
-            guard !c.isEmbedded else {
-                throw .invalidSchema("\(c.name) is an embedded class; this server does not sync embedded objects yet")
-            }
-            guard SQLMapping.primaryKeyTags.contains(c.primaryKeyTag) else {
+            guard c.isEmbedded || SQLMapping.primaryKeyTags.contains(c.primaryKeyTag) else {
                 throw .invalidSchema("\(c.name)._id has a type that cannot be a synced primary key (int, string, objectId or uuid)")
             }
             var newProperties: [SyncClass.Property] = []
@@ -35,9 +32,14 @@ struct Catalog: Sendable {
                 guard [0, 2, 4, 8].contains(p.flags & 0b1110) else {
                     throw .invalidSchema("\(c.name).\(p.name) has flags \(p.flags) that name more than one kind of collection")
                 }
-                if p.valueTag == 12 {
-                    guard known[p.linkTarget] != nil else {
-                        throw .invalidSchema("\(c.name).\(p.name) links to \(p.linkTarget), which is not in the schema")
+                if p.valueTag == 12 || p.valueTag == 13 {
+                    guard let target = known[p.linkTarget], target.isEmbedded == (p.valueTag == 13) else {
+                        throw .invalidSchema(
+                            "\(c.name).\(p.name) links to \(p.linkTarget), which is not in the schema as \(p.valueTag == 13 ? "an embedded" : "a top-level") class"
+                        )
+                    }
+                    guard p.valueTag == 12 || p.flags & 4 == 0 else {
+                        throw .invalidSchema("\(c.name).\(p.name) is a set of embedded objects")
                     }
                 } else if SQLMapping.columnType(tag: p.valueTag) == nil {
                     throw .invalidSchema("\(c.name).\(p.name) has a type (tag \(p.valueTag)) this server does not sync yet")
@@ -53,10 +55,17 @@ struct Catalog: Sendable {
                 }
             }
             if let existing = classes[c.name] {
-                guard existing.primaryKeyTag == c.primaryKeyTag else { throw .schemaMismatch("\(c.name)._id is stored with another type") }
-                if !newProperties.isEmpty { added.append(SyncClass(c.name, primaryKeyTag: c.primaryKeyTag, properties: newProperties)) }
+                guard existing.isEmbedded == c.isEmbedded, c.isEmbedded || existing.primaryKeyTag == c.primaryKeyTag else {
+                    throw .schemaMismatch("\(c.name) is stored with another primary key type, or embedded where it is not (or the reverse)")
+                }
+                if !newProperties.isEmpty {
+                    added.append(
+                        SyncClass(c.name, primaryKeyTag: existing.primaryKeyTag, isEmbedded: c.isEmbedded, properties: newProperties))
+                }
             } else {
-                added.append(SyncClass(c.name, primaryKeyTag: c.primaryKeyTag, properties: newProperties))
+                added.append(
+                    SyncClass(
+                        c.name, primaryKeyTag: c.isEmbedded ? 0 : c.primaryKeyTag, isEmbedded: c.isEmbedded, properties: newProperties))
             }
         }
         return added
@@ -64,10 +73,27 @@ struct Catalog: Sendable {
 
     /// Checks that `instruction` names a class and property of the store with a value that fits.
     func check(_ instruction: Instruction) throws(SessionFailure) {
-        guard let c = classes[instruction.className] else { throw .invalidValue("unknown class \(instruction.className)") }
+        guard let c = classes[instruction.className], !c.isEmbedded else {
+            throw .invalidValue("unknown class \(instruction.className) (or an embedded class, whose objects live in their owners)")
+        }
         guard instruction.primaryKey.tag == c.primaryKeyTag else { throw .invalidValue("a primary key of \(c.name) with the wrong type") }
         switch instruction.operation {
         case .create, .erase: return
+        case .set(let path, let value) where path.count > 1:
+            // A property of an embedded object (§6.6): each name but the last an embedded property.
+            var owner = c
+            for name in path.dropLast() {
+                let p = try property(owner, [name], kind: 0, "SET")
+                guard p.valueTag == 13, let target = classes[p.linkTarget] else {
+                    throw .invalidValue(
+                        "the path \(path.joined(separator: ".")) of \(c.name) goes through \(name), which is not an embedded object")
+                }
+                owner = target
+            }
+            guard let p = property(owner.name, path[path.count - 1]) else {
+                throw .invalidValue("unknown property \(c.name).\(path.joined(separator: "."))")
+            }
+            try checkWhole(value, of: p)
         case .set(let path, let value):
             try check(value, of: try property(c, path, kind: 0, "SET"))
         case .listInsert(let path, let id, _, let value), .listSet(let path, let id, let value):
@@ -96,8 +122,36 @@ struct Catalog: Sendable {
         return p
     }
 
+    /// Checks that `value` fits `p` whole: a collection's whole contents (inside an embedded
+    /// object, where collections are set whole), or one value.
+    private func checkWhole(_ value: SyncValue, of p: SyncClass.Property) throws(SessionFailure) {
+        switch (value, p.flags & 0b1110) {
+        case (.list(let items), 2), (.set(let items), 4):
+            for v in items { try check(v, of: p) }
+        case (.map(let entries), 8):
+            for e in entries { try check(e.value, of: p) }
+        case (_, 0): try check(value, of: p)
+        default: throw .invalidValue("a value that does not fit the collection \(p.name)")
+        }
+    }
+
     /// Checks that `value` fits `p` (an element's, for a collection).
     private func check(_ value: SyncValue, of p: SyncClass.Property) throws(SessionFailure) {
+        if p.valueTag == 13 {
+            // An embedded object: its properties, each known and fitting; or none.
+            guard case .embedded(let states) = value else {
+                guard value == .null, p.flags & 0b0110 == 0 else { throw .invalidValue("a value that does not fit \(p.name)") }
+                return
+            }
+            guard let target = classes[p.linkTarget] else { throw .invalidValue("\(p.name) names an unknown embedded class") }
+            for state in states {
+                guard let inner = property(target.name, state.name) else {
+                    throw .invalidValue("unknown property \(target.name).\(state.name) in an embedded object")
+                }
+                try checkWhole(state.value, of: inner)
+            }
+            return
+        }
         if case .mixed(.link(let target, let key)) = value {
             guard keyTag(target) == key.tag else { throw .invalidValue("a mixed value links to an unknown object of \(target)") }
             return

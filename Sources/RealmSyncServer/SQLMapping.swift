@@ -19,7 +19,7 @@ enum SQLMapping {
         case 9: "bytea"
         case 10: "uuid"
         case 11: "numeric"
-        case 17: "jsonb"
+        case 13, 17: "jsonb"
         default: nil
         }
     }

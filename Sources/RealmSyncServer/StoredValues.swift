@@ -12,11 +12,11 @@ enum StoredValues {
     /// Whether `p` is stored in a plain typed column that the server reads back (scalars and
     /// links); other properties are kept in `_sync_values`.
     static func isPlain(_ p: SyncClass.Property) -> Bool {
-        p.flags & 0b1110 == 0 && p.valueTag != 11 && p.valueTag != 17
+        p.flags & 0b1110 == 0 && p.valueTag != 11 && p.valueTag != 13 && p.valueTag != 17
     }
 
     private enum Kind: UInt8 {
-        case scalar = 0, list = 1, set = 2, map = 3
+        case scalar = 0, list = 1, set = 2, map = 3, embedded = 4
     }
 
     /// The `_sync_values` of `object`'s properties of `cls` that are not plain.
@@ -60,6 +60,17 @@ enum StoredValues {
                     w.string(k)
                     w.value(slot.value)
                     w.u8(slot.present ? 1 : 0)
+                    key(slot.key)
+                }
+            } else if p.valueTag == 13 {
+                // The embedded object as last set whole, and each of its properties set since, by
+                // path (§6.6), each with its order key.
+                w.u8(Kind.embedded.rawValue)
+                let slots = object.properties.filter { $0.key == p.name || $0.key.hasPrefix(p.name + ".") }.sorted { $0.key < $1.key }
+                w.count(slots.count)
+                for (path, slot) in slots {
+                    w.string(path)
+                    w.value(slot.value)
                     key(slot.key)
                 }
             } else {
@@ -114,6 +125,12 @@ enum StoredValues {
                     slots[k] = SyncStoreModel.Slot(value: value, present: try flag(), key: try key())
                 }
                 object.maps[name] = slots
+            case .embedded:
+                for _ in 0..<(try r.count(minimumItemSize: 4)) {
+                    let path = try r.string()
+                    let value = try r.value()
+                    object.properties[path] = SyncStoreModel.Slot(value: value, key: try key())
+                }
             case nil: throw SyncServerError("the stored values of \(name) have an unknown kind")
             }
         }
@@ -134,7 +151,35 @@ enum StoredValues {
             let entries = (object.maps[p.name] ?? [:]).filter(\.value.present).sorted { $0.key < $1.key }
             return PropertyState(p.name, .map(entries.map { SyncValue.MapEntry($0.key, $0.value.value) }))
         }
+        if p.valueTag == 13 { return embedded(p.name, in: object).map { PropertyState(p.name, $0) } }
         return object.properties[p.name].map { PropertyState(p.name, $0.value) }
+    }
+
+    /// The embedded object `path` as it stands: the object last set whole, with each property set
+    /// under it since (every such property is newer: the model drops older ones); nil when it was
+    /// never set. Properties set under an object that is null are not shown.
+    static func embedded(_ path: String, in object: SyncStoreModel.Object) -> SyncValue? {
+        guard let base = object.properties[path] else { return nil }
+        guard case .embedded(var states) = base.value else { return base.value }
+        // Parents before children, so that an embedded object set under another is there first.
+        let under = object.properties.filter { $0.key.hasPrefix(path + ".") }.sorted { $0.key.count < $1.key.count }
+        for (key, slot) in under {
+            let names = key.dropFirst(path.count + 1).split(separator: ".").map(String.init)
+            states = setting(slot.value, at: names[...], in: states)
+        }
+        return .embedded(states)
+    }
+
+    private static func setting(_ value: SyncValue, at names: ArraySlice<String>, in states: [PropertyState]) -> [PropertyState] {
+        guard let first = names.first else { return states }
+        var out = states
+        let i = out.firstIndex { $0.name == first }
+        if names.count == 1 {
+            if let i { out[i].value = value } else { out.append(PropertyState(first, value)) }
+        } else if let i, case .embedded(let inner) = out[i].value {
+            out[i].value = .embedded(setting(value, at: names.dropFirst(), in: inner))
+        }
+        return out
     }
 
     // MARK: The SQL-readable columns

@@ -66,7 +66,7 @@ struct SyncStore: Sendable {
             // Class tables made before `_sync_values` existed (protocol draft of 2026-11-28).
             let catalog = try await Self.catalog(
                 c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
-            for name in catalog.classes.keys.sorted() {
+            for name in catalog.classes.keys.sorted() where !catalog.classes[name]!.isEmbedded {
                 try await c.query(
                     PostgresQuery(unsafeSQL: "ALTER TABLE \(table(name)) ADD COLUMN IF NOT EXISTS _sync_values bytea"), logger: logger)
             }
@@ -84,7 +84,9 @@ struct SyncStore: Sendable {
         for try await (c, p, tag, flags, target) in rows.decode((String, String, Int16, Int16, String).self) {
             var cls = catalog.classes[c] ?? SyncClass(c, primaryKeyTag: 0, properties: [])
             if p == "_id" {
-                cls.primaryKeyTag = UInt8(tag)
+                // An embedded class is recorded with the tag of embedded objects (it has no key).
+                cls.isEmbedded = tag == 13
+                cls.primaryKeyTag = tag == 13 ? 0 : UInt8(tag)
             } else {
                 cls.properties.append(SyncClass.Property(p, valueTag: UInt8(tag), flags: UInt8(flags), linkTarget: target))
             }
@@ -104,7 +106,12 @@ struct SyncStore: Sendable {
             var after = current
             for added in additions {
                 let isNew = current.classes[added.name] == nil
-                if isNew {
+                if isNew && added.isEmbedded {
+                    // No table: embedded objects live in their owners' rows.
+                    try await c.query(
+                        "INSERT INTO \(unescaped: table("_sync_schema")) VALUES (\(added.name), '_id', 13, 0, '')", logger: logger)
+                    after.classes[added.name] = SyncClass(added.name, primaryKeyTag: 0, isEmbedded: true, properties: [])
+                } else if isNew {
                     let keyType = SQLMapping.columnType(tag: added.primaryKeyTag)!
                     try await c.query(
                         PostgresQuery(
@@ -122,7 +129,8 @@ struct SyncStore: Sendable {
             // Properties after every class exists, so that a link's column takes its target's key type.
             let keyTags = after.classes.mapValues(\.primaryKeyTag)
             for added in additions {
-                for p in added.properties {
+                for p in added.properties where !added.isEmbedded {
+                    // An embedded class has no table: its objects live in their owners' rows.
                     let column = SQLMapping.quoted(p.name)
                     try await c.query(
                         PostgresQuery(
@@ -137,6 +145,8 @@ struct SyncStore: Sendable {
                                     "ALTER TABLE \(table(added.name)) ADD COLUMN IF NOT EXISTS \(SQLMapping.quoted(SQLMapping.nanosecondsColumn(p.name))) integer"
                             ), logger: logger)
                     }
+                }
+                for p in added.properties {
                     try await c.query(
                         "INSERT INTO \(unescaped: table("_sync_schema")) VALUES (\(added.name), \(p.name), \(Int16(p.valueTag)), \(Int16(p.flags)), \(p.linkTarget))",
                         logger: logger)

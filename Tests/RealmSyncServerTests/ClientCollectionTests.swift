@@ -184,3 +184,117 @@ extension SyncServerTests {
         await b.close()
     }
 }
+
+final class ClientGeo: EmbeddedObject {
+    @Persisted var lat = 0.0
+    @Persisted var lon = 0.0
+}
+
+final class ClientAddress: EmbeddedObject {
+    @Persisted var street = ""
+    @Persisted var city = ""
+    @Persisted var geo: ClientGeo?
+    @Persisted var tags: List<String>
+}
+
+/// A synced class holding embedded objects: one, a list of them, and one inside another.
+final class ClientPerson: Object {
+    @Persisted(primaryKey: true) var _id = 0
+    @Persisted var name = ""
+    @Persisted var address: ClientAddress?
+    @Persisted var previous: List<ClientAddress>
+}
+
+extension TestClient {
+    /// This client with people and their embedded addresses, all people subscribed.
+    init(people server: ServerProcess) async throws {
+        let base = try await TestClient(server, subscribe: false)
+        var config = base.user.flexibleSyncConfiguration(initialSubscriptions: { subs in
+            subs.append(QuerySubscription<ClientPerson>(name: "people"))
+        })
+        config.objectTypes = [ClientPerson.self, ClientAddress.self, ClientGeo.self]
+        self.init(base, configuration: config)
+    }
+
+    /// Every person of the file, as text.
+    func people() throws -> [String] {
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        func text(_ a: ClientAddress?) -> String {
+            guard let a else { return "nil" }
+            return "(\(a.street), \(a.city), \(a.geo.map { "\($0.lat)/\($0.lon)" } ?? "nil"), \(Array(a.tags)))"
+        }
+        return realm.objects(ClientPerson.self).sorted(byKeyPath: "_id").map { p in
+            "\(p._id) \(p.name) \(text(p.address)) \(p.previous.map(text))"
+        }
+    }
+}
+
+extension SyncServerTests {
+    @Test func embeddedObjectsTravelAndMergePropertyByProperty() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(people: server)
+        let b = try await TestClient(people: server)
+        try a.write { realm in
+            let p = realm.create(ClientPerson.self, value: ["_id": 1, "name": "Ada"])
+            p.address = ClientAddress(value: ["street": "1 Main", "city": "Lyon", "geo": ["lat": 45.7, "lon": 4.8], "tags": ["home"]])
+            p.previous.append(ClientAddress(value: ["street": "2 Old", "city": "Paris"]))
+            p.previous.append(ClientAddress(value: ["street": "3 Older", "city": "Nice"]))
+        }
+        try await bounded { try await a.sync() }
+        _ = try b.people()
+        try await bounded { try await b.sync() }
+        #expect(try b.people() == a.people())
+        #expect(try b.people() == [#"1 Ada (1 Main, Lyon, 45.7/4.8, ["home"]) ["(2 Old, Paris, nil, [])", "(3 Older, Nice, nil, [])"]"#])
+
+        // Offline, each changes another property of the same embedded objects: both changes stay.
+        try a.session.suspend()
+        try b.session.suspend()
+        try a.write { realm in
+            let p = try #require(realm.object(ofType: ClientPerson.self, forPrimaryKey: 1))
+            p.address?.street = "9 New"
+            p.address?.geo?.lat = 1.5
+        }
+        try await Task.sleep(for: .milliseconds(10))
+        try b.write { realm in
+            let p = try #require(realm.object(ofType: ClientPerson.self, forPrimaryKey: 1))
+            p.address?.city = "Lille"
+            p.address?.tags.append("work")
+            p.previous[1].city = "Nîmes"  // an element of a list of embedded objects, changed in place
+        }
+        try a.session.resume()
+        try b.session.resume()
+        try await bounded { try await a.sync() }
+        try await bounded { try await b.sync() }
+        try await bounded { try await a.sync() }
+        let merged = try a.people()
+        #expect(try b.people() == merged)
+        #expect(merged == [#"1 Ada (9 New, Lille, 1.5/4.8, ["home", "work"]) ["(2 Old, Paris, nil, [])", "(3 Older, Nîmes, nil, [])"]"#])
+
+        // SQL users read embedded objects as jsonb.
+        let city = try await TestDatabase.withClient { pg in
+            var out: String?
+            for try await c in try await pg.query(
+                PostgresQuery(unsafeSQL: "SELECT address->>'city' FROM \"\(server.appId)\".\"ClientPerson\" WHERE _id = 1")
+            ).decode(String?.self) {
+                out = c
+            }
+            return out
+        }
+        #expect(city == "Lille")
+
+        // Removing the embedded object removes it everywhere; the removed objects leave the file.
+        try b.write { realm in
+            let p = try #require(realm.object(ofType: ClientPerson.self, forPrimaryKey: 1))
+            p.address = nil
+            p.previous.removeAll()
+        }
+        try await bounded { try await b.sync() }
+        try await bounded { try await a.sync() }
+        #expect(try a.people() == ["1 Ada nil []"])
+        #expect(try Realm(configuration: a.configuration).objects(ClientPerson.self).first?.address == nil)
+        await a.close()
+        await b.close()
+    }
+}
