@@ -17,6 +17,7 @@ final class ClientNote: Object {
     @Persisted var anything: AnyRealmValue
     @Persisted var anyList: List<AnyRealmValue>
     @Persisted var amount: Decimal128
+    @Persisted var address: ClientAddress?
 }
 
 extension TestClient {
@@ -28,7 +29,7 @@ extension TestClient {
             subs.append(QuerySubscription<ClientDog>(name: "dogs"))
             subs.append(QuerySubscription<ClientOwner>(name: "owners"))
         })
-        config.objectTypes = [ClientNote.self, ClientDog.self, ClientOwner.self]
+        config.objectTypes = [ClientNote.self, ClientDog.self, ClientOwner.self, ClientAddress.self, ClientGeo.self]
         self.init(base, configuration: config)
     }
 

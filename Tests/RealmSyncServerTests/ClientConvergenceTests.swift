@@ -22,7 +22,8 @@ extension SyncServerTests {
         let owners = realm.objects(ClientOwner.self).map { "owner \($0._id) \($0.city)" }
         let notes = realm.objects(ClientNote.self).map { n in
             let scores = n.scores.keys.sorted().map { "\($0)=\(n.scores[$0]!)" }
-            return "note \(n._id) \(Array(n.tags)) \(Array(n.numbers).sorted()) \(scores) \(n.dogs.map(\._id.stringValue))"
+            let address = n.address.map { "\($0.street)/\($0.city)/\($0.geo.map { "\($0.lat)" } ?? "-")" } ?? "-"
+            return "note \(n._id) \(Array(n.tags)) \(Array(n.numbers).sorted()) \(scores) \(n.dogs.map(\._id.stringValue)) \(address)"
         }
         return (dogs + owners + notes).sorted()
     }
@@ -46,12 +47,16 @@ extension SyncServerTests {
                 ARRAY(SELECT x::bigint FROM jsonb_array_elements_text(numbers) x ORDER BY 1), \
                 ARRAY(SELECT key || '=' || value FROM jsonb_each_text(scores) ORDER BY 1), \
                 ARRAY(SELECT x FROM jsonb_array_elements_text(dogs) WITH ORDINALITY AS e(x, n) \
-                WHERE EXISTS (SELECT 1 FROM "\(appId)"."ClientDog" d WHERE encode(d._id, 'hex') = x) ORDER BY n) \
+                WHERE EXISTS (SELECT 1 FROM "\(appId)"."ClientDog" d WHERE encode(d._id, 'hex') = x) ORDER BY n), \
+                CASE WHEN jsonb_typeof(address) = 'object' THEN (address->>'street') || '/' || (address->>'city') || '/' || \
+                coalesce(address->'geo'->>'lat', '-') ELSE '-' END \
                 FROM "\(appId)"."ClientNote"
                 """
             if let rows = try? await client.query(PostgresQuery(unsafeSQL: notes)) {
-                for try await (id, tags, numbers, scores, dogs) in rows.decode((Int64, [String], [Int64], [String], [String]).self) {
-                    out.append("note \(id) \(tags) \(numbers) \(scores) \(dogs)")
+                for try await (id, tags, numbers, scores, dogs, address) in rows.decode(
+                    (Int64, [String], [Int64], [String], [String], String?).self)
+                {
+                    out.append("note \(id) \(tags) \(numbers) \(scores) \(dogs) \(address ?? "-")")
                 }
             }
             return out.sorted()
@@ -114,7 +119,20 @@ extension SyncServerTests {
                 // Notes are shared by primary key: their lists, sets and maps change concurrently.
                 try c.write { realm in
                     let note = realm.create(ClientNote.self, value: ["_id": rng.below(3)], update: .modified)
-                    switch rng.below(8) {
+                    switch rng.below(11) {
+                    case 8: note.address = ClientAddress(value: ["street": "s\(step)", "city": "c\(step)"])
+                    case 9:
+                        if let a = note.address {
+                            if rng.below(2) == 0 { a.city = "c\(step)" } else { a.street = "s\(step)" }
+                        }
+                    case 10:
+                        if let a = note.address {
+                            if let g = a.geo, rng.below(2) == 0 {
+                                g.lat = Double(rng.below(90))
+                            } else {
+                                a.geo = ClientGeo(value: ["lat": 1.0])
+                            }
+                        }
                     case 0: note.tags.insert("t\(step)", at: rng.below(note.tags.count + 1))
                     case 1: if !note.tags.isEmpty { note.tags.remove(at: rng.below(note.tags.count)) }
                     case 2: if note.tags.count > 1 { note.tags.move(from: rng.below(note.tags.count), to: rng.below(note.tags.count)) }
@@ -158,8 +176,13 @@ extension SyncServerTests {
         defer { server.stop() }
         for i in suspended { try clients[i].session.resume() }
         // Quiescence: everyone uploads, then everyone downloads what the others uploaded.
-        for c in clients { try await bounded(60) { try await c.sync() } }
-        for c in clients { try await bounded(60) { try await c.sync() } }
+        do {
+            for c in clients { try await bounded(60) { try await c.sync() } }
+            for c in clients { try await bounded(60) { try await c.sync() } }
+        } catch {
+            Issue.record("seed \(seed): no quiescence (\(error)); the server's log ends with: \(server.log)")
+            throw error
+        }
         let store = try await Self.replica(appId: appId)
         for (i, c) in clients.enumerated() {
             let local = try Self.replica(c.configuration)

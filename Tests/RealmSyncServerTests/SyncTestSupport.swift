@@ -55,7 +55,13 @@ final class ServerProcess: @unchecked Sendable {
     let secret: [UInt8]
     let directory: URL
     private let output = Pipe()
-    private let errors = Pipe()
+
+    var logFile: URL { directory.appendingPathComponent("server.log") }
+
+    /// What the server logged so far (warnings and errors), at most its last 4,000 characters.
+    var log: String {
+        String((try? String(contentsOf: logFile, encoding: .utf8))?.suffix(4000) ?? "")
+    }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
     var syncURL: String { "ws://127.0.0.1:\(port)/api/v1/apps/\(appId)/sync" }
@@ -81,7 +87,11 @@ final class ServerProcess: @unchecked Sendable {
                 "--app-id", self.appId, "--log-level", "warning",
             ] + extraArguments
         process.standardOutput = output
-        process.standardError = errors
+        // The server's log goes to a file: a pipe nobody reads fills up (64 KiB) and then blocks
+        // the server in its next log line, which looked like a hang of the sync under faults.
+        let logFile = directory.appendingPathComponent("server.log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // The first line says where it listens.
@@ -97,8 +107,8 @@ final class ServerProcess: @unchecked Sendable {
         }.value
         guard line.hasPrefix("listening on 127.0.0.1:"), let bound = Int(line.dropFirst("listening on 127.0.0.1:".count)) else {
             process.terminate()
-            let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw SyncServerError("realm-sync did not start: \(line) \(err)")
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+            throw SyncServerError("realm-sync did not start: \(line) \(log)")
         }
         self.port = bound
     }
