@@ -92,11 +92,27 @@ struct SubscriptionSQL: Sendable {
             case (.fractional(let s), 4): value = .float(Float(s) ?? .nan)
             case (.string(let s), 6): value = .string(s)
             case (.bool(let b), 1), (.bool(let b), 2): value = .bool(b)
+            case (.typed(.binary(let b)), 7): value = .binary(b)
+            case (.typed(.objectId(let b)), 9) where b.count == 12: value = .objectId(b)
+            case (.typed(.uuid(let u)), 10): value = .uuid(SQLMapping.bytes(u))
+            case (.typed(.timestamp(let s, let ns)), 8):
+                // Compared as nanoseconds since 1970 (see `timestampExpression`), exactly.
+                binds.append(.string(String(Int128(s) * 1_000_000_000 + Int128(ns))))
+                tags.append(6)
+                return "$\(binds.count)::numeric"
             default: throw .invalidQuery("\(what): the constant \(v) cannot be compared with this property in a subscription")
             }
             binds.append(value)
             tags.append(tag)
             return "$\(binds.count)"
+        }
+
+        /// A timestamp property as nanoseconds since 1970 (a `numeric`): its column keeps
+        /// microseconds, its companion column the nanoseconds within the second (§8.1).
+        static func timestampExpression(_ property: String) -> String {
+            let column = SQLMapping.quoted(property)
+            let ns = SQLMapping.quoted(SQLMapping.nanosecondsColumn(property))
+            return "(floor(extract(epoch from \(column))) * 1000000000 + \(ns))"
         }
 
         mutating func comparison(_ c: QueryComparison) throws(SessionFailure) -> String {
@@ -117,12 +133,14 @@ struct SubscriptionSQL: Sendable {
                 }
             }
             guard let col = column(left) else {
-                throw .invalidQuery("\(text): subscriptions compare a top-level property of \(cls.name) other than a link (not \(left))")
+                throw .invalidQuery(
+                    "\(text): subscriptions compare a top-level property of \(cls.name) other than a link, a collection, an embedded object, a mixed value or a decimal (not \(left))"
+                )
             }
             guard case .constant(let constant) = right.kind else {
                 throw .invalidQuery("\(text): subscriptions compare a property with a constant")
             }
-            let name = SQLMapping.quoted(col.name)
+            let name = col.tag == 8 ? Self.timestampExpression(col.name) : SQLMapping.quoted(col.name)
             let insensitive = c.options.contains(.caseInsensitive)
             guard !c.options.contains(.diacriticInsensitive) else { throw .invalidQuery("\(text): [d] is not supported in subscriptions") }
             if constant == .null {

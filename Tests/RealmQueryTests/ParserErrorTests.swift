@@ -35,6 +35,9 @@ import Testing
     ]
 
     static let literals: [ErrorCase] = [
+        e("_id == ‸oid(123)", .invalidLiteral), e("_id == ‸oid(507f191e810c19729de860eg)", .invalidLiteral),
+        e("_id == ‸oid(507f191e", .syntax), e("u == ‸uuid(nope)", .invalidLiteral), e(#"d == ‸B64"!!""#, .invalidLiteral),
+        e("t == ‸T5:2000000000", .invalidLiteral), e("t == ‸T5:-1", .invalidLiteral), e("t == T5‸:", .syntax),
         e("age == ‸99999999999999999999", .invalidLiteral), e("age == ‸-9223372036854775809", .invalidLiteral),
         e("age == ‸9223372036854775808", .invalidLiteral), e("age == ‸0x", .invalidLiteral), e("age == ‸0xZZ", .invalidLiteral),
         e("age == ‸0b102", .invalidLiteral), e("age == ‸0o8", .invalidLiteral), e("age == ‸12abc", .invalidLiteral),

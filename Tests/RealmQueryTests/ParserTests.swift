@@ -69,6 +69,11 @@ import Testing
         c(#"a == '\u00e9'"#, #"a == "é""#), c(#"a == '\x41'"#, #"a == "A""#), c(#"a == '\uD83D\uDE00'"#, #"a == "😀""#),
         c(#"a == '\u{1F600}'"#, #"a == "😀""#), c(#"a == '\0\a\b\f\v\r'"#, #"a == "\0\u0007\u0008\u000C\u000B\r""#),
         c("a == 'héllo wörld'", #"a == "héllo wörld""#), c("a == ''", #"a == """#), c("a == \"'\"", #"a == "'""#),
+        // Typed literals, spelled as in Realm's query language.
+        c("_id == oid(507f191e810c19729de860ea)"), c("_id == oid(507F191E810C19729DE860EA)", "_id == oid(507f191e810c19729de860ea)"),
+        c("u == uuid(3B241101-E2BB-4255-8CAF-4136C566A962)", "u == uuid(3b241101-e2bb-4255-8caf-4136c566a962)"),
+        c("born > T1637275200:0"), c("born > T-5:-100"), c("born BETWEEN {T0:0, T10:5}"), c(#"data == B64"AQID""#),
+        c("T1 == 5"), c("oid == 1"), c("uuid == 1"), c("B64 == 1"), c("T == 1"),
     ]
 
     static let keyPaths: [Case] = [
@@ -99,10 +104,11 @@ import Testing
         c("age IN {%@, 3}", "age IN {2, 3}", [.value(.int(2))]),
         c("owner == %@", "owner == Person#7", [.object(table: "Person", key: ObjectKey(7))]),
         c("score > %@", "score > 5.5", [.value(.double(5.5))]),
-        c("born > %@", "born > @1.5", [.value(.timestamp(seconds: 1, nanoseconds: 5))]),
+        c("born > %@", "born > T1:5", [.value(.timestamp(seconds: 1, nanoseconds: 5))]),
+        c("_id == %@", "_id == oid(0102030405060708090a0b0c)", [.value(.objectId(Array(1...12)))]),
         c("a == %@", "a == nil", [.value(.null)]), c("a == %@", "a == TRUE", [.value(.bool(true))]),
         c("a == %@ AND b == %@", "a == 1 AND b == 2", [.value(.int(1)), .value(.int(2))]),
-        c("data == %@", "data == <3 bytes>", [.value(.binary([1, 2, 3]))]), c("%@ IN tags", #""t" IN tags"#, [.value(.string("t"))]),
+        c("data == %@", #"data == B64"AQID""#, [.value(.binary([1, 2, 3]))]), c("%@ IN tags", #""t" IN tags"#, [.value(.string("t"))]),
     ]
 
     static let all = comparisons + options + modifiers + logic + literals + keyPaths + arguments

@@ -299,3 +299,64 @@ extension SyncServerTests {
         await b.close()
     }
 }
+
+/// A synced class whose subscriptions compare dates, ObjectIds, UUIDs and data.
+final class ClientEvent: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var at = Date(timeIntervalSince1970: 0)
+    @Persisted var key = UUID()
+    @Persisted var blob = Data()
+    @Persisted var name = ""
+}
+
+extension SyncServerTests {
+    @Test func subscriptionsCompareDatesObjectIdsUUIDsAndData() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let base = try await TestClient(server, subscribe: false)
+        var all = base.user.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<ClientEvent>(name: "all")) })
+        all.objectTypes = [ClientEvent.self]
+        let a = TestClient(base, configuration: all)
+        let start = Date(timeIntervalSince1970: 1_700_000_000.000_000_5)  // nanoseconds beyond a timestamptz's microseconds
+        let ids = (0..<6).map { _ in ObjectId.generate() }
+        let keys = (0..<6).map { _ in UUID() }
+        try a.write { realm in
+            for i in 0..<6 {
+                realm.add(
+                    ClientEvent(value: [
+                        "_id": ids[i], "at": start.addingTimeInterval(Double(i) * 60), "key": keys[i], "blob": Data([UInt8(i)]),
+                        "name": "e\(i)",
+                    ]))
+            }
+        }
+        try await bounded { try await a.sync() }
+
+        let b = try await TestClient(server, subscribe: false)
+        var config = b.user.flexibleSyncConfiguration()
+        config.objectTypes = [ClientEvent.self]
+        let realm = try Realm(configuration: config)
+        let end = start.addingTimeInterval(120)
+        let subscriptions = realm.subscriptions
+        try await subscriptions.update {
+            subscriptions.append(QuerySubscription<ClientEvent>(name: "window") { $0.at >= start && $0.at < end })
+            subscriptions.append(QuerySubscription<ClientEvent>(name: "byId") { $0._id == ids[4] })
+            subscriptions.append(QuerySubscription<ClientEvent>(name: "byKey") { $0.key == keys[5] })
+        }
+        let names = { () -> [String] in
+            try Realm(configuration: config).objects(ClientEvent.self).map(\.name).sorted()
+        }
+        #expect(try await eventually { try names() == ["e0", "e1", "e4", "e5"] }, "\((try? names()) ?? [])")
+        // Data, and a date an instant (500 ns) after the first event: nanoseconds count.
+        try await subscriptions.update {
+            subscriptions.removeAll()
+            subscriptions.append(QuerySubscription<ClientEvent>(name: "blob") { $0.blob == Data([3]) })
+            subscriptions.append(
+                QuerySubscription<ClientEvent>(name: "after") {
+                    $0.at > start.addingTimeInterval(-1e-7) && $0.at < start.addingTimeInterval(1)
+                })
+        }
+        #expect(try await eventually { try names() == ["e0", "e3"] }, "\((try? names()) ?? [])")
+        await a.close()
+        await b.close()
+    }
+}

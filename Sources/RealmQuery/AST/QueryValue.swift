@@ -1,3 +1,4 @@
+import Foundation
 import RealmStorage
 
 /// A constant in a query: a literal of the text, or an argument given for `%@`.
@@ -41,9 +42,9 @@ package enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The canonical text: literals as the parser reads them (strings double-quoted, `nil`,
-    /// `TRUE`/`FALSE`, lists in braces); typed arguments and objects, which have no literal form,
-    /// in the engine's value notation (`@seconds.nanoseconds`, `ObjectId(…)`, `<3 bytes>`, …) and
-    /// `Table#key`.
+    /// `TRUE`/`FALSE`, lists in braces, `oid(…)`, `uuid(…)`, `T<seconds>:<nanoseconds>`,
+    /// `B64"…"`); typed arguments that have no literal form in the engine's value notation
+    /// (`Decimal128(…)`, …) and objects as `Table#key`.
     package var description: String {
         switch self {
         case .null: "nil"
@@ -52,6 +53,10 @@ package enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .fractional(let text): text
         case .string(let s): Self.quoted(s)
         case .list(let items): "{" + items.map(\.description).joined(separator: ", ") + "}"
+        case .typed(.objectId(let b)) where b.count == 12: "oid(" + b.map { String(format: "%02x", $0) }.joined() + ")"
+        case .typed(.uuid(let u)): "uuid(\(u.uuidString.lowercased()))"
+        case .typed(.timestamp(let s, let ns)): "T\(s):\(ns)"
+        case .typed(.binary(let b)): "B64\"\(Data(b).base64EncodedString())\""
         case .typed(let v): v.description
         case .object(let table, let key): "\(table)\(key)"
         }

@@ -15,6 +15,9 @@ extension Parser {
         case .string(let s):
             advance()
             return QueryExpression(.constant(.string(s)), position: start)
+        case .typed(let v):
+            advance()
+            return QueryExpression(.constant(.typed(v)), position: start)
         case .keyword(.nil, _), .keyword(.null, _):
             advance()
             return QueryExpression(.constant(.null), position: start)

@@ -1,3 +1,5 @@
+import RealmStorage
+
 /// A token of the query text (Spec/QUERY.md §2).
 struct Token: Equatable {
     enum Kind: Equatable {
@@ -13,6 +15,8 @@ struct Token: Equatable {
         /// A number with a fraction or exponent, as written (sign included).
         case fractional(String)
         case string(String)
+        /// A typed literal: `oid(…)`, `uuid(…)`, `T<seconds>:<nanoseconds>`, `B64"…"`.
+        case typed(StorageValue)
         /// `%@`.
         case argument
         /// `%K`.
