@@ -180,10 +180,21 @@ actor SyncClient {
                         group.cancelAll()
                     }
                     try await self.opened(outbound, queued)
-                    for try await message in inbound.messages(maxSize: 64 << 20) {
-                        guard case .binary(let buffer) = message else { continue }
-                        try await self.received(Array(buffer.readableBytesView))
+                    // What arrives while a batch is applied comes in the next batch, whose
+                    // consecutive downloads are applied in one commit.
+                    let incoming = BatchQueue<Incoming>()
+                    group.addTask {
+                        defer { incoming.finish() }
+                        do {
+                            for try await message in inbound.messages(maxSize: 64 << 20) {
+                                guard case .binary(let buffer) = message else { continue }
+                                incoming.push(.message(Array(buffer.readableBytesView)))
+                            }
+                        } catch {
+                            incoming.push(.failed(error))
+                        }
                     }
+                    try await incoming.forEachBatch { batch in try await self.received(batch) }
                 }
             }
         } catch {
@@ -244,13 +255,51 @@ actor SyncClient {
         queue?.yield(message.encoded())
     }
 
-    private func received(_ bytes: [UInt8]) async throws {
-        let message: SyncMessage
-        do {
-            message = try SyncMessage.decode(bytes)
-        } catch {
-            throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
+    /// A message from the server, or how the connection failed.
+    enum Incoming: Sendable {
+        case message([UInt8])
+        case failed(any Error)
+    }
+
+    /// Handles a batch of what arrived, in order: the entries of consecutive downloads are applied
+    /// in one commit.
+    private func received(_ batch: [Incoming]) async throws {
+        var messages: [SyncMessage] = []
+        for item in batch {
+            switch item {
+            case .failed(let error):
+                try await received(messages)
+                throw error
+            case .message(let bytes):
+                do {
+                    messages.append(try SyncMessage.decode(bytes))
+                } catch {
+                    try await received(messages)
+                    throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
+                }
+            }
         }
+        try await received(messages)
+    }
+
+    private func received(_ messages: [SyncMessage]) async throws {
+        var i = messages.startIndex
+        while i < messages.endIndex {
+            guard case .download(let first, var entries, let latest) = messages[i] else {
+                try await received(messages[i])
+                i += 1
+                continue
+            }
+            i += 1
+            while i < messages.endIndex, case .download(_, let more, _) = messages[i] {
+                entries += more
+                i += 1
+            }
+            try await received(.download(fromVersion: first, entries: entries, latestServerVersion: latest))
+        }
+    }
+
+    private func received(_ message: SyncMessage) async throws {
         guard let link else { return }
         switch message {
         case .welcome(let id, _, let serverClock):

@@ -23,6 +23,8 @@ struct SyncSession: Sendable {
 
     private enum Event: Sendable {
         case message([UInt8])
+        /// The uploads of consecutive `UPLOAD` messages, applied together.
+        case uploads([Upload])
         case notText
         case newVersion(UInt64)
         case handshakeDeadline
@@ -41,7 +43,7 @@ struct SyncSession: Sendable {
     static let downloadBatch = 500
 
     func run(_ inbound: WebSocketInboundStream) async throws {
-        let (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        let queue = BatchQueue<Event>()
         let (feedId, versions) = feed.subscribe()
         // The session's work runs in a task of its own, so that a connection that ends is not held
         // by work stuck in the store: a PostgreSQL lease was seen to wait forever after PostgreSQL
@@ -52,29 +54,29 @@ struct SyncSession: Sendable {
                 feed.unsubscribe(feedId)
                 done.finish()
             }
-            try? await process(events)
+            await process(queue)
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await v in versions { continuation.yield(.newVersion(v)) }
+                for await v in versions { queue.push(.newVersion(v)) }
             }
             group.addTask {
                 try? await Task.sleep(for: configuration.handshakeTimeout)
-                continuation.yield(.handshakeDeadline)
+                queue.push(.handshakeDeadline)
             }
             do {
                 for try await message in inbound.messages(maxSize: configuration.maximumMessageSize) {
                     if case .binary(let buffer) = message {
-                        continuation.yield(.message(Array(buffer.readableBytesView)))
+                        queue.push(.message(Array(buffer.readableBytesView)))
                     } else {
-                        continuation.yield(.notText)
+                        queue.push(.notText)
                     }
                 }
-                continuation.yield(.closed)
+                queue.push(.closed)
             } catch {
-                continuation.yield(.failed("\(error)"))
+                queue.push(.failed("\(error)"))
             }
-            continuation.finish()
+            queue.finish()
             group.cancelAll()
         }
         // The connection is over: the work is cancelled and given 5 s to end.
@@ -87,49 +89,84 @@ struct SyncSession: Sendable {
         }
     }
 
-    private func process(_ events: AsyncStream<Event>) async throws {
+    /// Handles the events in order, a batch at a time (what arrived while the previous batch was
+    /// handled): consecutive uploads of a batch are applied in one transaction (Spec/SYNC.md
+    /// §8.2), and new versions announced together are answered by one download.
+    private func process(_ queue: BatchQueue<Event>) async {
         var state = State()
-        loop: for await event in events {
-            do {
-                switch event {
-                case .closed: break loop
-                case .handshakeDeadline:
-                    if state.clientFileId == nil {
-                        throw refusal ?? SessionFailure.badMessage("no HELLO within \(configuration.handshakeTimeout)")
+        var stopped = false
+        await queue.forEachBatch { batch in
+            var i = batch.startIndex
+            while i < batch.endIndex && !stopped {
+                var event = batch[i]
+                i += 1
+                if case .newVersion(var v) = event {
+                    while i < batch.endIndex, case .newVersion(let w) = batch[i] {
+                        v = max(v, w)
+                        i += 1
                     }
-                case .failed(let reason): throw SessionFailure.badMessage("the connection failed: \(reason)")
-                case .notText: throw SessionFailure.badMessage("sync messages are binary WebSocket messages")
-                case .newVersion(let v):
-                    state.latest = max(state.latest, v)
-                    try await sendDownloads(&state)
-                case .message(let bytes):
-                    if let refusal { throw refusal }
-                    let message: SyncMessage
-                    do {
-                        message = try SyncMessage.decode(bytes)
-                    } catch {
-                        throw SessionFailure.badMessage(error.description)
+                    event = .newVersion(v)
+                } else if case .message(let bytes) = event, refusal == nil, case .upload(var uploads)? = try? SyncMessage.decode(bytes) {
+                    // The uploads of the messages that follow it, up to 1,000 in all.
+                    while i < batch.endIndex, uploads.count < 1_000, case .message(let next) = batch[i],
+                        case .upload(let more)? = try? SyncMessage.decode(next)
+                    {
+                        uploads += more
+                        i += 1
                     }
-                    try await handle(message, &state)
+                    stopped = await handle(.uploads(uploads), &state)
+                    continue
                 }
-            } catch let failure as SessionFailure {
-                Counter(label: "realm_sync_errors", dimensions: [("code", "\(failure.code)")]).increment()
-                logger.info("session error", metadata: ["code": "\(failure.code)", "message": "\(failure.message)"])
-                try? await send(.error(code: failure.code, message: failure.message, fatal: failure.isFatal, clientVersion: 0))
-                if failure.isFatal {
-                    try? await outbound.close(.policyViolation, reason: "sync error \(failure.code)")
-                    break loop
-                }
-            } catch {
-                // The store failed (PostgreSQL unreachable, a transaction aborted, the session
-                // cancelled): nothing of that message was applied. The connection ends here, so
-                // that no later upload of the client is applied before the failed one: the client
-                // connects again and sends everything not acknowledged, in order.
-                logger.warning("store error", metadata: ["error": "\(String(reflecting: error))"])
-                try? await send(.error(code: 10, message: "the store failed; connect again", fatal: false, clientVersion: 0))
-                try? await outbound.close(.unexpectedServerError, reason: "the store failed")
-                break loop
+                stopped = await handle(event, &state)
             }
+        }
+    }
+
+    /// Handles one event; returns whether the session ends.
+    private func handle(_ event: Event, _ state: inout State) async -> Bool {
+        do {
+            switch event {
+            case .closed: return true
+            case .handshakeDeadline:
+                if state.clientFileId == nil {
+                    throw refusal ?? SessionFailure.badMessage("no HELLO within \(configuration.handshakeTimeout)")
+                }
+            case .failed(let reason): throw SessionFailure.badMessage("the connection failed: \(reason)")
+            case .notText: throw SessionFailure.badMessage("sync messages are binary WebSocket messages")
+            case .newVersion(let v):
+                state.latest = max(state.latest, v)
+                try await sendDownloads(&state)
+            case .uploads(let uploads):
+                try await handle(.upload(uploads), &state)
+            case .message(let bytes):
+                if let refusal { throw refusal }
+                let message: SyncMessage
+                do {
+                    message = try SyncMessage.decode(bytes)
+                } catch {
+                    throw SessionFailure.badMessage(error.description)
+                }
+                try await handle(message, &state)
+            }
+            return false
+        } catch let failure as SessionFailure {
+            Counter(label: "realm_sync_errors", dimensions: [("code", "\(failure.code)")]).increment()
+            logger.info("session error", metadata: ["code": "\(failure.code)", "message": "\(failure.message)"])
+            try? await send(.error(code: failure.code, message: failure.message, fatal: failure.isFatal, clientVersion: 0))
+            if failure.isFatal {
+                try? await outbound.close(.policyViolation, reason: "sync error \(failure.code)")
+                return true
+            }
+            return false
+        } catch {
+            // The store failed (PostgreSQL unreachable, a transaction aborted, the session
+            // cancelled): nothing of that message was applied. The connection ends here, so
+            // that no later upload of the client is applied before the failed one: the client
+            // connects again and sends everything not acknowledged, in order.
+            logger.warning("store error", metadata: ["error": "\(String(reflecting: error))"])
+            try? await send(.error(code: 10, message: "the store failed; connect again", fatal: false, clientVersion: 0))
+            try? await outbound.close(.unexpectedServerError, reason: "the store failed")
+            return true
         }
     }
 

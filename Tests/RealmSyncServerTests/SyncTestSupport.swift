@@ -90,7 +90,7 @@ final class ServerProcess: @unchecked Sendable {
         // The server's log goes to a file: a pipe nobody reads fills up (64 KiB) and then blocks
         // the server in its next log line, which looked like a hang of the sync under faults.
         let logFile = directory.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: logFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
