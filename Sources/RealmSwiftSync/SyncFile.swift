@@ -645,31 +645,45 @@ enum SyncFile {
     ) throws {
         try journal.refresh(tx)
         let pending = journal.pending
+        let schema = SyncedSchema(tx.catalog, embedded: embedded)
+        // The classes whose tables hold objects before the bootstrap: only their objects are
+        // looked up, and only they can have objects to remove (a new client's tables are empty).
+        var nonEmpty = Set<String>()
+        for cls in schema.classes where try tx.objectCount(cls.name) > 0 { nonEmpty.insert(cls.name) }
         var held = Set<SyncStoreModel.ObjectID>()
         // An object the file does not hold is inserted whole, its scalar values with it (one
-        // insertion instead of one write per property); links wait for the second pass, when
-        // every object of the bootstrap exists.
+        // insertion of a row in column order); links wait for the second pass, when every object
+        // of the bootstrap exists.
         var later: [ObjectState] = []
+        var positions: [String: [String: Int]] = [:]
         for o in objects {
-            held.insert(SyncStoreModel.ObjectID(o.className, o.primaryKey))
             guard let table = tx.catalog.table(o.className), !o.className.hasPrefix("__"),
                 let pk = try primaryKey(o.primaryKey, of: table, tx: tx)
             else { continue }
-            if try tx.objectKey(o.className, primaryKey: pk) != nil {
-                later.append(o)
-                continue
+            if nonEmpty.contains(o.className) {
+                held.insert(SyncStoreModel.ObjectID(o.className, o.primaryKey))
+                if try tx.objectKey(o.className, primaryKey: pk) != nil {
+                    later.append(o)
+                    continue
+                }
             }
-            var values: [String: StorageValue] = ["_id": pk]
+            let position =
+                positions[o.className]
+                ?? Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($0.element.name, $0.offset) })
+            positions[o.className] = position
+            var row = [StorageValue?](repeating: nil, count: table.columns.count)
+            row[position["_id"]!] = pk
             var links: [PropertyState] = []
             for p in o.properties {
-                guard let column = table.column(p.name), column.name != "_id" else { continue }
+                guard let i = position[p.name], p.name != "_id" else { continue }
+                let column = table.columns[i]
                 if column.type == .link || column.type == .mixed || column.isList || column.isMap {
                     links.append(p)
                 } else if let v = try storageValue(p.value, column: column, tx: tx) {
-                    values[column.name] = v
+                    row[i] = v
                 }
             }
-            try tx.insert(o.className, values)
+            _ = try tx.insert(o.className, values: row)
             if !links.isEmpty { later.append(ObjectState(o.className, o.primaryKey, links)) }
         }
         for o in later {
@@ -683,8 +697,7 @@ enum SyncFile {
                 try apply(Instruction(o.className, o.primaryKey, op), tx, pending)
             }
         }
-        let schema = SyncedSchema(tx.catalog, embedded: embedded)
-        for cls in schema.classes {
+        for cls in schema.classes where nonEmpty.contains(cls.name) {
             guard let table = tx.catalog.table(cls.name), let pkColumn = table.primaryKeyColumn else { continue }
             for key in try tx.objectKeys(cls.name) {
                 let pk = try syncValue(try tx.value(cls.name, key, "_id"), column: pkColumn, at: tx)

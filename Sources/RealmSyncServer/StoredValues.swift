@@ -82,8 +82,9 @@ enum StoredValues {
     }
 
     /// Puts the state `bytes` (a `_sync_values`) holds in `object`; a scalar's order key comes from
-    /// `clocks` (`_sync_clocks`), and a scalar never set is left out.
-    static func decode(_ bytes: [UInt8], into object: inout SyncStoreModel.Object, clocks: [String: String]) throws {
+    /// `clocks` (`_sync_clocks`), and a scalar never set is left out (without `clocks`, every
+    /// scalar is put in, with a zero order key: for reading values only).
+    static func decode(_ bytes: [UInt8], into object: inout SyncStoreModel.Object, clocks: [String: String]?) throws {
         var r = WireReader(bytes)
         func key() throws(WireError) -> OrderKey { OrderKey(clock: try r.u64(), clientFileId: try r.data()) }
         func flag() throws(WireError) -> Bool { try r.u8() != 0 }
@@ -92,8 +93,12 @@ enum StoredValues {
             switch Kind(rawValue: try r.u8()) {
             case .scalar:
                 let value = try r.value()
-                if let k = clocks[name].flatMap(SyncStore.orderKey) {
-                    object.properties[name] = SyncStoreModel.Slot(value: value, key: k)
+                if let clocks {
+                    if let k = clocks[name].flatMap(SyncStore.orderKey) {
+                        object.properties[name] = SyncStoreModel.Slot(value: value, key: k)
+                    }
+                } else {
+                    object.properties[name] = SyncStoreModel.Slot(value: value, key: OrderKey(clock: 0, clientFileId: []))
                 }
             case .list:
                 var list = SyncList()

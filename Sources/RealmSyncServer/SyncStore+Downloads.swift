@@ -67,6 +67,45 @@ extension SyncStore {
         return ObjectState(cls.name, key, properties)
     }
 
+    /// The columns a bootstrap reads of `cls`: the key, the plain properties and, when the class
+    /// has other properties, `_sync_values` (no conflict state: a bootstrap sends values only).
+    static func bootstrapColumns(of cls: SyncClass) -> [String] {
+        let plain = cls.properties.filter(StoredValues.isPlain)
+        return ["_id"] + plain.flatMap { $0.valueTag == 8 ? [$0.name, SQLMapping.nanosecondsColumn($0.name)] : [$0.name] }
+            + (plain.count < cls.properties.count ? ["_sync_values"] : [])
+    }
+
+    /// The state a bootstrap sends of an object, from a row of ``bootstrapColumns(of:)``: every
+    /// property with a value, and null for an optional property (or link) without one, so that it
+    /// reads no conflict state (decoding `_sync_clocks` was most of a bootstrap's time on the
+    /// server). A client that holds the object gets the same values as from ``state(_:cls:catalog:)``.
+    static func bootstrapState(_ row: PostgresRow, cls: SyncClass, catalog: Catalog) throws -> ObjectState {
+        // The cells in order, without copying the row into an array.
+        var cells = row.makeIterator()
+        func next() throws -> PostgresCell {
+            guard let cell = cells.next() else { throw SyncServerError("a bootstrap row with fewer columns than its class") }
+            return cell
+        }
+        let key = try SQLMapping.value(try next(), tag: cls.primaryKeyTag)
+        var properties: [PropertyState] = []
+        properties.reserveCapacity(cls.properties.count)
+        for p in cls.properties where StoredValues.isPlain(p) {
+            let cell = try next()
+            let value = try SQLMapping.value(
+                cell, tag: p.valueTag, nanoseconds: p.valueTag == 8 ? try next() : nil,
+                link: p.valueTag == 12 ? (p.linkTarget, catalog.keyTag(p.linkTarget)!) : nil)
+            if value != .null || p.flags & 1 != 0 { properties.append(PropertyState(p.name, value)) }
+        }
+        if let values = cells.next(), let bytes = try values.decode(ByteBuffer?.self) {
+            var object = SyncStoreModel.Object(created: OrderKey(clock: 0, clientFileId: []))
+            try StoredValues.decode(Array(bytes.readableBytesView), into: &object, clocks: nil)
+            for p in cls.properties where !StoredValues.isPlain(p) {
+                if let state = StoredValues.state(of: p, in: object) { properties.append(state) }
+            }
+        }
+        return ObjectState(cls.name, key, properties)
+    }
+
     /// Every object `subscriptions` match, at one server version, handed to `send` in batches of
     /// at most `batch` (Spec/SYNC.md §4, `BOOTSTRAP`); returns that version.
     func bootstrap(
@@ -85,11 +124,11 @@ extension SyncStore {
                 guard let cls = catalog.classes[name] else { continue }
                 var binds = PostgresBindings()
                 guard let condition = try subscriptions.condition(name, into: &binds, offset: 0) else { continue }
-                let columns = Self.columns(of: cls).map(SQLMapping.quoted).joined(separator: ", ")
+                let columns = Self.bootstrapColumns(of: cls).map(SQLMapping.quoted).joined(separator: ", ")
                 let rows = try await c.query(
                     PostgresQuery(unsafeSQL: "SELECT \(columns) FROM \(table(name)) WHERE \(condition)", binds: binds), logger: logger)
                 for try await row in rows {
-                    pending.append(try Self.state(row, cls: cls, catalog: catalog))
+                    pending.append(try Self.bootstrapState(row, cls: cls, catalog: catalog))
                     if pending.count >= batch {
                         try await send(pending, version)
                         pending.removeAll(keepingCapacity: true)
