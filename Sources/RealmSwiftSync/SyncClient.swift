@@ -27,6 +27,13 @@ actor SyncClient {
                 [:]
         var nextProgressToken: UInt64 = 1
         var suspended = false
+        /// What the connection loop did last, for a test that waits in vain to say why.
+        var trace: [String] = []
+
+        mutating func note(_ event: String) {
+            trace.append("\(Date().timeIntervalSince1970): \(event)")
+            if trace.count > 12 { trace.removeFirst() }
+        }
     }
 
     private nonisolated let linkBox = Locked<RealmFileLink?>(nil)
@@ -122,6 +129,9 @@ actor SyncClient {
 
     // MARK: The connection
 
+    /// How long a connection waits for the server's WELCOME before it is closed and made again.
+    static let welcomeTimeout = Duration.seconds(15)
+
     private func run() async {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
@@ -150,7 +160,11 @@ actor SyncClient {
 
     /// One connection, until it closes. Returns whether the server welcomed the client.
     private func connectOnce() async -> Bool {
-        guard let token = user.accessToken else { return false }
+        guard let token = user.accessToken else {
+            status.withLock { $0.note("no access token") }
+            return false
+        }
+        status.withLock { $0.note("connecting") }
         setConnection(.connecting)
         let base = core.baseURL
         let url =
@@ -180,24 +194,22 @@ actor SyncClient {
                         group.cancelAll()
                     }
                     try await self.opened(outbound, queued)
-                    // What arrives while a batch is applied comes in the next batch, whose
-                    // consecutive downloads are applied in one commit.
-                    let incoming = BatchQueue<Incoming>()
+                    // A server that does not answer HELLO in time (its store stalled) is left,
+                    // and the loop connects again (RealmSwift's connect timeout, shorter).
                     group.addTask {
-                        defer { incoming.finish() }
-                        do {
-                            for try await message in inbound.messages(maxSize: 64 << 20) {
-                                guard case .binary(let buffer) = message else { continue }
-                                incoming.push(.message(Array(buffer.readableBytesView)))
-                            }
-                        } catch {
-                            incoming.push(.failed(error))
+                        try await Task.sleep(for: SyncClient.welcomeTimeout)
+                        if await !self.welcomed {
+                            try? await outbound.close(.goingAway, reason: "no WELCOME within \(SyncClient.welcomeTimeout)")
                         }
                     }
-                    try await incoming.forEachBatch { batch in try await self.received(batch) }
+                    for try await message in inbound.messages(maxSize: 64 << 20) {
+                        guard case .binary(let buffer) = message else { continue }
+                        try await self.received(Array(buffer.readableBytesView))
+                    }
                 }
             }
         } catch {
+            status.withLock { $0.note("connection failed: \(error)") }
             if let refusal {
                 refused = refusal
             } else if let e = error as? SyncError {
@@ -208,6 +220,7 @@ actor SyncClient {
             }
         }
         let wasWelcomed = welcomed
+        status.withLock { $0.note("connection ended (welcomed: \(wasWelcomed), refused: \(refused.map { "\($0)" } ?? "no"))") }
         outbound = nil
         queue = nil
         welcomed = false
@@ -255,48 +268,14 @@ actor SyncClient {
         queue?.yield(message.encoded())
     }
 
-    /// A message from the server, or how the connection failed.
-    enum Incoming: Sendable {
-        case message([UInt8])
-        case failed(any Error)
-    }
-
-    /// Handles a batch of what arrived, in order: the entries of consecutive downloads are applied
-    /// in one commit.
-    private func received(_ batch: [Incoming]) async throws {
-        var messages: [SyncMessage] = []
-        for item in batch {
-            switch item {
-            case .failed(let error):
-                try await received(messages)
-                throw error
-            case .message(let bytes):
-                do {
-                    messages.append(try SyncMessage.decode(bytes))
-                } catch {
-                    try await received(messages)
-                    throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
-                }
-            }
+    private func received(_ bytes: [UInt8]) async throws {
+        let message: SyncMessage
+        do {
+            message = try SyncMessage.decode(bytes)
+        } catch {
+            throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
         }
-        try await received(messages)
-    }
-
-    private func received(_ messages: [SyncMessage]) async throws {
-        var i = messages.startIndex
-        while i < messages.endIndex {
-            guard case .download(let first, var entries, let latest) = messages[i] else {
-                try await received(messages[i])
-                i += 1
-                continue
-            }
-            i += 1
-            while i < messages.endIndex, case .download(_, let more, _) = messages[i] {
-                entries += more
-                i += 1
-            }
-            try await received(.download(fromVersion: first, entries: entries, latestServerVersion: latest))
-        }
+        try await received(message)
     }
 
     private func received(_ message: SyncMessage) async throws {
@@ -310,6 +289,7 @@ actor SyncClient {
                 state.clock = clock.last
             }
             welcomed = true
+            status.withLock { $0.note("welcomed") }
             reportedOffline = false
             setConnection(.connected)
             let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()

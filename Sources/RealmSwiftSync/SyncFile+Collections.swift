@@ -19,7 +19,7 @@ final class ListIdentities {
     private static func rowKey(_ className: String, _ primaryKey: SyncValue, _ property: String) -> String {
         var w = WireWriter()
         w.value(primaryKey)
-        return className + "\u{1}" + property + "\u{1}" + w.bytes.map { String(format: "%02x", $0) }.joined()
+        return className + "\u{1}" + property + "\u{1}" + Hex.string(w.bytes)
     }
 
     /// A list as last described or downloaded: its elements' identities and values.

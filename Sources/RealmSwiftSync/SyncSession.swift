@@ -70,6 +70,8 @@ public final class SyncSession: Sendable {
     public var state: State { client.status.withLock { $0.state } }
     /// The connection's state.
     public var connectionState: ConnectionState { client.status.withLock { $0.connection } }
+    /// The connection loop's last events (connecting, welcomed, ended and why), for tests.
+    package var trace: [String] { client.status.withLock { $0.trace } }
     /// The user the session syncs for.
     public func parentUser() -> User? { client.user }
 

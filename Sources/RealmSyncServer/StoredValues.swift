@@ -231,7 +231,7 @@ enum StoredValues {
             let whole = Date(timeIntervalSince1970: Double(s)).ISO8601Format()  // …T…Z, whole seconds
             let fraction = String(ns + 1_000_000_000).dropFirst()
             return quoted(whole.dropLast() + "." + fraction + "Z")
-        case .objectId(let b): return quoted(b.map { String(format: "%02x", $0) }.joined())
+        case .objectId(let b): return quoted(Hex.string(b))
         case .uuid(let b): return quoted(SQLMapping.uuid(b).uuidString.lowercased())
         case .decimal128(let low, let high): return quoted(numeric(low: low, high: high))
         case .link(_, let key): return json(key)

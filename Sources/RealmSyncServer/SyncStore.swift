@@ -340,7 +340,7 @@ struct SyncStore: Sendable {
         return OrderKey(clock: clock, clientFileId: hexBytes(parts[1]))
     }
 
-    static func text(_ key: OrderKey) -> String { "\(key.clock)/" + key.clientFileId.map { String(format: "%02x", $0) }.joined() }
+    static func text(_ key: OrderKey) -> String { String(key.clock) + "/" + Hex.string(key.clientFileId) }
 
     static func hexBytes(_ s: Substring) -> [UInt8] {
         var out: [UInt8] = []

@@ -176,12 +176,20 @@ extension SyncServerTests {
         defer { server.stop() }
         for i in suspended { try clients[i].session.resume() }
         // Quiescence: everyone uploads, then everyone downloads what the others uploaded.
-        do {
-            for c in clients { try await bounded(60) { try await c.sync() } }
-            for c in clients { try await bounded(60) { try await c.sync() } }
-        } catch {
-            Issue.record("seed \(seed): no quiescence (\(error)); the server's log ends with: \(server.log)")
-            throw error
+        for round in 0..<2 {
+            for (i, c) in clients.enumerated() {
+                for direction in [SyncSession.ProgressDirection.upload, .download] {
+                    do {
+                        try await bounded(60) { try await c.session.wait(for: direction) }
+                    } catch {
+                        let s = try c.session
+                        Issue.record(
+                            "seed \(seed): no quiescence: client \(i) waited for \(direction) in round \(round) (\(error)), session \(s.state) \(s.connectionState), trace \(s.trace); the server's log ends with: \(server.log)"
+                        )
+                        throw error
+                    }
+                }
+            }
         }
         let store = try await Self.replica(appId: appId)
         for (i, c) in clients.enumerated() {
