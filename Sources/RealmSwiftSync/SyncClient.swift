@@ -343,7 +343,7 @@ actor SyncClient {
             report(error)
         case .mark(let id, _):
             resume(id)
-        case .hello, .upload, .query:
+        case .hello, .upload, .uploadPart, .query:
             throw SyncError(.clientSessionError, "the server sent a client's message")
         }
     }
@@ -402,15 +402,56 @@ actor SyncClient {
     private func sendUploads() async throws {
         guard welcomed, let link else { return }
         try journal.refresh(try link.store.snapshot(kind: "sync"))
-        let due = journal.entries.filter { $0.upload.clientVersion > max(acked, sentThrough) }.map(\.upload)
-        var i = 0
-        while i < due.count {
-            let batch = Array(due[i..<min(due.count, i + 100)])
-            sentThrough = batch.last!.clientVersion
-            try await send(.upload(batch))
-            i += batch.count
+        let due = journal.entries.filter { $0.upload.clientVersion > max(acked, sentThrough) }
+        // At most 100 uploads and about `messageBudget` bytes to an UPLOAD; an upload larger than
+        // that goes alone, in UPLOAD_PARTs (Spec/SYNC.md §4), so no message nears the server's
+        // limit (16 MiB by default).
+        var messages: [(message: SyncMessage, through: UInt64)] = []
+        var batch: [Upload] = []
+        var size = 0
+        for entry in due {
+            if !batch.isEmpty && (batch.count == 100 || size + entry.size > Self.messageBudget || entry.size > Self.messageBudget) {
+                messages.append((.upload(batch), batch.last!.clientVersion))
+                batch = []
+                size = 0
+            }
+            if entry.size > Self.messageBudget {
+                messages += Self.parts(of: entry.upload).map { ($0, entry.upload.clientVersion) }
+            } else {
+                batch.append(entry.upload)
+                size += entry.size
+            }
+        }
+        if let last = batch.last { messages.append((.upload(batch), last.clientVersion)) }
+        for m in messages {
+            sentThrough = m.through
+            try await send(m.message)
         }
         resolveUploadWaiters()
+    }
+
+    /// The bytes an UPLOAD message aims to stay under.
+    static let messageBudget = 4 << 20
+
+    /// `upload` as UPLOAD_PART messages of about ``messageBudget`` bytes each, in order.
+    static func parts(of upload: Upload) -> [SyncMessage] {
+        var parts: [SyncMessage] = []
+        var current: [Instruction] = []
+        var size = 0
+        for i in upload.instructions {
+            var w = WireWriter()
+            w.instructions([i])
+            if !current.isEmpty && size + w.bytes.count > messageBudget {
+                parts.append(
+                    .uploadPart(Upload(clientVersion: upload.clientVersion, clock: upload.clock, instructions: current), last: false))
+                current = []
+                size = 0
+            }
+            current.append(i)
+            size += w.bytes.count
+        }
+        parts.append(.uploadPart(Upload(clientVersion: upload.clientVersion, clock: upload.clock, instructions: current), last: true))
+        return parts
     }
 
     func subscriptionsChanged() async {

@@ -153,6 +153,8 @@ struct StoredSubscription: Equatable, Sendable {
 struct JournalEntry: Sendable {
     var key: ObjectKey
     var upload: Upload
+    /// The upload's encoded size (its row's bytes).
+    var size: Int
 }
 
 /// The synced part of a file's schema: every class with a primary key `_id`, and the embedded
@@ -538,7 +540,7 @@ enum SyncFile {
                     case .upload(let uploads) = try SyncMessage.decode(bytes)
                 else { throw SyncError(.clientInternalError, "the file's upload journal is damaged") }
                 for u in uploads {
-                    entries.append(JournalEntry(key: key, upload: u))
+                    entries.append(JournalEntry(key: key, upload: u, size: bytes.count / max(1, uploads.count)))
                     count(u, +1)
                 }
                 lastKey = key.rawValue

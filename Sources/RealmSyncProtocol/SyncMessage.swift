@@ -168,6 +168,9 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
     /// newest version; the server answers with the same `requestId` and that version, after the
     /// downloads that bring the client to it.
     case mark(requestId: UInt64, serverVersion: UInt64)
+    /// A part of one upload too large for one message: the parts of an upload come in order, in
+    /// consecutive messages, the last with `last`; the server applies the upload when it has all.
+    case uploadPart(Upload, last: Bool)
 
     /// The message type of §4.
     public var type: UInt8 {
@@ -181,6 +184,7 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .download: 7
         case .error: 8
         case .mark: 9
+        case .uploadPart: 10
         }
     }
 
@@ -209,6 +213,11 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .uploadAck(let c, let s):
             w.uvarint(c)
             w.uvarint(s)
+        case .uploadPart(let u, let last):
+            w.uvarint(u.clientVersion)
+            w.u64(u.clock)
+            w.u8(last ? 1 : 0)
+            w.instructions(u.instructions)
         case .query(let version, let subscriptions):
             w.uvarint(version)
             w.count(subscriptions.count)
@@ -276,6 +285,11 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
             }
             message = .upload(uploads)
         case 4: message = .uploadAck(clientVersion: try r.uvarint(), serverVersion: try r.uvarint())
+        case 10:
+            let version = try r.uvarint()
+            let clock = try r.u64()
+            let last = try r.flag()
+            message = .uploadPart(Upload(clientVersion: version, clock: clock, instructions: try r.instructions()), last: last)
         case 5:
             let version = try r.uvarint()
             let n = try r.count(minimumItemSize: 3)

@@ -38,7 +38,13 @@ struct SyncSession: Sendable {
         var subscriptions = CompiledSubscriptions()
         var sentVersion: UInt64 = 0
         var latest: UInt64 = 0
+        /// The parts of an upload received so far (`UPLOAD_PART`), and their instructions' count.
+        var partial: Upload?
+        var partialInstructions = 0
     }
+
+    /// The most instructions an upload sent in parts may hold.
+    static let maximumPartedInstructions = 1 << 25
 
     static let downloadBatch = 500
 
@@ -202,8 +208,32 @@ struct SyncSession: Sendable {
                     "the client has server version \(lastServerVersion), newer than the store's \(latest); reset it")
             }
             try await sendDownloads(&state)
+        case .uploadPart(let part, let last):
+            guard let clientFileId = state.clientFileId else { throw SessionFailure.badMessage("UPLOAD_PART before HELLO") }
+            var upload = state.partial ?? Upload(clientVersion: part.clientVersion, clock: part.clock, instructions: [])
+            guard upload.clientVersion == part.clientVersion, upload.clock == part.clock else {
+                state.partial = nil
+                throw SessionFailure.badMessage("UPLOAD_PART of another upload before the last part of \(upload.clientVersion)")
+            }
+            state.partialInstructions += part.instructions.count
+            guard state.partialInstructions <= Self.maximumPartedInstructions else {
+                state.partial = nil
+                throw SessionFailure.badMessage("an upload in parts larger than \(Self.maximumPartedInstructions) instructions")
+            }
+            upload.instructions += part.instructions
+            guard last else {
+                state.partial = upload
+                return
+            }
+            state.partial = nil
+            state.partialInstructions = 0
+            let result = try await store.apply([upload], from: clientFileId, catalog: state.catalog)
+            Counter(label: "realm_sync_uploads").increment()
+            try await send(.uploadAck(clientVersion: result.clientVersion, serverVersion: result.serverVersion))
+            feed.announce(result.serverVersion)
         case .upload(let uploads):
             guard let clientFileId = state.clientFileId else { throw SessionFailure.badMessage("UPLOAD before HELLO") }
+            guard state.partial == nil else { throw SessionFailure.badMessage("UPLOAD before the last part of an UPLOAD_PART") }
             let result = try await store.apply(uploads, from: clientFileId, catalog: state.catalog)
             Counter(label: "realm_sync_uploads").increment(by: uploads.count)
             try await send(.uploadAck(clientVersion: result.clientVersion, serverVersion: result.serverVersion))

@@ -63,6 +63,8 @@ import Testing
             Upload(clientVersion: 3, clock: 1, instructions: []),
         ]),
         .uploadAck(clientVersion: 3, serverVersion: 9),
+        .uploadPart(Upload(clientVersion: 4, clock: 7, instructions: [Instruction("Person", .int(1), .create)]), last: false),
+        .uploadPart(Upload(clientVersion: 4, clock: 7, instructions: []), last: true),
         .query(
             querySetVersion: 4,
             subscriptions: [

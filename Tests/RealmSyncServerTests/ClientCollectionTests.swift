@@ -360,3 +360,34 @@ extension SyncServerTests {
         await b.close()
     }
 }
+
+extension SyncServerTests {
+    /// A commit whose upload is larger than a message may be (16 MiB) goes in UPLOAD_PARTs and is
+    /// applied whole.
+    @Test func aCommitLargerThanAMessageIsUploadedInParts() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let a = try await TestClient(server)
+        let b = try await TestClient(server)
+        let text = String(repeating: "x", count: 100_000)
+        try a.write { realm in
+            for i in 0..<200 { realm.add(ClientDog(name: "\(i)-" + text, age: i)) }  // about 20 MB
+        }
+        try await bounded(120) { try await a.sync() }
+        let stored = try await TestDatabase.withClient { pg in
+            var out: (Int, Int) = (0, 0)
+            for try await (n, bytes) in try await pg.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*), sum(length(name)) FROM \"\(server.appId)\".\"ClientDog\"")
+            ).decode((Int, Int).self) {
+                out = (n, bytes)
+            }
+            return out
+        }
+        #expect(stored.0 == 200 && stored.1 > 20_000_000, "\(stored)")
+        _ = try b.dogs()
+        try await bounded(120) { try await b.sync() }
+        #expect(try b.dogs().count == 200)
+        await a.close()
+        await b.close()
+    }
+}

@@ -278,6 +278,14 @@ struct SyncServerTests {
         try await expectError(good, code: 7, fatal: false)
         good.send(.query(querySetVersion: 1, subscriptions: [Subscription(className: "Person", query: "age >")]))
         try await expectError(good, code: 7, fatal: false)
+        // The parts of two uploads interleaved: a protocol error, and nothing of either applied.
+        let parted = try await SyncConnection(server, token: token)
+        _ = try await parted.hello()
+        parted.send(
+            .uploadPart(Upload(clientVersion: 1, clock: 1 << 20, instructions: TestSchema.person(7, name: "P", age: 7)), last: false))
+        parted.send(
+            .uploadPart(Upload(clientVersion: 2, clock: 1 << 21, instructions: TestSchema.person(8, name: "Q", age: 8)), last: true))
+        try await expectError(parted, code: 3, fatal: true)
         // Nothing was applied; the session and the server still serve.
         good.send(.upload([Upload(clientVersion: 1, clock: 1 << 20, instructions: TestSchema.person(3, name: "Cy", age: 3))]))
         #expect(
