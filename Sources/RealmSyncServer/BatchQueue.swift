@@ -1,32 +1,31 @@
-import Synchronization
+import RealmStorage
 
-/// A queue between one producer of messages (a connection's reader) and one consumer that takes
+/// A queue between one producer of events (a connection's reader) and one consumer that takes
 /// everything queued at once: while the consumer works on one batch, what arrives waits and comes
-/// in the next, so it can treat consecutive uploads (server) or downloads (client) in one
-/// transaction. Order is kept.
-@available(macOS 15.0, *)
-public final class BatchQueue<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+/// in the next, so that consecutive uploads are applied in one transaction. Order is kept. (The
+/// lock is the project's `Locked`, which ThreadSanitizer sees.)
+final class BatchQueue<Element: Sendable>: Sendable {
+    private let items = Locked<[Element]>([])
     private let wakes: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
 
     /// An empty queue.
-    public init() {
+    init() {
         (wakes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Queues `element` (after everything queued before).
-    public func push(_ element: Element) {
+    func push(_ element: Element) {
         items.withLock { $0.append(element) }
         continuation.yield()
     }
 
     /// Ends the queue: the consumer gets what is left, then ``forEachBatch(_:)`` returns.
-    public func finish() { continuation.finish() }
+    func finish() { continuation.finish() }
 
     /// Calls `body` with every batch, in order, until the queue is finished and empty (or `body`
     /// throws). One consumer only.
-    public func forEachBatch(_ body: ([Element]) async throws -> Void) async rethrows {
+    func forEachBatch(_ body: ([Element]) async throws -> Void) async rethrows {
         for await _ in wakes {
             let batch = take()
             if !batch.isEmpty { try await body(batch) }
