@@ -232,36 +232,47 @@ public final class Store: Sendable {
                     lock.forgetCommitRecords()
                 }
             }
-            // Read before the data file is opened: a compaction switching files after this read
-            // changes the generation again, so the next refresh follows it.
-            let generation = lock?.fileGeneration
-            let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
-            if let lock, lock.mode == .writer { try lock.markDataFile(file) }
-            let (current, damage, torn) = try recover(
-                file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
-            // A file a compaction replaced, reached through another name (§8): no store reads or
-            // writes it as the database; a passive store (an inspection tool) reads it and says so.
-            var superseded: SupersededMark?
-            if options.slot == nil, let (mark, inForce) = try supersededMark(current), inForce {
-                guard options.isPassive else { throw supersededError(mark, path) }
-                superseded = mark
+            // An open that meets a compaction's switch starts again (below), at most three times.
+            var attempt = 0
+            while true {
+                // Read before the data file is opened: a compaction switching files after this read
+                // changes the generation again, so the next refresh follows it.
+                let generation = lock?.fileGeneration
+                let file = try SystemFile.open(path, options.readOnly || options.isPassive ? .readOnly : .readWrite)
+                if let lock, lock.mode == .writer { try lock.markDataFile(file) }
+                let (current, damage, torn) = try recover(
+                    file, durable: lock?.durableCommit(), onlySlot: options.slot, rejecting: lock?.failedCommit(), salvage: options.salvage)
+                // A file a compaction replaced, reached through another name (§8): no store reads or
+                // writes it as the database; a passive store (an inspection tool) reads it and says so.
+                var superseded: SupersededMark?
+                if options.slot == nil, let (mark, inForce) = try supersededMark(current), inForce {
+                    // Unless this very name now leads to another file: a compaction renamed its copy
+                    // over it while this open read the old one (the old one's mark is then in force
+                    // for every name). The open starts again, on the copy.
+                    if attempt < 3, let onPath = SystemFile.identity(atPath: path), try onPath != file.identity() {
+                        attempt += 1
+                        continue
+                    }
+                    guard options.isPassive else { throw supersededError(mark, path) }
+                    superseded = mark
+                }
+                let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage, superseded: superseded)
+                store.telemetry.opened(at: current.record.version, torn: torn, damage: damage)
+                let size = try file.size()
+                // Nothing may be written over the unreachable commits: the next commit starts at the end
+                // of the file, above every version seen, and writes its slot (Spec §6.2, as after a
+                // failed commit; the lock file records it for the other stores).
+                let unreachable = damage.flatMap { d in
+                    store.isReadOnly ? nil : FailedCommit(version: d.newestUnreachableVersion, fileLength: UInt64(size))
+                }
+                store.state.withLock { s in
+                    s.allocatedLength = size
+                    s.failedCommit = unreachable
+                    s.seenGeneration = generation.flatMap { $0 % 2 == 0 ? $0 : nil }
+                }
+                if let unreachable { lock?.recordFailed(unreachable) }
+                return store
             }
-            let store = Store(path: path, options: options, current: current, lockFile: lock, damage: damage, superseded: superseded)
-            store.telemetry.opened(at: current.record.version, torn: torn, damage: damage)
-            let size = try file.size()
-            // Nothing may be written over the unreachable commits: the next commit starts at the end
-            // of the file, above every version seen, and writes its slot (Spec §6.2, as after a
-            // failed commit; the lock file records it for the other stores).
-            let unreachable = damage.flatMap { d in
-                store.isReadOnly ? nil : FailedCommit(version: d.newestUnreachableVersion, fileLength: UInt64(size))
-            }
-            store.state.withLock { s in
-                s.allocatedLength = size
-                s.failedCommit = unreachable
-                s.seenGeneration = generation.flatMap { $0 % 2 == 0 ? $0 : nil }
-            }
-            if let unreachable { lock?.recordFailed(unreachable) }
-            return store
         } catch let e as StorageError {
             // What this failed open created (its lock file) is removed, unless another opener uses it.
             opened?.removeIfCreatedAndUnused()
