@@ -1,6 +1,7 @@
 import Foundation
 import RealmQuery
 import RealmStorage
+import RealmSwift
 import RealmSyncProtocol
 
 /// The element identities of a client file's synced lists (Spec/SYNC.md §6.4, §7.1), kept in the
@@ -257,7 +258,7 @@ extension SyncFile {
             return
         }
         if holdsEmbedded(column, in: tx.catalog), let target = tx.catalog.table(column.linkTarget!) {
-            for k in linkedKeys(current) where try tx.contains(target.name, k) { try deleteCascading(target, k, tx: tx) }
+            for k in Realm.linkKeys(current) where try tx.contains(target.name, k) { try deleteCascading(target, k, tx: tx) }
         }
         switch op {
         case .set(_, .set(let items)) where column.isSet:

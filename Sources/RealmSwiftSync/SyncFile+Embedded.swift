@@ -1,6 +1,7 @@
 import Foundation
 import RealmQuery
 import RealmStorage
+import RealmSwift
 import RealmSyncProtocol
 
 /// Embedded objects (Spec/SYNC.md §6.6). In the file an embedded object is a row of its class's
@@ -69,21 +70,11 @@ extension SyncFile {
     static func deleteCascading(_ table: TableSchema, _ key: ObjectKey, tx: WriteTransaction) throws {
         for c in table.columns where holdsEmbedded(c, in: tx.catalog) {
             guard let target = tx.catalog.table(c.linkTarget!) else { continue }
-            for k in linkedKeys(try tx.value(table.name, key, c.name)) where try tx.contains(target.name, k) {
+            for k in Realm.linkKeys(try tx.value(table.name, key, c.name)) where try tx.contains(target.name, k) {
                 try deleteCascading(target, k, tx: tx)
             }
         }
         try tx.delete(table.name, key)
-    }
-
-    /// The objects a link column's value links to.
-    static func linkedKeys(_ v: StorageValue) -> [ObjectKey] {
-        switch v {
-        case .link(let k): [k]
-        case .list(let items): items.compactMap { if case .link(let k) = $0 { k } else { nil } }
-        case .map(let m): m.values.compactMap { if case .link(let k) = $0 { k } else { nil } }
-        default: []
-        }
     }
 
     /// Makes the embedded property `column` of object `key` of `table` hold `value` (an embedded
@@ -101,14 +92,14 @@ extension SyncFile {
                     try setEmbedded(s.value, target, existing, c, tx: tx)
                 } else if try wholeSyncValue(try tx.value(target.name, existing, c.name), column: c, at: tx) != s.value {
                     if holdsEmbedded(c, in: tx.catalog), let inner = tx.catalog.table(c.linkTarget!) {
-                        for k in linkedKeys(try tx.value(target.name, existing, c.name)) { try deleteCascading(inner, k, tx: tx) }
+                        for k in Realm.linkKeys(try tx.value(target.name, existing, c.name)) { try deleteCascading(inner, k, tx: tx) }
                     }
                     if let v = try wholeStorageValue(s.value, column: c, tx: tx) { try tx.set(target.name, existing, c.name, v) }
                 }
             }
             return
         }
-        for k in linkedKeys(current) where try tx.contains(target.name, k) { try deleteCascading(target, k, tx: tx) }
+        for k in Realm.linkKeys(current) where try tx.contains(target.name, k) { try deleteCascading(target, k, tx: tx) }
         if case .embedded(let states) = value {
             try tx.set(table.name, key, column.name, .link(try insertEmbedded(states, into: target, tx: tx)))
         } else {
@@ -139,12 +130,25 @@ extension SyncFile {
         let embeddedNames = Set(schema.embeddedClasses.map(\.name))
         let changed = changes.tables.filter { embeddedNames.contains($0.key) && !$0.value.modified.isEmpty }
         guard !changed.isEmpty else { return [] }
+        // The embedded classes whose holders are looked for: the changed ones, and the embedded
+        // classes that hold those (up to the top-level owners); other link columns are not read.
+        var wanted = Set(changed.keys)
+        var grew = true
+        while grew {
+            grew = false
+            for t in catalog.tables where embeddedNames.contains(t.name) && !wanted.contains(t.name) {
+                if t.columns.contains(where: { wanted.contains($0.linkTarget ?? "") }) {
+                    wanted.insert(t.name)
+                    grew = true
+                }
+            }
+        }
         // Who holds each embedded object (built only when an embedded object changed in place).
         var owners: [String: [ObjectKey: EmbeddedOwner]] = [:]
         for t in catalog.tables where embeddedNames.contains(t.name) || schema.synced(t.name) {
-            for c in t.columns where holdsEmbedded(c, in: catalog) {
+            for c in t.columns where holdsEmbedded(c, in: catalog) && wanted.contains(c.linkTarget!) {
                 for key in try source.objectKeys(t.name) {
-                    for k in linkedKeys(try source.value(t.name, key, c.name)) {
+                    for k in Realm.linkKeys(try source.value(t.name, key, c.name)) {
                         owners[c.linkTarget!, default: [:]][k] = EmbeddedOwner(table: t, key: key, column: c)
                     }
                 }

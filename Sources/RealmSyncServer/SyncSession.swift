@@ -22,7 +22,8 @@ struct SyncSession: Sendable {
     let logger: Logger
 
     private enum Event: Sendable {
-        case message([UInt8])
+        /// A binary message, decoded as it arrived (once: the batching below looks at it too).
+        case message(Result<SyncMessage, WireError>)
         /// The uploads of consecutive `UPLOAD` messages, applied together.
         case uploads([Upload])
         case notText
@@ -73,7 +74,7 @@ struct SyncSession: Sendable {
             do {
                 for try await message in inbound.messages(maxSize: configuration.maximumMessageSize) {
                     if case .binary(let buffer) = message {
-                        queue.push(.message(Array(buffer.readableBytesView)))
+                        queue.push(.message(Result { () throws(WireError) in try SyncMessage.decode(Array(buffer.readableBytesView)) }))
                     } else {
                         queue.push(.notText)
                     }
@@ -112,11 +113,9 @@ struct SyncSession: Sendable {
                         i += 1
                     }
                     event = .newVersion(v)
-                } else if case .message(let bytes) = event, refusal == nil, case .upload(var uploads)? = try? SyncMessage.decode(bytes) {
+                } else if case .message(.success(.upload(var uploads))) = event, refusal == nil {
                     // The uploads of the messages that follow it, up to 1,000 in all.
-                    while i < batch.endIndex, uploads.count < 1_000, case .message(let next) = batch[i],
-                        case .upload(let more)? = try? SyncMessage.decode(next)
-                    {
+                    while i < batch.endIndex, uploads.count < 1_000, case .message(.success(.upload(let more))) = batch[i] {
                         uploads += more
                         i += 1
                     }
@@ -144,11 +143,11 @@ struct SyncSession: Sendable {
                 try await sendDownloads(&state)
             case .uploads(let uploads):
                 try await handle(.upload(uploads), &state)
-            case .message(let bytes):
+            case .message(let decoded):
                 if let refusal { throw refusal }
                 let message: SyncMessage
                 do {
-                    message = try SyncMessage.decode(bytes)
+                    message = try decoded.get()
                 } catch {
                     throw SessionFailure.badMessage(error.description)
                 }

@@ -21,16 +21,24 @@ final class ClientNote: Object {
 }
 
 extension TestClient {
+    /// A client of its own (user and directory) whose file holds `objectTypes`, with these
+    /// initial subscriptions (none: nil).
+    init(
+        _ server: ServerProcess, objectTypes: [ObjectBase.Type], initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil
+    ) async throws {
+        let base = try await TestClient(server, subscribe: false)
+        var config = base.user.flexibleSyncConfiguration(initialSubscriptions: initialSubscriptions)
+        config.objectTypes = objectTypes
+        self.init(base, configuration: config)
+    }
+
     /// This client with notes, dogs and owners in its schema, all subscribed.
     init(notes server: ServerProcess) async throws {
-        let base = try await TestClient(server, subscribe: false)
-        var config = base.user.flexibleSyncConfiguration(initialSubscriptions: { subs in
-            subs.append(QuerySubscription<ClientNote>(name: "notes"))
-            subs.append(QuerySubscription<ClientDog>(name: "dogs"))
-            subs.append(QuerySubscription<ClientOwner>(name: "owners"))
-        })
-        config.objectTypes = [ClientNote.self, ClientDog.self, ClientOwner.self, ClientAddress.self, ClientGeo.self]
-        self.init(base, configuration: config)
+        try await self.init(server, objectTypes: [ClientNote.self, ClientDog.self, ClientOwner.self, ClientAddress.self, ClientGeo.self]) {
+            $0.append(QuerySubscription<ClientNote>(name: "notes"))
+            $0.append(QuerySubscription<ClientDog>(name: "dogs"))
+            $0.append(QuerySubscription<ClientOwner>(name: "owners"))
+        }
     }
 
     /// Every note of the file, as text that names each property's contents.
@@ -209,12 +217,9 @@ final class ClientPerson: Object {
 extension TestClient {
     /// This client with people and their embedded addresses, all people subscribed.
     init(people server: ServerProcess) async throws {
-        let base = try await TestClient(server, subscribe: false)
-        var config = base.user.flexibleSyncConfiguration(initialSubscriptions: { subs in
-            subs.append(QuerySubscription<ClientPerson>(name: "people"))
-        })
-        config.objectTypes = [ClientPerson.self, ClientAddress.self, ClientGeo.self]
-        self.init(base, configuration: config)
+        try await self.init(server, objectTypes: [ClientPerson.self, ClientAddress.self, ClientGeo.self]) {
+            $0.append(QuerySubscription<ClientPerson>(name: "people"))
+        }
     }
 
     /// Every person of the file, as text.
@@ -313,10 +318,7 @@ extension SyncServerTests {
     @Test func subscriptionsCompareDatesObjectIdsUUIDsAndData() async throws {
         let server = try await ServerProcess()
         defer { server.stop() }
-        let base = try await TestClient(server, subscribe: false)
-        var all = base.user.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<ClientEvent>(name: "all")) })
-        all.objectTypes = [ClientEvent.self]
-        let a = TestClient(base, configuration: all)
+        let a = try await TestClient(server, objectTypes: [ClientEvent.self]) { $0.append(QuerySubscription<ClientEvent>(name: "all")) }
         let start = Date(timeIntervalSince1970: 1_700_000_000.000_000_5)  // nanoseconds beyond a timestamptz's microseconds
         let ids = (0..<6).map { _ in ObjectId.generate() }
         let keys = (0..<6).map { _ in UUID() }
@@ -331,9 +333,8 @@ extension SyncServerTests {
         }
         try await bounded { try await a.sync() }
 
-        let b = try await TestClient(server, subscribe: false)
-        var config = b.user.flexibleSyncConfiguration()
-        config.objectTypes = [ClientEvent.self]
+        let b = try await TestClient(server, objectTypes: [ClientEvent.self])
+        let config = b.configuration
         let realm = try Realm(configuration: config)
         let end = start.addingTimeInterval(120)
         let subscriptions = realm.subscriptions

@@ -87,6 +87,7 @@ struct Lexer {
         default:
             if Self.isDigit(s) || s == "." { return try number() }
             guard Keyword.isIdentifierStart(s) else { throw error(.syntax, "unexpected character '\(s)'", at: start) }
+            if s == "T", let literal = try timestampLiteral() { return literal }
             let name = word()
             if let literal = try typedLiteral(name, from: start) { return literal }
             return token(Keyword(word: name).map { .keyword($0, name) } ?? .identifier(name), from: start)
@@ -96,8 +97,8 @@ struct Lexer {
     // MARK: Typed literals
 
     /// The typed literal that starts with the word `name` (just read), if it is one: `oid(` and
-    /// 24 hexadecimal digits `)`, `uuid(` and a UUID `)`, `T` and seconds `:` nanoseconds, `B64`
-    /// and a string of base64 (Realm's query language spells them so).
+    /// 24 hexadecimal digits `)`, `uuid(` and a UUID `)`, `B64` and a string of base64 (Realm's
+    /// query language spells them so; timestamps are ``timestampLiteral()``).
     private mutating func typedLiteral(_ name: String, from start: Int) throws(QueryError) -> Token? {
         switch name {
         case "oid" where peek() == "(", "uuid" where peek() == "(":
@@ -108,8 +109,7 @@ struct Lexer {
             let content = spelling(from: contentStart).trimmingCharacters(in: .whitespaces)
             i += 1
             if name == "oid" {
-                let bytes = Self.hexBytes(content)
-                guard content.count == 24, bytes.count == 12 else {
+                guard let bytes = ValueConversion.objectIdBytes(content) else {
                     throw error(.invalidLiteral, "an ObjectId literal holds 24 hexadecimal digits: oid(\(content))", at: start)
                 }
                 return token(.typed(.objectId(bytes)), from: start)
@@ -121,49 +121,40 @@ struct Lexer {
                 throw error(.invalidLiteral, "not base64 in a B64 literal", at: start)
             }
             return token(.typed(.binary(Array(data))), from: start)
-        case _ where name.first == "T" && (name.count == 1 || name.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }):
-            // T<seconds>:<nanoseconds>, seconds possibly negative (T-5:0).
-            var secondsText = String(name.dropFirst())
-            if secondsText.isEmpty {
-                guard peek() == "-", Self.isDigit(peek(1)) else { return nil }
-                i += 1
-                let digits = i
-                while Self.isDigit(peek()) { i += 1 }
-                secondsText = "-" + spelling(from: digits)
-            }
-            guard peek() == ":", Self.isDigit(peek(1)) || (peek(1) == "-" && Self.isDigit(peek(2))) else {
-                if name.count > 1 { return nil }  // a name such as T1
-                throw error(.syntax, "a timestamp literal is T<seconds>:<nanoseconds>", at: start)
-            }
-            i += 1
-            let nanosStart = i
-            if peek() == "-" { i += 1 }
-            while Self.isDigit(peek()) { i += 1 }
-            guard let seconds = Int64(secondsText), let nanos = Int32(spelling(from: nanosStart)), abs(nanos) < 1_000_000_000,
-                nanos == 0 || (seconds < 0) == (nanos < 0) || seconds == 0
-            else {
-                throw error(
-                    .invalidLiteral, "a timestamp literal's seconds and nanoseconds are out of range or of different signs", at: start)
-            }
-            return token(.typed(.timestamp(seconds: seconds, nanoseconds: nanos)), from: start)
         default:
             return nil
         }
     }
 
-    private static func hexBytes(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var pending: UInt8?
-        for c in s.unicodeScalars {
-            guard let v = UInt8(String(c), radix: 16) else { return [] }
-            if let p = pending {
-                out.append(p << 4 | v)
-                pending = nil
-            } else {
-                pending = v
-            }
+    /// `T<seconds>:<nanoseconds>` at `T` (each number possibly negative); nil, having read
+    /// nothing, when the text there is not one (a name such as `T1`).
+    private mutating func timestampLiteral() throws(QueryError) -> Token? {
+        let start = i
+        i += 1
+        guard let seconds = signedDigits(), peek() == ":", Self.isDigit(peek(1)) || (peek(1) == "-" && Self.isDigit(peek(2))) else {
+            i = start
+            return nil
         }
-        return pending == nil ? out : []
+        i += 1
+        guard let s = Int64(seconds), let ns = signedDigits().flatMap({ Int32($0) }), abs(ns) < 1_000_000_000,
+            ns == 0 || s == 0 || (s < 0) == (ns < 0)
+        else {
+            throw error(.invalidLiteral, "a timestamp literal's seconds and nanoseconds are out of range or of different signs", at: start)
+        }
+        return token(.typed(.timestamp(seconds: s, nanoseconds: ns)), from: start)
+    }
+
+    /// An optional `-` and digits; nil, having read nothing, when there are no digits.
+    private mutating func signedDigits() -> String? {
+        let start = i
+        if peek() == "-" { i += 1 }
+        let digits = i
+        while Self.isDigit(peek()) { i += 1 }
+        guard i > digits else {
+            i = start
+            return nil
+        }
+        return spelling(from: start)
     }
 
     /// Reads an identifier's characters.

@@ -508,7 +508,8 @@ extension Realm {
         for (ci, k) in children where try tx.contains(ci.className, k) { try deleteObject(ci, k, tx) }
     }
 
-    static func linkKeys(_ v: StorageValue) -> [ObjectKey] {
+    /// The objects a link column's value links to (a link, a list's or a map's links).
+    package static func linkKeys(_ v: StorageValue) -> [ObjectKey] {
         switch v {
         case .link(let k): [k]
         case .list(let items): items.compactMap { if case .link(let k) = $0 { k } else { nil } }
