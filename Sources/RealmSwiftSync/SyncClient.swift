@@ -51,7 +51,7 @@ actor SyncClient {
     private var acked: UInt64 = 0
     /// The newest client version sent on this connection.
     private var sentThrough: UInt64 = 0
-    private var bootstrap: [ObjectState] = []
+    private var bootstrap: [BootstrapTable] = []
     /// Who waits, for what: an acknowledgement through a client version, the answer to a MARK,
     /// or a complete subscription set version. Keyed by a number, so a cancelled wait leaves.
     private enum Awaited {
@@ -306,15 +306,20 @@ actor SyncClient {
             let journal = self.journal
             try write(link) { tx, state in try SyncFile.apply(entries, tx, &state, journal: journal) }
             notifyProgress(.download)
+        case .bootstrapTable(_, _, let table):
+            bootstrap.append(table)
         case .bootstrap(let querySetVersion, let serverVersion, let objects, let last):
-            bootstrap += objects
+            // Objects sent one by one: a table of one row each, every property among its others.
+            bootstrap += objects.map {
+                BootstrapTable(className: $0.className, properties: [], keys: [$0.primaryKey], columns: [], others: [$0.properties])
+            }
             guard last else { return }
-            let objects = bootstrap
+            let tables = bootstrap
             bootstrap = []
             let embedded = self.embedded
             let journal = self.journal
             try write(link) { tx, state in
-                try SyncFile.applyBootstrap(objects, tx, state, embedded: embedded, journal: journal)
+                try SyncFile.applyBootstrap(tables, tx, state, embedded: embedded, journal: journal)
                 state.serverVersion = serverVersion
                 if querySetVersion == state.querySetVersion {
                     state.queryState = 1

@@ -267,6 +267,23 @@ enum SyncFile {
         switch (v, column.type) {
         case (.null, _): return column.isNullable || column.type == .link || column.type == .mixed ? .null : nil
         case (.mixed(let inner), .mixed): return try mixedStorageValue(inner, tx: tx)
+        case (.embedded(let states), .link):
+            guard let target = tx.catalog.table(column.linkTarget ?? ""), target.primaryKeyColumn == nil else { return nil }
+            return .link(try insertEmbedded(states, into: target, tx: tx))
+        case (.link(let cls, let pk), .link):
+            guard cls == column.linkTarget, let target = tx.catalog.table(cls), let pkColumn = target.primaryKeyColumn,
+                let key = try storageValue(pk, column: pkColumn, tx: tx)
+            else { return .null }
+            return try tx.objectKey(cls, primaryKey: key).map { .link($0) } ?? .null
+        default: return scalarStorageValue(v, type: column.type, nullable: column.isNullable)
+        }
+    }
+
+    /// The value of a column of `type` (not a link, not mixed) for `v`: nil when `v` does not fit
+    /// it, or is null and the column takes none (no value).
+    static func scalarStorageValue(_ v: SyncValue, type: ColumnType, nullable: Bool) -> StorageValue? {
+        switch (v, type) {
+        case (.null, _): return nullable ? .null : nil
         case (.bool(let b), .bool): return .bool(b)
         case (.int(let i), .int): return .int(i)
         case (.float(let f), .float): return .float(f)
@@ -281,14 +298,6 @@ enum SyncFile {
             guard b.count == 16 else { return nil }
             return .uuid(uuid(b))
         case (.decimal128(let lo, let hi), .decimal128): return .decimal128(low: lo, high: hi)
-        case (.embedded(let states), .link):
-            guard let target = tx.catalog.table(column.linkTarget ?? ""), target.primaryKeyColumn == nil else { return nil }
-            return .link(try insertEmbedded(states, into: target, tx: tx))
-        case (.link(let cls, let pk), .link):
-            guard cls == column.linkTarget, let target = tx.catalog.table(cls), let pkColumn = target.primaryKeyColumn,
-                let key = try storageValue(pk, column: pkColumn, tx: tx)
-            else { return .null }
-            return try tx.objectKey(cls, primaryKey: key).map { .link($0) } ?? .null
         default: return nil
         }
     }
@@ -643,7 +652,7 @@ enum SyncFile {
     /// Applies a complete bootstrap in `tx`: every object it holds, and the removal of every
     /// object of a synced class it does not hold (pending local writes excepted).
     static func applyBootstrap(
-        _ objects: [ObjectState], _ tx: WriteTransaction, _ state: SyncFileState, embedded: Set<String>, journal: Journal
+        _ tables: [BootstrapTable], _ tx: WriteTransaction, _ state: SyncFileState, embedded: Set<String>, journal: Journal
     ) throws {
         try journal.refresh(tx)
         let pending = journal.pending
@@ -658,35 +667,66 @@ enum SyncFile {
         // of the bootstrap exists.
         var later: [ObjectState] = []
         var positions: [String: [String: Int]] = [:]
-        for o in objects {
-            guard let table = tx.catalog.table(o.className), !o.className.hasPrefix("__"),
-                let pk = try primaryKey(o.primaryKey, of: table, tx: tx)
-            else { continue }
-            if nonEmpty.contains(o.className) {
-                held.insert(SyncStoreModel.ObjectID(o.className, o.primaryKey))
-                if try tx.objectKey(o.className, primaryKey: pk) != nil {
-                    later.append(o)
-                    continue
-                }
+        for t in tables {
+            guard let table = tx.catalog.table(t.className), !t.className.hasPrefix("__"), let pkColumn = table.primaryKeyColumn else {
+                continue
             }
             let position =
-                positions[o.className]
+                positions[t.className]
                 ?? Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($0.element.name, $0.offset) })
-            positions[o.className] = position
-            var row = [StorageValue?](repeating: nil, count: table.columns.count)
-            row[position["_id"]!] = pk
-            var links: [PropertyState] = []
-            for p in o.properties {
-                guard let i = position[p.name], p.name != "_id" else { continue }
-                let column = table.columns[i]
-                if column.type == .link || column.type == .mixed || column.isList || column.isMap {
-                    links.append(p)
-                } else if let v = try storageValue(p.value, column: column, tx: tx) {
-                    row[i] = v
-                }
+            positions[t.className] = position
+            // Each column's place in a row (-1: none), what it holds, and whether its values wait
+            // for the second pass (kept apart: a column schema copied per value was a visible cost).
+            let index = t.properties.map { name in name == "_id" ? -1 : position[name] ?? -1 }
+            let types = index.map { $0 < 0 ? ColumnType.int : table.columns[$0].type }
+            let nullable = index.map { $0 < 0 || table.columns[$0].isNullable }
+            let deferred = index.map { i in
+                i >= 0
+                    && (table.columns[i].type == .link || table.columns[i].type == .mixed || table.columns[i].isList
+                        || table.columns[i].isMap)
             }
-            _ = try tx.insert(o.className, values: row)
-            if !links.isEmpty { later.append(ObjectState(o.className, o.primaryKey, links)) }
+            // A null of a column that takes none is no value (the object keeps its own).
+            func state(_ c: Int, _ r: Int) -> PropertyState? {
+                let v = t.columns[c][r]
+                guard index[c] >= 0, v != .null || nullable[c] || deferred[c] else { return nil }
+                return PropertyState(t.properties[c], v)
+            }
+            let mayHold = nonEmpty.contains(t.className)
+            let keyIndex = position["_id"]!
+            // One row array for the table: filled in place, never copied.
+            var row = [StorageValue?](repeating: nil, count: table.columns.count)
+            for r in t.keys.indices {
+                guard let pk = try storageValue(t.keys[r], column: pkColumn, tx: tx) else { continue }
+                let others = t.others.isEmpty ? [] : t.others[r]
+                if mayHold {
+                    held.insert(SyncStoreModel.ObjectID(t.className, t.keys[r]))
+                    if try tx.objectKey(t.className, primaryKey: pk) != nil {
+                        later.append(ObjectState(t.className, t.keys[r], t.properties.indices.compactMap { state($0, r) } + others))
+                        continue
+                    }
+                }
+                for i in row.indices { row[i] = nil }
+                row[keyIndex] = pk
+                var links: [PropertyState] = []
+                for c in index.indices where index[c] >= 0 {
+                    if deferred[c] {
+                        links.append(PropertyState(t.properties[c], t.columns[c][r]))
+                    } else if let v = scalarStorageValue(t.columns[c][r], type: types[c], nullable: nullable[c]) {
+                        row[index[c]] = v
+                    }
+                }
+                for p in others {
+                    guard let i = position[p.name], p.name != "_id" else { continue }
+                    let column = table.columns[i]
+                    if column.type == .link || column.type == .mixed || column.isList || column.isMap {
+                        links.append(p)
+                    } else if let v = try storageValue(p.value, column: column, tx: tx) {
+                        row[i] = v
+                    }
+                }
+                _ = try tx.insert(t.className, values: row)
+                if !links.isEmpty { later.append(ObjectState(t.className, t.keys[r], links)) }
+            }
         }
         for o in later {
             for p in o.properties {

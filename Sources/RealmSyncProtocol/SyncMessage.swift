@@ -171,6 +171,12 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
     /// A part of one upload too large for one message: the parts of an upload come in order, in
     /// consecutive messages, the last with `last`; the server applies the upload when it has all.
     case uploadPart(Upload, last: Bool)
+    /// Objects of one class in the bootstrap of `querySetVersion`, by column; the bootstrap ends
+    /// with a ``bootstrap(querySetVersion:serverVersion:objects:last:)`` with `last`.
+    case bootstrapTable(querySetVersion: UInt64, serverVersion: UInt64, table: BootstrapTable)
+
+    /// The message type of `BOOTSTRAP_TABLE`.
+    public static let bootstrapTableType: UInt8 = 11
 
     /// The message type of §4.
     public var type: UInt8 {
@@ -185,11 +191,19 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .error: 8
         case .mark: 9
         case .uploadPart: 10
+        case .bootstrapTable: Self.bootstrapTableType
         }
     }
 
     /// The message's bytes.
     public func encoded() -> [UInt8] {
+        if case .bootstrapTable(let querySet, let version, let t) = self {
+            var e = BootstrapTableEncoder(
+                querySetVersion: querySet, serverVersion: version, className: t.className, properties: t.properties, rows: t.keys.count)
+            for v in t.keys { e.writer.value(v) }
+            for column in t.columns { for v in column { e.writer.value(v) } }
+            return e.finish(others: t.others)
+        }
         var w = WireWriter()
         w.u8(type)
         switch self {
@@ -255,6 +269,7 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .mark(let id, let version):
             w.uvarint(id)
             w.uvarint(version)
+        case .bootstrapTable: break
         }
         return w.bytes
     }
@@ -316,6 +331,9 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
             message = .download(fromVersion: from, entries: entries, latestServerVersion: try r.uvarint())
         case 8: message = .error(code: try r.uvarint(), message: try r.string(), fatal: try r.flag(), clientVersion: try r.uvarint())
         case 9: message = .mark(requestId: try r.uvarint(), serverVersion: try r.uvarint())
+        case Self.bootstrapTableType:
+            let (querySet, version, table) = try r.bootstrapTable()
+            message = .bootstrapTable(querySetVersion: querySet, serverVersion: version, table: table)
         default: throw WireError(offset: 0, "unknown message type \(type)")
         }
         guard r.isAtEnd else { throw r.error("bytes after the end of the message") }

@@ -1,7 +1,7 @@
 /// Appends the primitive fields of Spec/SYNC.md §1 ("Conventions") to a message being built.
 public struct WireWriter: Sendable {
     /// The bytes written so far.
-    public private(set) var bytes: [UInt8] = []
+    public internal(set) var bytes: [UInt8] = []
 
     /// An empty message.
     public init() {}
@@ -40,7 +40,10 @@ public struct WireWriter: Sendable {
     }
 
     /// A `uvarint` byte length and the UTF-8 bytes.
-    public mutating func string(_ s: String) { data(Array(s.utf8)) }
+    public mutating func string(_ s: String) {
+        count(s.utf8.count)
+        bytes.append(contentsOf: s.utf8)
+    }
 }
 
 /// Reads the primitive fields of a received message; every read is bounded by the message and
@@ -119,8 +122,13 @@ public struct WireReader: Sendable {
     /// A `uvarint` length and that many bytes of valid UTF-8.
     public mutating func string() throws(WireError) -> String {
         let at = offset
-        let b = try data()
-        guard let s = String(validating: b, as: UTF8.self) else { throw WireError(offset: at, "a string that is not valid UTF-8") }
+        let n = try count()
+        guard bytes.count - offset >= n else { throw error("the message ends inside \(n) bytes") }
+        // Validated in place: no copy of the bytes before the string's own.
+        guard let s = String(validating: bytes[offset..<offset + n], as: UTF8.self) else {
+            throw WireError(offset: at, "a string that is not valid UTF-8")
+        }
+        offset += n
         return s
     }
 }

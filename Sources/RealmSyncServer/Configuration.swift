@@ -18,7 +18,7 @@ public struct SyncServerConfiguration: Sendable {
     public var maximumMessageSize = 16 << 20
     /// How long a client has, once connected, to send HELLO; then the session ends (`badMessage`).
     public var handshakeTimeout: Duration = .seconds(10)
-    /// How many objects one `BOOTSTRAP` message carries at most.
+    /// How many objects a `BOOTSTRAP_TABLE` message carries, about (Spec/SYNC.md §8.3).
     public var bootstrapBatch = 5_000
 
     /// A server for `appId` on `host:port` storing in `postgres`, signing with `jwtSecret`.

@@ -243,12 +243,10 @@ struct SyncSession: Sendable {
             try await store.saveSubscriptions(subscriptions, version: version, of: clientFileId)
             state.subscriptions = compiled
             let outbound = self.outbound
-            let bootstrapVersion = try await store.bootstrap(compiled, catalog: state.catalog, batch: configuration.bootstrapBatch) {
-                objects, serverVersion in
-                try await outbound.writeBinaryMessage(
-                    ByteBuffer(
-                        bytes: SyncMessage.bootstrap(querySetVersion: version, serverVersion: serverVersion, objects: objects, last: false)
-                            .encoded()))
+            let bootstrapVersion = try await store.bootstrap(
+                compiled, querySetVersion: version, catalog: state.catalog, batch: configuration.bootstrapBatch
+            ) { message in
+                try await outbound.writeBinaryMessage(ByteBuffer(bytes: message))
             }
             try await send(.bootstrap(querySetVersion: version, serverVersion: bootstrapVersion, objects: [], last: true))
             state.sentVersion = bootstrapVersion
@@ -259,7 +257,7 @@ struct SyncSession: Sendable {
             state.latest = max(state.latest, try await store.latestVersion())
             try await sendDownloads(&state)
             try await send(.mark(requestId: id, serverVersion: state.latest))
-        case .welcome, .uploadAck, .bootstrap, .download:
+        case .welcome, .uploadAck, .bootstrap, .bootstrapTable, .download:
             throw SessionFailure.badMessage("a server's message sent by a client")
         case .error(let code, let message, _, _):
             logger.info("client reported an error", metadata: ["code": "\(code)", "message": "\(message)"])

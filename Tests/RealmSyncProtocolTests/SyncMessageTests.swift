@@ -83,6 +83,15 @@ import Testing
                             ids: [ElementId(clock: 5, clientFileId: fileA, index: 0)]),
                     ])
             ], last: true),
+        .bootstrapTable(
+            querySetVersion: 4, serverVersion: 9,
+            table: BootstrapTable(
+                className: "Person", properties: ["name", "age"], keys: [.int(1), .int(2)],
+                columns: [[.string("Ada"), .null], [.null, .int(-3)]],
+                others: [[PropertyState("tags", .set([.string("a")]))], []])),
+        .bootstrapTable(
+            querySetVersion: 1, serverVersion: 1,
+            table: BootstrapTable(className: "Dog", properties: [], keys: [.string("rex")], columns: [])),
         .download(
             fromVersion: 8,
             entries: [
@@ -133,6 +142,21 @@ import Testing
         // A tag's value and a clock's layout.
         #expect(SyncValue.bool(true).tag == 2 && SyncValue.mixed(.null).tag == 17)
         #expect(HybridClock.value(milliseconds: 1) == 1 << 16)
+    }
+
+    /// A `BOOTSTRAP_TABLE` is the bytes §4 lists: header, the key column, each property's column,
+    /// then the others' flag; its objects are its rows.
+    @Test func bootstrapTableIsTheSpecifiedBytes() throws {
+        let table = BootstrapTable(className: "D", properties: ["n"], keys: [.int(1), .int(-1)], columns: [[.string("a"), .null]])
+        let bytes = SyncMessage.bootstrapTable(querySetVersion: 2, serverVersion: 3, table: table).encoded()
+        #expect(bytes == [11, 2, 3, 1, 0x44, 1, 1, 0x6E, 2, 3, 2, 3, 1, 6, 1, 0x61, 0, 0])
+        #expect(
+            table.objects == [
+                ObjectState("D", .int(1), [PropertyState("n", .string("a"))]), ObjectState("D", .int(-1), [PropertyState("n", .null)]),
+            ])
+        // A row count the message cannot hold, and a missing column, are typed errors.
+        #expect(throws: WireError.self) { try SyncMessage.decode([11, 2, 3, 1, 0x44, 0, 0x7F]) }
+        #expect(throws: WireError.self) { try SyncMessage.decode(Array(bytes.dropLast(4)) + [0]) }
     }
 
     /// Every prefix of every message is a typed error (never a crash), and so is every message

@@ -211,7 +211,7 @@ extension SyncServerTests {
         var replica: [SyncStoreModel.ObjectID: [String: SyncValue]] = [:]
         while true {
             let m = try await reader.receive(within: 20)
-            guard case .bootstrap(_, _, let objects, let last) = m else { continue }
+            guard let (objects, _, last) = m.bootstrapped() else { continue }
             for o in objects {
                 replica[.init(o.className, o.primaryKey)] = Dictionary(uniqueKeysWithValues: o.properties.map { ($0.name, $0.value) })
             }

@@ -90,7 +90,7 @@ struct SyncServerTests {
         while true {
             let m = try await reader.receive()
             if case .download = m { continue }  // the history so far, before the subscription
-            guard case .bootstrap(1, let version, let batch, let last) = m else { Issue.record("expected BOOTSTRAP, got \(m)"); return }
+            guard let (batch, version, last) = m.bootstrapped() else { Issue.record("expected BOOTSTRAP, got \(m)"); return }
             #expect(version == 1)
             objects += batch
             if last { break }

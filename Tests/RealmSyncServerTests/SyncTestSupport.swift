@@ -289,6 +289,27 @@ enum TestSchema {
     }
 }
 
+extension SyncMessage {
+    /// The objects of a `BOOTSTRAP` or `BOOTSTRAP_TABLE`, its server version, and whether it ends the
+    /// bootstrap; a table's null of a property of `schema` that is required (not optional, not a
+    /// link) is left out, as "no value". Nil for other messages.
+    func bootstrapped(schema: [SyncClass] = TestSchema.all) -> (objects: [ObjectState], serverVersion: UInt64, last: Bool)? {
+        switch self {
+        case .bootstrap(_, let version, let objects, let last): return (objects, version, last)
+        case .bootstrapTable(_, let version, let table):
+            let cls = schema.first { $0.name == table.className }
+            func required(_ name: String) -> Bool {
+                cls?.properties.first { $0.name == name }.map { $0.flags & 1 == 0 && $0.valueTag != 12 } ?? false
+            }
+            let objects = table.objects.map { o in
+                ObjectState(o.className, o.primaryKey, o.properties.filter { $0.value != .null || !required($0.name) })
+            }
+            return (objects, version, false)
+        default: return nil
+        }
+    }
+}
+
 extension SyncConnection {
     /// Sends HELLO with the test schema and returns the client file identity the server gave.
     func hello(_ clientFileId: [UInt8] = [], lastServerVersion: UInt64 = 0, schema: [SyncClass] = TestSchema.all) async throws -> [UInt8] {

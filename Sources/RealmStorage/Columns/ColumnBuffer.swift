@@ -235,9 +235,59 @@ package struct ColumnBuffer: Sendable {
         }
     }
 
+    /// Removes the row at `index` in place (one delete: the arrays are shifted, not rebuilt; a
+    /// transaction deleting many objects one at a time rebuilt the whole group for each).
+    private mutating func remove(at index: Int) {
+        switch storage {
+        case .ints(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .ints(a)
+        case .floats(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .floats(a)
+        case .doubles(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .doubles(a)
+        case .fixed(let w, var a):
+            storage = .ints([])
+            a.removeSubrange(index * w..<(index + 1) * w)
+            storage = .fixed(width: w, a)
+        case .strings(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .strings(a)
+        case .blobs(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .blobs(a)
+        case .values(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .values(a)
+        case .lists(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .lists(a)
+        case .maps(var a):
+            storage = .ints([])
+            a.remove(at: index)
+            storage = .maps(a)
+        }
+        if var v = valid {
+            valid = nil
+            v.remove(at: index)
+            valid = v
+        }
+        count -= 1
+    }
+
     /// Removes the rows at the given sorted, distinct indices.
     package mutating func remove(sortedIndices: [Int]) {
         guard !sortedIndices.isEmpty else { return }
+        if sortedIndices.count == 1 { return remove(at: sortedIndices[0]) }
         // One walk beside the sorted indices (no hashing: a patch applied by a reader removes
         // rows from whole segments).
         func keep<T>(_ a: [T]) -> [T] {

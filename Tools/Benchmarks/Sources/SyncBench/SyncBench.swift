@@ -18,7 +18,7 @@ final class SyncPerson: Object {
 ///
 ///     swift build -c release --product realm-sync
 ///     Tools/with-test-postgres swift run -c release --package-path Tools/Benchmarks sync-bench \
-///         --server .build/release/realm-sync [--n 1000000] [--json FILE]
+///         --server .build/release/realm-sync [--n 1000000] [--json FILE] [--stop-after S1|S2]
 ///
 /// - S1 bootstrap: a new client subscribes to every `SyncPerson` (N rows, loaded with SQL) and
 ///   waits for the set to complete; baseline `COPY (SELECT …) TO STDOUT` of the same rows (psql).
@@ -41,6 +41,8 @@ struct SyncBench {
         let latencyRounds = Int(option("--latency") ?? "") ?? 1_000
         let idle = Int(option("--idle") ?? "") ?? 100
         let json = option("--json")
+        // `--stop-after S1` (or S2, S3) ends the run after that workload, to profile it alone.
+        let stopAfter = option("--stop-after")
         guard let server = option("--server"), let url = ProcessInfo.processInfo.environment["REALM_SYNC_POSTGRES"] else {
             FileHandle.standardError.write(Data("usage: REALM_SYNC_POSTGRES=URL sync-bench --server PATH [--n N] [--json FILE]\n".utf8))
             exit(2)
@@ -61,6 +63,7 @@ struct SyncBench {
             guard count == n else { throw BenchError("the bootstrap brought \(count) objects, not \(n)") }
         }
         results.append(("S1 bootstrap of \(n) objects", "s", boot, copy, "≤ 3× COPY"))
+        if stopAfter == "S1" { return Report.print(results, n: n) }
 
         // S2: uploads.
         let writer = try await bench.client("writer")
@@ -71,6 +74,7 @@ struct SyncBench {
         }
         let inserts = try await bench.timedAsync { try await bench.inserts(writes, from: n + writes) }
         results.append(("S2 \(writes) one-object commits, all in PostgreSQL", "s", uploads, inserts, "≤ 2× PostgresNIO inserts"))
+        if stopAfter == "S2" { return Report.print(results, n: n) }
 
         // S3: latency.
         let reader = try await bench.client("reader")
