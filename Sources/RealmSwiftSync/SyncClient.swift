@@ -51,6 +51,13 @@ actor SyncClient {
     private var acked: UInt64 = 0
     /// The newest client version sent on this connection.
     private var sentThrough: UInt64 = 0
+    /// The newest client version of each upload message sent on this connection and not yet
+    /// acknowledged (an upload in parts counts once).
+    private var unacknowledged: [UInt64] = []
+    /// How many upload messages may wait for their acknowledgement: commits made meanwhile go
+    /// together in the next message (one server transaction, one download back) instead of a
+    /// message each.
+    static let uploadWindow = 2
     private var bootstrap: [BootstrapTable] = []
     /// Who waits, for what: an acknowledgement through a client version, the answer to a MARK,
     /// or a complete subscription set version. Keyed by a number, so a cancelled wait leaves.
@@ -251,6 +258,7 @@ actor SyncClient {
         self.outbound = outbound
         self.queue = queue
         sentThrough = acked
+        unacknowledged = []
         bootstrap = []
         guard let link else { return }
         let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
@@ -300,8 +308,10 @@ actor SyncClient {
             }
         case .uploadAck(let clientVersion, _):
             acked = max(acked, clientVersion)
+            unacknowledged.removeAll { $0 <= clientVersion }
             resolveUploadWaiters()
             notifyProgress(.upload)
+            try await sendUploads()
         case .download(_, let entries, _):
             let journal = self.journal
             try write(link) { tx, state in try SyncFile.apply(entries, tx, &state, journal: journal) }
@@ -346,6 +356,12 @@ actor SyncClient {
                 throw error
             }
             report(error)
+            if code == 6 || code == 8 {
+                // Refused uploads are never acknowledged: the window is free again (a later
+                // acknowledgement covers the versions before it).
+                unacknowledged.removeAll()
+                try await sendUploads()
+            }
         case .mark(let id, _):
             resume(id)
         case .hello, .upload, .uploadPart, .query:
@@ -398,14 +414,14 @@ actor SyncClient {
 
     private func convertNow(_ link: RealmFileLink) throws {
         let store = link.store
-        guard let state = try SyncFileState.read(try store.snapshot(kind: "sync")), state.convertedThrough < store.currentVersion else {
+        guard let converted = try SyncFileState.convertedThrough(try store.snapshot(kind: "sync")), converted < store.currentVersion else {
             return
         }
         try write(link) { _, _ in }
     }
 
     private func sendUploads() async throws {
-        guard welcomed, let link else { return }
+        guard welcomed, let link, unacknowledged.count < Self.uploadWindow else { return }
         try journal.refresh(try link.store.snapshot(kind: "sync"))
         let due = journal.entries.filter { $0.upload.clientVersion > max(acked, sentThrough) }
         // At most 100 uploads and about `messageBudget` bytes to an UPLOAD; an upload larger than
@@ -429,6 +445,10 @@ actor SyncClient {
         }
         if let last = batch.last { messages.append((.upload(batch), last.clientVersion)) }
         for m in messages {
+            if m.through != sentThrough {
+                guard unacknowledged.count < Self.uploadWindow else { break }
+                unacknowledged.append(m.through)
+            }
             sentThrough = m.through
             try await send(m.message)
         }

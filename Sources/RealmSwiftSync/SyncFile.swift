@@ -67,6 +67,15 @@ struct SyncFileState: Equatable, Sendable {
         ]
     }
 
+    /// The newest local version converted to uploads, as `snapshot` holds it (nil: no sync state
+    /// yet); one value, not the whole state (read after every local commit).
+    static func convertedThrough(_ snapshot: Snapshot) throws -> UInt64? {
+        guard snapshot.catalog.table(table) != nil, let key = try snapshot.objectKeys(table).first,
+            case .int(let v) = try snapshot.value(table, key, "convertedThrough")
+        else { return nil }
+        return UInt64(max(0, v))
+    }
+
     /// The state as `snapshot` holds it; nil when the file has no sync state yet.
     static func read(_ snapshot: Snapshot) throws -> SyncFileState? {
         guard snapshot.catalog.table(table) != nil, let key = try snapshot.objectKeys(table).first else { return nil }
@@ -75,7 +84,9 @@ struct SyncFileState: Equatable, Sendable {
 
     /// The state as the open transaction `tx` holds it, creating the tables on first use (the
     /// first local version to upload is then the one after `tx`'s base).
-    static func read(_ tx: WriteTransaction) throws -> SyncFileState {
+    /// With `only`, just those columns are read (the others keep their defaults: a caller that
+    /// writes the state back with ``write(_:over:)`` must change only what it read).
+    static func read(_ tx: WriteTransaction, only: Set<String>? = nil) throws -> SyncFileState {
         if tx.catalog.table(table) == nil {
             try tx.createTable(table)
             for c in columns { try tx.addColumn(table, c) }
@@ -91,20 +102,23 @@ struct SyncFileState: Equatable, Sendable {
             return s
         }
         guard let key = try tx.objectKeys(table).first else { throw SyncError(.clientInternalError, "the file's sync state is missing") }
-        var out: [String: StorageValue] = [:]
-        for c in columns {
-            if tx.catalog.table(table)?.column(c.name) == nil { try tx.addColumn(table, c) }  // a file of an earlier draft
-            out[c.name] = try tx.value(table, key, c.name)
+        if let t = tx.catalog.table(table), t.columns.count < columns.count + 1 {
+            for c in columns where t.column(c.name) == nil { try tx.addColumn(table, c) }  // a file of an earlier draft
         }
+        var out: [String: StorageValue] = [:]
+        for c in columns where only?.contains(c.name) ?? true { out[c.name] = try tx.value(table, key, c.name) }
         return try SyncFileState(out)
     }
 
-    /// Writes the state in `tx`.
-    func write(_ tx: WriteTransaction) throws {
+    /// Writes the state in `tx`; with `old` (the state as read), only what differs from it.
+    func write(_ tx: WriteTransaction, over old: SyncFileState? = nil) throws {
         guard let key = try tx.objectKeys(Self.table).first else {
             throw SyncError(.clientInternalError, "the file's sync state is missing")
         }
-        for (name, value) in values { try tx.set(Self.table, key, name, value) }
+        let before = old?.values
+        for (name, value) in values where before?[name].map({ !$0.bitwiseEquals(value) }) ?? true {
+            try tx.set(Self.table, key, name, value)
+        }
     }
 }
 
@@ -320,11 +334,12 @@ enum SyncFile {
         do {
             let isNew = tx.catalog.table(SyncFileState.table) == nil
             var state = try SyncFileState.read(tx)
+            let read = state
             let rejected = try convert(tx, &state, head: try store.snapshot(kind: "sync"), embedded: embedded)
             try body(tx, &state)
             // This commit is the client's own (it writes the state): nothing of it is uploaded.
             state.convertedThrough = tx.baseVersion + 1
-            try state.write(tx)
+            try state.write(tx, over: read)
             _ = try tx.commit()
             return (isNew, rejected)
         } catch {
@@ -379,7 +394,9 @@ enum SyncFile {
     /// before it are not converted yet (they were made by another process).
     static func describe(_ tx: WriteTransaction, base: Snapshot, embedded: Set<String>) throws -> [Rejected] {
         guard tx.catalog.table(SyncFileState.table) != nil else { return [] }
-        var state = try SyncFileState.read(tx)
+        // Only what describing a commit reads and changes (this runs in every local commit).
+        var state = try SyncFileState.read(tx, only: ["convertedThrough", "clock", "subscriptions", "origin"])
+        let read = state
         guard state.convertedThrough == tx.baseVersion, base.version == tx.baseVersion else { return [] }
         let changes = tx.pendingChangeset()
         var clock = HybridClock(last: state.clock)
@@ -392,7 +409,7 @@ enum SyncFile {
         try append(described.instructions, version: tx.baseVersion + 1, clock: uploadClock, to: tx, &state)
         try undo(described.rejected, in: tx)
         state.convertedThrough = tx.baseVersion + 1
-        try state.write(tx)
+        try state.write(tx, over: read)
         return described.rejected
     }
 

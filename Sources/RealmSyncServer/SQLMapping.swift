@@ -88,6 +88,26 @@ enum SQLMapping {
         }
     }
 
+    /// Appends primary keys of `tag` (int, string, objectId or uuid) to `binds` as one array.
+    static func bindArray(_ keys: [SyncValue], tag: UInt8, into binds: inout PostgresBindings) throws {
+        // The instructions were checked (Catalog.check): every key has its class's key type.
+        switch tag {
+        case 3:
+            let ints: [Int64] = keys.compactMap { if case .int(let i) = $0 { return i } else { return nil } }
+            binds.append(ints)
+        case 6:
+            let strings: [String] = keys.compactMap { if case .string(let s) = $0 { return s } else { return nil } }
+            binds.append(strings)
+        case 9:
+            let ids: [ByteBuffer] = keys.compactMap { if case .objectId(let b) = $0 { return ByteBuffer(bytes: b) } else { return nil } }
+            binds.append(ids)
+        case 10:
+            let ids: [UUID] = keys.compactMap { if case .uuid(let b) = $0, b.count == 16 { return uuid(b) } else { return nil } }
+            binds.append(ids)
+        default: throw SyncServerError("no primary key column for values tagged \(tag)")
+        }
+    }
+
     static func uuid(_ b: [UInt8]) -> UUID {
         UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
     }

@@ -216,40 +216,56 @@ struct SyncStore: Sendable {
             ).decode(Int64.self) {
                 version = UInt64(v)
             }
-            var model = SyncStoreModel()
-            var loaded: [SyncStoreModel.ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)] = [:]
-            var applied = lastClientVersion
-            for upload in uploads where upload.clientVersion > applied {
+            // Every object the new uploads touch, read (and locked) with a query per class, then the
+            // uploads applied in memory, and the history, objects and tombstones written with a
+            // statement per table and class: a few round trips a batch instead of four an object.
+            var fresh: [Upload] = []
+            for upload in uploads where upload.clientVersion > (fresh.last?.clientVersion ?? lastClientVersion) { fresh.append(upload) }
+            var touched: [SyncStoreModel.ObjectID] = []
+            var seen = Set<SyncStoreModel.ObjectID>()
+            for upload in fresh {
                 for i in upload.instructions {
                     let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
-                    if loaded[id] == nil {
-                        let state = try await load(id, catalog: catalog, on: c)
-                        loaded[id] = (state.object, state.tombstone)
-                        model.load(id, object: state.object, tombstone: state.tombstone)
-                    }
+                    if seen.insert(id).inserted { touched.append(id) }
                 }
+            }
+            let loaded = try await load(touched, catalog: catalog, on: c)
+            var model = SyncStoreModel()
+            for id in touched { model.load(id, object: loaded[id]?.object, tombstone: loaded[id]?.tombstone) }
+            var history: [(version: UInt64, upload: Upload, changeset: [UInt8])] = []
+            for upload in fresh {
                 let effective = model.apply(upload, from: clientFileId)
                 version += 1
                 var w = WireWriter()
                 w.instructions(effective)
-                try await c.query(
-                    """
-                    INSERT INTO \(unescaped: table("_sync_history")) (server_version, client_file_id, client_version, clock, changeset) \
-                    VALUES (\(Int64(version)), \(clientKey), \(Int64(upload.clientVersion)), \(Int64(bitPattern: upload.clock)), \(ByteBuffer(bytes: w.bytes)))
-                    """, logger: logger)
-                applied = upload.clientVersion
+                history.append((version, upload, w.bytes))
             }
-            guard applied > lastClientVersion else { return (applied, version) }
-            for (id, before) in loaded {
-                try await store(id, before: before.object, after: model.object(id), catalog: catalog, on: c)
-                if let tombstone = model.tombstone(id), tombstone != before.tombstone {
-                    try await c.query(
-                        """
-                        INSERT INTO \(unescaped: table("_sync_tombstones")) VALUES (\(id.className), \(ByteBuffer(bytes: Self.keyBytes(id.primaryKey))), \
-                        \(Int64(bitPattern: tombstone.clock)), \(ByteBuffer(bytes: tombstone.clientFileId))) \
-                        ON CONFLICT (class, primary_key) DO UPDATE SET clock = EXCLUDED.clock, client_file_id = EXCLUDED.client_file_id
-                        """, logger: logger)
-                }
+            guard let applied = fresh.last?.clientVersion else { return (lastClientVersion, version) }
+            try await insertRows(
+                into: "_sync_history", columns: ["server_version", "client_file_id", "client_version", "clock", "changeset"],
+                count: history.count,
+                on: c
+            ) { r, binds in
+                binds.append(Int64(history[r].version))
+                binds.append(clientKey)
+                binds.append(Int64(history[r].upload.clientVersion))
+                binds.append(Int64(bitPattern: history[r].upload.clock))
+                binds.append(ByteBuffer(bytes: history[r].changeset))
+            }
+            try await store(touched.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c)
+            let tombstones = touched.compactMap { id in
+                model.tombstone(id).flatMap { $0 != loaded[id]?.tombstone ? (id, $0) : nil }
+            }
+            try await insertRows(
+                into: "_sync_tombstones", columns: ["class", "primary_key", "clock", "client_file_id"], count: tombstones.count,
+                conflict: "ON CONFLICT (class, primary_key) DO UPDATE SET clock = EXCLUDED.clock, client_file_id = EXCLUDED.client_file_id",
+                on: c
+            ) { r, binds in
+                let (id, tombstone) = tombstones[r]
+                binds.append(id.className)
+                binds.append(ByteBuffer(bytes: Self.keyBytes(id.primaryKey)))
+                binds.append(Int64(bitPattern: tombstone.clock))
+                binds.append(ByteBuffer(bytes: tombstone.clientFileId))
             }
             try await c.query(
                 "UPDATE \(unescaped: table("_sync_meta")) SET server_version = \(Int64(version)) WHERE id = 1", logger: logger)
@@ -286,27 +302,68 @@ struct SyncStore: Sendable {
         properties.flatMap { $0.valueTag == 8 && StoredValues.isPlain($0) ? [$0.name, SQLMapping.nanosecondsColumn($0.name)] : [$0.name] }
     }
 
-    private func load(_ id: SyncStoreModel.ObjectID, catalog: Catalog, on c: PostgresConnection) async throws -> (
-        object: SyncStoreModel.Object?, tombstone: OrderKey?
-    ) {
-        let cls = catalog.classes[id.className]!
-        var binds = PostgresBindings()
-        try SQLMapping.bind(id.primaryKey, tag: cls.primaryKeyTag, into: &binds)
-        let columns = Self.columns(of: cls).map(SQLMapping.quoted).joined(separator: ", ")
-        var object: SyncStoreModel.Object?
-        for try await row in try await c.query(
-            PostgresQuery(unsafeSQL: "SELECT \(columns) FROM \(table(cls.name)) WHERE _id = $1 FOR UPDATE", binds: binds), logger: logger)
-        {
-            object = try Self.object(row, cls: cls, catalog: catalog)
+    /// The objects `ids` name, as the store has them, locked (`FOR UPDATE`, in key order), and
+    /// their tombstones: a query per class for each. An object the store lacks is absent.
+    private func load(_ ids: [SyncStoreModel.ObjectID], catalog: Catalog, on c: PostgresConnection) async throws -> [SyncStoreModel
+        .ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)]
+    {
+        var out: [SyncStoreModel.ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)] = [:]
+        var byClass: [String: [SyncValue]] = [:]
+        for id in ids { byClass[id.className, default: []].append(id.primaryKey) }
+        for (name, keys) in byClass.sorted(by: { $0.key < $1.key }) {
+            let cls = catalog.classes[name]!
+            var binds = PostgresBindings()
+            try SQLMapping.bindArray(keys, tag: cls.primaryKeyTag, into: &binds)
+            let columns = Self.columns(of: cls).map(SQLMapping.quoted).joined(separator: ", ")
+            for try await row in try await c.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(columns) FROM \(table(cls.name)) WHERE _id = ANY($1) ORDER BY _id FOR UPDATE", binds: binds),
+                logger: logger)
+            {
+                let key = try SQLMapping.value(row.first!, tag: cls.primaryKeyTag)
+                out[SyncStoreModel.ObjectID(name, key), default: (nil, nil)].object = try Self.object(row, cls: cls, catalog: catalog)
+            }
+            var byBytes: [[UInt8]: SyncValue] = [:]
+            for k in keys { byBytes[Self.keyBytes(k)] = k }
+            for try await (bytes, clock, client) in try await c.query(
+                "SELECT primary_key, clock, client_file_id FROM \(unescaped: table("_sync_tombstones")) WHERE class = \(name) AND primary_key = ANY(\(byBytes.keys.map { ByteBuffer(bytes: $0) }))",
+                logger: logger
+            ).decode((ByteBuffer, Int64, ByteBuffer).self) {
+                guard let key = byBytes[Array(bytes.readableBytesView)] else { continue }
+                out[SyncStoreModel.ObjectID(name, key), default: (nil, nil)].tombstone = OrderKey(
+                    clock: UInt64(bitPattern: clock), clientFileId: Array(client.readableBytesView))
+            }
         }
-        var tombstone: OrderKey?
-        for try await (clock, client) in try await c.query(
-            "SELECT clock, client_file_id FROM \(unescaped: table("_sync_tombstones")) WHERE class = \(id.className) AND primary_key = \(ByteBuffer(bytes: Self.keyBytes(id.primaryKey)))",
-            logger: logger
-        ).decode((Int64, ByteBuffer).self) {
-            tombstone = OrderKey(clock: UInt64(bitPattern: clock), clientFileId: Array(client.readableBytesView))
+        return out
+    }
+
+    /// Inserts `count` rows into the store's table `name`, `bind(r, &binds)` appending row r's
+    /// values in `columns` order (with `casts` per column), in statements of many rows each.
+    private func insertRows(
+        into name: String, columns: [String], casts: [String] = [], count: Int, conflict: String = "", on c: PostgresConnection,
+        bind: (Int, inout PostgresBindings) throws -> Void
+    ) async throws {
+        // PostgreSQL takes at most 65,535 parameters a statement.
+        let perStatement = max(1, 60_000 / columns.count)
+        var start = 0
+        while start < count {
+            let end = min(count, start + perStatement)
+            var binds = PostgresBindings()
+            var rows: [String] = []
+            rows.reserveCapacity(end - start)
+            for r in start..<end {
+                try bind(r, &binds)
+                let first = (r - start) * columns.count
+                rows.append(
+                    "(" + columns.indices.map { "$\(first + $0 + 1)" + (casts.isEmpty ? "" : casts[$0]) }.joined(separator: ", ") + ")")
+            }
+            try await c.query(
+                PostgresQuery(
+                    unsafeSQL:
+                        "INSERT INTO \(table(name)) (\(columns.map(SQLMapping.quoted).joined(separator: ", "))) VALUES \(rows.joined(separator: ", ")) \(conflict)",
+                    binds: binds), logger: logger)
+            start = end
         }
-        return (object, tombstone)
     }
 
     /// The model's object of a row read with ``columns(of:)``.
@@ -352,20 +409,49 @@ struct SyncStore: Sendable {
         return out
     }
 
+    /// Writes the objects that changed, `after` as the store will hold them (nil: deleted): a
+    /// `DELETE` and a multi-row upsert per class.
     private func store(
-        _ id: SyncStoreModel.ObjectID, before: SyncStoreModel.Object?, after: SyncStoreModel.Object?, catalog: Catalog,
+        _ objects: [(id: SyncStoreModel.ObjectID, before: SyncStoreModel.Object?, after: SyncStoreModel.Object?)], catalog: Catalog,
         on c: PostgresConnection
     ) async throws {
-        guard before != after else { return }
-        let cls = catalog.classes[id.className]!
-        var binds = PostgresBindings()
-        try SQLMapping.bind(id.primaryKey, tag: cls.primaryKeyTag, into: &binds)
-        guard let after else {
-            try await c.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table(cls.name)) WHERE _id = $1", binds: binds), logger: logger)
-            return
+        var deleted: [String: [SyncValue]] = [:]
+        var written: [String: [(SyncValue, SyncStoreModel.Object)]] = [:]
+        for o in objects where o.before != o.after {
+            if let after = o.after {
+                written[o.id.className, default: []].append((o.id.primaryKey, after))
+            } else {
+                deleted[o.id.className, default: []].append(o.id.primaryKey)
+            }
         }
+        for (name, keys) in deleted.sorted(by: { $0.key < $1.key }) {
+            var binds = PostgresBindings()
+            try SQLMapping.bindArray(keys, tag: catalog.classes[name]!.primaryKeyTag, into: &binds)
+            try await c.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table(name)) WHERE _id = ANY($1)", binds: binds), logger: logger)
+        }
+        for (name, rows) in written.sorted(by: { $0.key < $1.key }) {
+            let cls = catalog.classes[name]!
+            let columns = Self.writtenColumns(of: cls)
+            var casts: [String: String] = ["_sync_clocks": "::jsonb"]
+            for p in cls.properties where !StoredValues.isPlain(p) {
+                casts[p.name] = p.valueTag == 11 && p.flags & 0b1110 == 0 ? "::numeric" : "::jsonb"
+            }
+            let updates = columns.dropFirst().map { "\(SQLMapping.quoted($0)) = EXCLUDED.\(SQLMapping.quoted($0))" }
+            try await insertRows(
+                into: name, columns: columns, casts: columns.map { casts[$0] ?? "" }, count: rows.count,
+                conflict: "ON CONFLICT (_id) DO UPDATE SET \(updates.joined(separator: ", "))", on: c
+            ) { r, binds in
+                try Self.bindRow(key: rows[r].0, rows[r].1, cls: cls, catalog: catalog, into: &binds)
+            }
+        }
+    }
+
+    /// Appends the values of ``writtenColumns(of:)`` of object `after` with primary key `key`.
+    private static func bindRow(
+        key: SyncValue, _ after: SyncStoreModel.Object, cls: SyncClass, catalog: Catalog, into binds: inout PostgresBindings
+    ) throws {
+        try SQLMapping.bind(key, tag: cls.primaryKeyTag, into: &binds)
         var clocks: [String: String] = [:]
-        var types: [String: String] = [:]
         for p in cls.properties {
             guard StoredValues.isPlain(p) else {
                 if let text = StoredValues.column(p, StoredValues.state(of: p, in: after)) {
@@ -373,7 +459,6 @@ struct SyncStore: Sendable {
                 } else {
                     binds.appendNull()
                 }
-                types[p.name] = p.valueTag == 11 && p.flags & 0b1110 == 0 ? "::numeric" : "::jsonb"
                 if let slot = after.properties[p.name] { clocks[p.name] = Self.text(slot.key) }
                 continue
             }
@@ -386,19 +471,8 @@ struct SyncStore: Sendable {
             }
         }
         binds.append(ByteBuffer(bytes: StoredValues.encode(after, cls: cls)))
-        let json = String(decoding: try JSONEncoder().encode(clocks), as: UTF8.self)
-        binds.append(json)
+        binds.append(String(decoding: try JSONEncoder().encode(clocks), as: UTF8.self))
         binds.append(Int64(bitPattern: after.created.clock))
         binds.append(ByteBuffer(bytes: after.created.clientFileId))
-        types["_sync_clocks"] = "::jsonb"
-        let columns = Self.writtenColumns(of: cls)
-        let placeholders = columns.indices.map { i in "$\(i + 1)" + (types[columns[i]] ?? "") }
-        let updates = columns.dropFirst().map { "\(SQLMapping.quoted($0)) = EXCLUDED.\(SQLMapping.quoted($0))" }
-        try await c.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO \(table(cls.name)) (\(columns.map(SQLMapping.quoted).joined(separator: ", "))) \
-                    VALUES (\(placeholders.joined(separator: ", "))) ON CONFLICT (_id) DO UPDATE SET \(updates.joined(separator: ", "))
-                    """, binds: binds), logger: logger)
     }
 }
