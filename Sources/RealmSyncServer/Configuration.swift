@@ -19,7 +19,7 @@ public struct SyncServerConfiguration: Sendable {
     /// How long a client has, once connected, to send HELLO; then the session ends (`badMessage`).
     public var handshakeTimeout: Duration = .seconds(10)
     /// How many objects a `BOOTSTRAP_TABLE` message carries, about (Spec/SYNC.md §8.3).
-    public var bootstrapBatch = 5_000
+    public var bootstrapBatch = 20_000
 
     /// A server for `appId` on `host:port` storing in `postgres`, signing with `jwtSecret`.
     public init(appId: String, host: String, port: Int, postgres: PostgresClient.Configuration, jwtSecret: [UInt8]) throws(SyncServerError)

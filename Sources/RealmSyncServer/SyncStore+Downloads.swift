@@ -224,7 +224,7 @@ extension SyncStore {
                 for k in chunk { try SQLMapping.bind(k, tag: cls.primaryKeyTag, into: &binds) }
                 guard let condition = try subscriptions.condition(name, into: &binds, offset: chunk.count) else { break }
                 let list = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
-                let columns = Self.columns(of: cls).map(SQLMapping.quoted).joined(separator: ", ")
+                let columns = Self.selectList(of: cls)
                 for try await row in try await client.query(
                     PostgresQuery(
                         unsafeSQL: "SELECT \(columns) FROM \(table(name)) WHERE _id IN (\(list)) AND (\(condition))", binds: binds),
