@@ -84,9 +84,7 @@ struct SyncFileState: Equatable, Sendable {
 
     /// The state as the open transaction `tx` holds it, creating the tables on first use (the
     /// first local version to upload is then the one after `tx`'s base).
-    /// With `only`, just those columns are read (the others keep their defaults: a caller that
-    /// writes the state back with ``write(_:over:)`` must change only what it read).
-    static func read(_ tx: WriteTransaction, only: Set<String>? = nil) throws -> SyncFileState {
+    static func read(_ tx: WriteTransaction) throws -> SyncFileState {
         if tx.catalog.table(table) == nil {
             try tx.createTable(table)
             for c in columns { try tx.addColumn(table, c) }
@@ -106,7 +104,7 @@ struct SyncFileState: Equatable, Sendable {
             for c in columns where t.column(c.name) == nil { try tx.addColumn(table, c) }  // a file of an earlier draft
         }
         var out: [String: StorageValue] = [:]
-        for c in columns where only?.contains(c.name) ?? true { out[c.name] = try tx.value(table, key, c.name) }
+        for c in columns { out[c.name] = try tx.value(table, key, c.name) }
         return try SyncFileState(out)
     }
 
@@ -394,10 +392,12 @@ enum SyncFile {
     /// before it are not converted yet (they were made by another process).
     static func describe(_ tx: WriteTransaction, base: Snapshot, embedded: Set<String>) throws -> [Rejected] {
         guard tx.catalog.table(SyncFileState.table) != nil else { return [] }
-        // Only what describing a commit reads and changes (this runs in every local commit).
-        var state = try SyncFileState.read(tx, only: ["convertedThrough", "clock", "subscriptions", "origin"])
+        // The state as the commit's base holds it (the commit has not touched it): one lookup of
+        // its row, not one per value (this runs in every local commit).
+        guard base.version == tx.baseVersion, var state = try SyncFileState.read(base), state.convertedThrough == tx.baseVersion else {
+            return []
+        }
         let read = state
-        guard state.convertedThrough == tx.baseVersion, base.version == tx.baseVersion else { return [] }
         let changes = tx.pendingChangeset()
         var clock = HybridClock(last: state.clock)
         let uploadClock = clock.next(milliseconds: UInt64(max(0, Date().timeIntervalSince1970 * 1000)))
