@@ -267,12 +267,14 @@ struct SyncStore: Sendable {
                 binds.append(Int64(bitPattern: tombstone.clock))
                 binds.append(ByteBuffer(bytes: tombstone.clientFileId))
             }
+            // The new server version, the client's newest applied upload and the announcement, in
+            // one statement (one round trip).
             try await c.query(
-                "UPDATE \(unescaped: table("_sync_meta")) SET server_version = \(Int64(version)) WHERE id = 1", logger: logger)
-            try await c.query(
-                "UPDATE \(unescaped: table("_sync_clients")) SET last_client_version = \(Int64(applied)) WHERE client_file_id = \(clientKey)",
-                logger: logger)
-            try await c.query("SELECT pg_notify(\(channel), \(String(version)))", logger: logger)
+                """
+                WITH meta AS (UPDATE \(unescaped: table("_sync_meta")) SET server_version = \(Int64(version)) WHERE id = 1), \
+                client AS (UPDATE \(unescaped: table("_sync_clients")) SET last_client_version = \(Int64(applied)) WHERE client_file_id = \(clientKey)) \
+                SELECT pg_notify(\(channel), \(String(version)))
+                """, logger: logger)
             return (applied, version)
         }
     }
