@@ -17,11 +17,51 @@ public struct AppConfiguration: Sendable, Equatable {
     /// directory (RealmSwift keeps them in the platform's application-support directory, which
     /// Linux does not have).
     public var rootDirectory: URL?
+    /// How long sync connections may take (nil: RealmSwift's defaults).
+    public var syncTimeouts: SyncTimeoutOptions?
 
     /// A configuration for the server at `baseURL` (default `http://127.0.0.1:8080`).
-    public init(baseURL: String? = nil, rootDirectory: URL? = nil) {
+    public init(baseURL: String? = nil, rootDirectory: URL? = nil, syncTimeouts: SyncTimeoutOptions? = nil) {
         self.baseURL = baseURL
         self.rootDirectory = rootDirectory
+        self.syncTimeouts = syncTimeouts
+    }
+}
+
+/// The timeouts of sync connections, in milliseconds (RealmSwift's `SyncTimeoutOptions`).
+///
+/// ```swift
+/// let config = AppConfiguration(baseURL: url, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000))
+/// ```
+public struct SyncTimeoutOptions: Sendable, Equatable {
+    /// The longest a connection may take to be established: the TCP connection, the WebSocket
+    /// handshake and the server's `WELCOME` (Spec/SYNC.md §2.2). A connection that takes longer
+    /// is closed, reported to the error handler (`connectionFailed`) once, and made again.
+    /// Default 120,000 (2 minutes), as in RealmSwift.
+    public var connectTimeout: UInt
+    /// How long RealmSwift keeps an unused connection open. Kept for source compatibility: this
+    /// client keeps one connection per synced file while its session is active.
+    public var connectionLingerTime: UInt
+    /// How often RealmSwift pings the server. Kept for source compatibility: this client pings
+    /// every 10 seconds and treats a pong missing by the next ping as a lost connection.
+    public var pingKeepalivePeriod: UInt
+    /// How long RealmSwift waits for a pong. Kept for source compatibility (see
+    /// ``pingKeepalivePeriod``).
+    public var pongKeepaliveTimeout: UInt
+    /// RealmSwift's limit on fast reconnections. Kept for source compatibility: this client
+    /// reconnects with a backoff from 0.1 to 5 seconds.
+    public var fastReconnectLimit: UInt
+
+    /// The given timeouts; each left out takes RealmSwift's default.
+    public init(
+        connectTimeout: UInt? = nil, connectionLingerTime: UInt? = nil, pingKeepalivePeriod: UInt? = nil,
+        pongKeepaliveTimeout: UInt? = nil, fastReconnectLimit: UInt? = nil
+    ) {
+        self.connectTimeout = connectTimeout ?? 120_000
+        self.connectionLingerTime = connectionLingerTime ?? 30_000
+        self.pingKeepalivePeriod = pingKeepalivePeriod ?? 60_000
+        self.pongKeepaliveTimeout = pongKeepaliveTimeout ?? 120_000
+        self.fastReconnectLimit = fastReconnectLimit ?? 60_000
     }
 }
 

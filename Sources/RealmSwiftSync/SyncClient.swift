@@ -136,8 +136,21 @@ actor SyncClient {
 
     // MARK: The connection
 
-    /// How long a connection waits for the server's WELCOME before it is closed and made again.
-    static let welcomeTimeout = Duration.seconds(15)
+    /// How long a connection may take to be established, up to the server's WELCOME, before it
+    /// is closed and made again (`SyncTimeoutOptions.connectTimeout`).
+    var connectTimeout: Duration { .milliseconds(Int64(core.configuration.syncTimeouts?.connectTimeout ?? 120_000)) }
+
+    /// The current connection attempt; a connection of an earlier one (abandoned while its
+    /// WebSocket handshake hung) closes as soon as it opens.
+    private var attempt = 0
+
+    private func isCurrent(_ a: Int) -> Bool { a == attempt }
+
+    /// A connection that was not established within the connect timeout (reported once, as a
+    /// server that cannot be reached is).
+    private struct ConnectTimeout: Error, CustomStringConvertible {
+        let description: String
+    }
 
     private func run() async {
         var delay = Duration.milliseconds(100)
@@ -185,37 +198,71 @@ actor SyncClient {
         welcomed = false
         refusal = nil
         var refused: SyncError?
-        do {
-            _ = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realm.sync")) {
-                inbound, outbound, _ in
-                // One writer per connection: messages reach the server in the order the client
-                // queued them (two uploads sent by two concurrent writes could overtake each
-                // other, and the server skips an upload older than one it applied).
-                let (queue, queued) = AsyncStream.makeStream(of: [UInt8].self)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await bytes in queue { try await outbound.writeBinaryMessage(ByteBuffer(bytes: bytes)) }
-                    }
-                    defer {
-                        queued.finish()
-                        group.cancelAll()
-                    }
-                    try await self.opened(outbound, queued)
-                    // A server that does not answer HELLO in time (its store stalled) is left,
-                    // and the loop connects again (RealmSwift's connect timeout, shorter).
-                    group.addTask {
-                        try await Task.sleep(for: SyncClient.welcomeTimeout)
-                        if await !self.welcomed {
-                            try? await outbound.close(.goingAway, reason: "no WELCOME within \(SyncClient.welcomeTimeout)")
+        attempt += 1
+        let current = attempt
+        let timeout = connectTimeout
+        // The connection runs in a task of its own, raced against the connect timeout: the
+        // WebSocket client waits for the handshake's answer without a timeout and without
+        // heeding cancellation, so a server that accepts the connection but never answers (seen
+        // once in about 45 runs of the convergence tests) would hold the session in
+        // `.connecting` for good.
+        let (ended, signal) = AsyncStream.makeStream(of: (any Error)??.self)
+        let connection = Task {
+            do {
+                _ = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realm.sync")) {
+                    inbound, outbound, _ in
+                    guard await self.isCurrent(current) else { return }
+                    // One writer per connection: messages reach the server in the order the
+                    // client queued them (two uploads sent by two concurrent writes could overtake
+                    // each other, and the server skips an upload older than one it applied).
+                    let (queue, queued) = AsyncStream.makeStream(of: [UInt8].self)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            for await bytes in queue { try await outbound.writeBinaryMessage(ByteBuffer(bytes: bytes)) }
+                        }
+                        defer {
+                            queued.finish()
+                            group.cancelAll()
+                        }
+                        try await self.opened(outbound, queued)
+                        for try await message in inbound.messages(maxSize: 64 << 20) {
+                            guard case .binary(let buffer) = message else { continue }
+                            try await self.received(Array(buffer.readableBytesView))
                         }
                     }
-                    for try await message in inbound.messages(maxSize: 64 << 20) {
-                        guard case .binary(let buffer) = message else { continue }
-                        try await self.received(Array(buffer.readableBytesView))
-                    }
                 }
+                signal.yield(.some(nil))
+            } catch {
+                signal.yield(.some(error))
             }
-        } catch {
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            signal.yield(nil)
+        }
+        var failure: (any Error)?
+        for await event in ended {
+            if let event {
+                failure = event
+                break
+            }
+            if welcomed { continue }
+            if let outbound {
+                // Open, but no WELCOME (the server's store stalled): close, and the connection
+                // task ends as the server answers the close.
+                try? await outbound.close(.goingAway, reason: "no WELCOME within \(timeout)")
+                continue
+            }
+            // The handshake never answered: the attempt is abandoned (its connection closes
+            // if it ever opens) and the loop connects again.
+            attempt += 1
+            connection.cancel()
+            failure = ConnectTimeout(description: "no answer within \(timeout)")
+            break
+        }
+        timer.cancel()
+        signal.finish()
+        if let error = failure {
             status.withLock { $0.note("connection failed: \(error)") }
             if let refusal {
                 refused = refusal

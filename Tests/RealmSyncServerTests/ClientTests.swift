@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import PostgresNIO
 import RealmStorage
 import RealmSwift
@@ -36,7 +38,10 @@ struct TestClient: Sendable {
 
     init(_ server: ServerProcess, root: URL? = nil, subscribe: Bool = true) async throws {
         self.root = root ?? FileManager.default.temporaryDirectory.appendingPathComponent("realm-client-\(UUID().uuidString)")
-        app = App(id: server.appId, configuration: AppConfiguration(baseURL: server.baseURL, rootDirectory: self.root))
+        app = App(
+            id: server.appId,
+            configuration: AppConfiguration(
+                baseURL: server.baseURL, rootDirectory: self.root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000)))
         user = try await app.login(credentials: .anonymous)
         var config =
             subscribe
@@ -333,4 +338,40 @@ actor ClientActor {
 struct TimedOut: Error, CustomStringConvertible {
     let seconds: Double
     var description: String { "not done within \(seconds) s" }
+}
+
+extension SyncServerTests {
+    /// A server that accepts the TCP connection but never answers the WebSocket handshake does not
+    /// hold the session in `.connecting`: after the connect timeout the client reports
+    /// `connectionFailed` (once) and connects again.
+    @Test func aHandshakeThatNeverAnswersTimesOutAndTheClientTriesAgain() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-client-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // A user logged in through the real server, then an app of the same directory whose
+        // server accepts connections and says nothing.
+        _ = try await App(id: server.appId, configuration: AppConfiguration(baseURL: server.baseURL, rootDirectory: root))
+            .login(credentials: .anonymous)
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { $0.eventLoop.makeSucceededVoidFuture() }
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { silent.close(promise: nil) }
+        let port = try #require(silent.localAddress?.port)
+        let app = App(
+            id: server.appId,
+            configuration: AppConfiguration(
+                baseURL: "http://127.0.0.1:\(port)", rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 500)))
+        let user = try #require(app.currentUser)
+        let errors = Locked<[SyncError]>([])
+        app.syncManager.errorHandler = { error, _ in if let e = error as? SyncError { errors.withLock { $0.append(e) } } }
+        var config = user.flexibleSyncConfiguration()
+        config.objectTypes = [ClientDog.self, ClientOwner.self]
+        let session = try #require(try Realm(configuration: config).syncSession)
+        #expect(try await eventually(10) { session.trace.filter { $0.hasSuffix(": connecting") }.count >= 3 }, "\(session.trace)")
+        let reported = errors.withLock { $0 }
+        #expect(reported.count == 1 && reported.first?.code == .connectionFailed, "\(reported)")
+        #expect(reported.first?.message.contains("no answer within") == true, "\(reported)")
+        #expect(session.connectionState != .connected)
+    }
 }

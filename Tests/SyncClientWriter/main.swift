@@ -22,7 +22,10 @@ struct SyncClientWriter {
             FileHandle.standardError.write(Data("usage: SyncClientWriter BASE_URL APP_ID ROOT START COUNT\n".utf8))
             exit(1)
         }
-        let app = App(id: args[2], configuration: AppConfiguration(baseURL: args[1], rootDirectory: URL(fileURLWithPath: args[3])))
+        let app = App(
+            id: args[2],
+            configuration: AppConfiguration(
+                baseURL: args[1], rootDirectory: URL(fileURLWithPath: args[3]), syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000)))
         let user: User
         if let current = app.currentUser { user = current } else { user = try await app.login(credentials: .anonymous) }
         var config = user.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<CrashDog>(name: "all")) })
