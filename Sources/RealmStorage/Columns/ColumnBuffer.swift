@@ -235,95 +235,72 @@ package struct ColumnBuffer: Sendable {
         }
     }
 
-    /// Removes the row at `index` in place (one delete: the arrays are shifted, not rebuilt; a
-    /// transaction deleting many objects one at a time rebuilt the whole group for each).
-    private mutating func remove(at index: Int) {
+    /// Removes the rows at the given sorted, distinct indices, in place: the rows after the
+    /// first removed one move down and the tail is cut (no new arrays; a transaction deleting
+    /// many objects one at a time rebuilt the whole group for each).
+    package mutating func remove(sortedIndices: [Int]) {
+        guard let first = sortedIndices.first else { return }
+        let rows = count
+        // One walk beside the sorted indices (no hashing: a patch applied by a reader removes
+        // rows from whole segments).
+        func compact<T>(_ a: inout [T], width w: Int = 1) {
+            var write = first * w
+            var next = 0
+            for row in first..<rows {
+                if next < sortedIndices.count && sortedIndices[next] == row {
+                    next += 1
+                    continue
+                }
+                for k in 0..<w { a.swapAt(write + k, row * w + k) }
+                write += w
+            }
+            a.removeLast(a.count - write)
+        }
+        // Each array is taken out of the enum while it is compacted, so that it is uniquely
+        // referenced and changes in place.
         switch storage {
         case .ints(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .ints(a)
         case .floats(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .floats(a)
         case .doubles(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .doubles(a)
         case .fixed(let w, var a):
             storage = .ints([])
-            a.removeSubrange(index * w..<(index + 1) * w)
+            compact(&a, width: w)
             storage = .fixed(width: w, a)
         case .strings(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .strings(a)
         case .blobs(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .blobs(a)
         case .values(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .values(a)
         case .lists(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .lists(a)
         case .maps(var a):
             storage = .ints([])
-            a.remove(at: index)
+            compact(&a)
             storage = .maps(a)
         }
         if var v = valid {
             valid = nil
-            v.remove(at: index)
+            compact(&v)
             valid = v
         }
-        count -= 1
-    }
-
-    /// Removes the rows at the given sorted, distinct indices.
-    package mutating func remove(sortedIndices: [Int]) {
-        guard !sortedIndices.isEmpty else { return }
-        if sortedIndices.count == 1 { return remove(at: sortedIndices[0]) }
-        // One walk beside the sorted indices (no hashing: a patch applied by a reader removes
-        // rows from whole segments).
-        func keep<T>(_ a: [T]) -> [T] {
-            var out: [T] = []
-            out.reserveCapacity(a.count)
-            var next = 0
-            for (i, x) in a.enumerated() {
-                if next < sortedIndices.count && sortedIndices[next] == i {
-                    next += 1
-                } else {
-                    out.append(x)
-                }
-            }
-            return out
-        }
-        switch storage {
-        case .ints(let a): storage = .ints(keep(a))
-        case .floats(let a): storage = .floats(keep(a))
-        case .doubles(let a): storage = .doubles(keep(a))
-        case .fixed(let w, let a):
-            var out: [UInt8] = []
-            out.reserveCapacity(a.count)
-            var start = 0
-            for i in sortedIndices {
-                out.append(contentsOf: a[start * w..<i * w])
-                start = i + 1
-            }
-            out.append(contentsOf: a[start * w..<count * w])
-            storage = .fixed(width: w, out)
-        case .strings(let a): storage = .strings(keep(a))
-        case .blobs(let a): storage = .blobs(keep(a))
-        case .values(let a): storage = .values(keep(a))
-        case .lists(let a): storage = .lists(keep(a))
-        case .maps(let a): storage = .maps(keep(a))
-        }
-        if let v = valid { valid = keep(v) }
         count -= sortedIndices.count
     }
 
