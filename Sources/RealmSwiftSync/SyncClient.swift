@@ -587,6 +587,19 @@ actor SyncClient {
     /// Waits until every change on the server when the call was made is in the file.
     func waitForDownload() async throws {
         if let fatal { throw fatal }
+        // A subscription change made just before is part of what the server has for this file,
+        // but its QUERY is sent from a task of its own: wait for its bootstrap first, so that a
+        // MARK sent ahead of that QUERY cannot be answered before it (a failed set is the
+        // subscriptions' error to report, not this wait's).
+        if let link, let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")), state.querySetVersion > 0,
+            state.queryState == 0
+        {
+            do {
+                try await waitForSubscriptions(state.querySetVersion)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {}
+        }
         try await wait(for: .mark)
     }
 
