@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RealmSyncProtocolTests",
-            dependencies: ["RealmSyncProtocol"]
+            dependencies: ["RealmSyncProtocol", "RealmTestSupport"]
         ),
         // A RealmSwift-style app that must compile without a change of RealmSwift spelling (issue 29).
         .testTarget(

@@ -59,6 +59,8 @@ actor SyncClient {
     /// message each.
     static let uploadWindow = 2
     private var bootstrap: [BootstrapTable] = []
+    /// The parts of an entry received in DOWNLOAD_PARTs so far.
+    private var assembly = DownloadAssembly()
     /// Who waits, for what: an acknowledgement through a client version, the answer to a MARK,
     /// or a complete subscription set version. Keyed by a number, so a cancelled wait leaves.
     private enum Awaited {
@@ -307,6 +309,7 @@ actor SyncClient {
         sentThrough = acked
         unacknowledged = []
         bootstrap = []
+        assembly.reset()
         guard let link else { return }
         let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
         let schema = SyncedSchema(try link.store.snapshot(kind: "sync").catalog, embedded: embedded)
@@ -335,6 +338,10 @@ actor SyncClient {
 
     private func received(_ message: SyncMessage) async throws {
         guard let link else { return }
+        if let partial = assembly.partial, message.type != SyncMessage.downloadPartType {
+            throw SyncError(
+                .clientSessionError, "the server sent a message of type \(message.type) inside the parts of entry \(partial.serverVersion)")
+        }
         switch message {
         case .welcome(let id, _, let serverClock):
             try write(link) { tx, state in
@@ -362,6 +369,17 @@ actor SyncClient {
         case .download(_, let entries, _):
             let journal = self.journal
             try write(link) { tx, state in try SyncFile.apply(entries, tx, &state, journal: journal) }
+            notifyProgress(.download)
+        case .downloadPart(_, let part, let last, _):
+            let entry: Entry?
+            do {
+                entry = try assembly.add(part, last: last)
+            } catch {
+                throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
+            }
+            guard let entry else { return }
+            let journal = self.journal
+            try write(link) { tx, state in try SyncFile.apply([entry], tx, &state, journal: journal) }
             notifyProgress(.download)
         case .bootstrapTable(_, _, let table):
             bootstrap.append(table)
@@ -507,23 +525,10 @@ actor SyncClient {
 
     /// `upload` as UPLOAD_PART messages of about ``messageBudget`` bytes each, in order.
     static func parts(of upload: Upload) -> [SyncMessage] {
-        var parts: [SyncMessage] = []
-        var current: [Instruction] = []
-        var size = 0
-        for i in upload.instructions {
-            var w = WireWriter()
-            w.instructions([i])
-            if !current.isEmpty && size + w.bytes.count > messageBudget {
-                parts.append(
-                    .uploadPart(Upload(clientVersion: upload.clientVersion, clock: upload.clock, instructions: current), last: false))
-                current = []
-                size = 0
-            }
-            current.append(i)
-            size += w.bytes.count
+        let runs = upload.instructions.runs(budget: messageBudget)
+        return runs.enumerated().map { k, run in
+            .uploadPart(Upload(clientVersion: upload.clientVersion, clock: upload.clock, instructions: run), last: k == runs.count - 1)
         }
-        parts.append(.uploadPart(Upload(clientVersion: upload.clientVersion, clock: upload.clock, instructions: current), last: true))
-        return parts
     }
 
     func subscriptionsChanged() async {

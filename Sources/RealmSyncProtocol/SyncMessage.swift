@@ -174,9 +174,16 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
     /// Objects of one class in the bootstrap of `querySetVersion`, by column; the bootstrap ends
     /// with a ``bootstrap(querySetVersion:serverVersion:objects:last:)`` with `last`.
     case bootstrapTable(querySetVersion: UInt64, serverVersion: UInt64, table: BootstrapTable)
+    /// A part of one history entry too large for one message: the parts of an entry come in
+    /// order, in consecutive messages, the last with `last`; the client applies the entry, as a
+    /// ``download(fromVersion:entries:latestServerVersion:)`` of that one entry, when it has all
+    /// (``DownloadAssembly``).
+    case downloadPart(fromVersion: UInt64, entry: Entry, last: Bool, latestServerVersion: UInt64)
 
     /// The message type of `BOOTSTRAP_TABLE`.
     public static let bootstrapTableType: UInt8 = 11
+    /// The message type of `DOWNLOAD_PART`.
+    public static let downloadPartType: UInt8 = 12
 
     /// The message type of §4.
     public var type: UInt8 {
@@ -192,6 +199,7 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .mark: 9
         case .uploadPart: 10
         case .bootstrapTable: Self.bootstrapTableType
+        case .downloadPart: Self.downloadPartType
         }
     }
 
@@ -253,13 +261,13 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .download(let from, let entries, let latest):
             w.uvarint(from)
             w.count(entries.count)
-            for e in entries {
-                w.uvarint(e.serverVersion)
-                w.data(e.originClientFileId)
-                w.uvarint(e.originClientVersion)
-                w.u64(e.clock)
-                w.instructions(e.instructions)
-            }
+            for e in entries { w.entry(e) }
+            w.uvarint(latest)
+        case .downloadPart(let from, let e, let last, let latest):
+            w.uvarint(from)
+            w.entryHeader(e)
+            w.u8(last ? 1 : 0)
+            w.instructions(e.instructions)
             w.uvarint(latest)
         case .error(let code, let message, let fatal, let clientVersion):
             w.uvarint(code)
@@ -323,12 +331,17 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
             let n = try r.count(minimumItemSize: 12)
             var entries: [Entry] = []
             for _ in 0..<n {
-                entries.append(
-                    Entry(
-                        serverVersion: try r.uvarint(), originClientFileId: try r.clientFileId(allowEmpty: true),
-                        originClientVersion: try r.uvarint(), clock: try r.u64(), instructions: try r.instructions()))
+                var e = try r.entryHeader()
+                e.instructions = try r.instructions()
+                entries.append(e)
             }
             message = .download(fromVersion: from, entries: entries, latestServerVersion: try r.uvarint())
+        case Self.downloadPartType:
+            let from = try r.uvarint()
+            var e = try r.entryHeader()
+            let last = try r.flag()
+            e.instructions = try r.instructions()
+            message = .downloadPart(fromVersion: from, entry: e, last: last, latestServerVersion: try r.uvarint())
         case 8: message = .error(code: try r.uvarint(), message: try r.string(), fatal: try r.flag(), clientVersion: try r.uvarint())
         case 9: message = .mark(requestId: try r.uvarint(), serverVersion: try r.uvarint())
         case Self.bootstrapTableType:
@@ -360,43 +373,60 @@ extension WireWriter {
         for s in p { string(s) }
     }
 
+    /// An entry's server version, origin and clock (what precedes its instructions).
+    mutating func entryHeader(_ e: Entry) {
+        uvarint(e.serverVersion)
+        data(e.originClientFileId)
+        uvarint(e.originClientVersion)
+        u64(e.clock)
+    }
+
+    /// A whole entry of a `DOWNLOAD`.
+    mutating func entry(_ e: Entry) {
+        entryHeader(e)
+        instructions(e.instructions)
+    }
+
     /// Writes `list` as `Instruction[]` (§5): the form a history entry's changeset is stored in.
     public mutating func instructions(_ list: [Instruction]) {
         count(list.count)
-        for i in list {
-            u8(i.operation.code)
-            string(i.className)
-            value(i.primaryKey)
-            switch i.operation {
-            case .create, .erase: break
-            case .set(let p, let v), .setAdd(let p, let v), .setErase(let p, let v):
-                path(p)
-                value(v)
-            case .listInsert(let p, let id, let after, let v):
-                path(p)
-                elementId(id)
-                elementId(after)
-                value(v)
-            case .listSet(let p, let id, let v):
-                path(p)
-                elementId(id)
-                value(v)
-            case .listErase(let p, let id):
-                path(p)
-                elementId(id)
-            case .mapSet(let p, let key, let v):
-                path(p)
-                string(key)
-                value(v)
-            case .mapErase(let p, let key):
-                path(p)
-                string(key)
-            case .listState(let p, let ids, let values):
-                path(p)
-                count(ids.count)
-                for id in ids { elementId(id) }
-                value(.list(values))
-            }
+        for i in list { instruction(i) }
+    }
+
+    /// Writes one item of an `Instruction[]`.
+    mutating func instruction(_ i: Instruction) {
+        u8(i.operation.code)
+        string(i.className)
+        value(i.primaryKey)
+        switch i.operation {
+        case .create, .erase: break
+        case .set(let p, let v), .setAdd(let p, let v), .setErase(let p, let v):
+            path(p)
+            value(v)
+        case .listInsert(let p, let id, let after, let v):
+            path(p)
+            elementId(id)
+            elementId(after)
+            value(v)
+        case .listSet(let p, let id, let v):
+            path(p)
+            elementId(id)
+            value(v)
+        case .listErase(let p, let id):
+            path(p)
+            elementId(id)
+        case .mapSet(let p, let key, let v):
+            path(p)
+            string(key)
+            value(v)
+        case .mapErase(let p, let key):
+            path(p)
+            string(key)
+        case .listState(let p, let ids, let values):
+            path(p)
+            count(ids.count)
+            for id in ids { elementId(id) }
+            value(.list(values))
         }
     }
 }
@@ -430,6 +460,13 @@ extension WireReader {
             properties.append(SyncClass.Property(try string(), valueTag: try u8(), flags: try u8(), linkTarget: try string()))
         }
         return SyncClass(name, primaryKeyTag: pk, isEmbedded: embedded, properties: properties)
+    }
+
+    /// An entry's server version, origin and clock; its instructions are left empty.
+    mutating func entryHeader() throws(WireError) -> Entry {
+        Entry(
+            serverVersion: try uvarint(), originClientFileId: try clientFileId(allowEmpty: true), originClientVersion: try uvarint(),
+            clock: try u64(), instructions: [])
     }
 
     mutating func path() throws(WireError) -> [String] {

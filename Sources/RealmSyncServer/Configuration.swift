@@ -20,6 +20,9 @@ public struct SyncServerConfiguration: Sendable {
     public var handshakeTimeout: Duration = .seconds(10)
     /// How many objects a `BOOTSTRAP_TABLE` message carries, about (Spec/SYNC.md §8.3).
     public var bootstrapBatch = 20_000
+    /// The bytes a `DOWNLOAD` or `DOWNLOAD_PART` message aims to stay under (Spec/SYNC.md §8.3):
+    /// 4 MiB, far below any client's limit.
+    public var downloadMessageSize = 4 << 20
 
     /// A server for `appId` on `host:port` storing in `postgres`, signing with `jwtSecret`.
     public init(appId: String, host: String, port: Int, postgres: PostgresClient.Configuration, jwtSecret: [UInt8]) throws(SyncServerError)

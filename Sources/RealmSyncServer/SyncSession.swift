@@ -257,7 +257,7 @@ struct SyncSession: Sendable {
             state.latest = max(state.latest, try await store.latestVersion())
             try await sendDownloads(&state)
             try await send(.mark(requestId: id, serverVersion: state.latest))
-        case .welcome, .uploadAck, .bootstrap, .bootstrapTable, .download:
+        case .welcome, .uploadAck, .bootstrap, .bootstrapTable, .download, .downloadPart:
             throw SessionFailure.badMessage("a server's message sent by a client")
         case .error(let code, let message, _, _):
             logger.info("client reported an error", metadata: ["code": "\(code)", "message": "\(message)"])
@@ -268,9 +268,15 @@ struct SyncSession: Sendable {
         guard let own = state.clientFileId else { return }
         while state.sentVersion < state.latest {
             let entries = try await store.download(
-                after: state.sentVersion, limit: Self.downloadBatch, subscriptions: state.subscriptions, catalog: state.catalog, own: own)
+                after: state.sentVersion, limit: Self.downloadBatch, bytes: configuration.maximumMessageSize,
+                subscriptions: state.subscriptions, catalog: state.catalog, own: own)
             guard let last = entries.last else { return }
-            try await send(.download(fromVersion: state.sentVersion, entries: entries, latestServerVersion: state.latest))
+            for message in SyncMessage.downloads(
+                fromVersion: state.sentVersion, entries: entries, latestServerVersion: state.latest,
+                budget: configuration.downloadMessageSize)
+            {
+                try await send(message)
+            }
             state.sentVersion = last.serverVersion
         }
     }

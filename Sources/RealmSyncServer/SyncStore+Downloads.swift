@@ -187,18 +187,25 @@ extension SyncStore {
         return (encoder.finish(others: others), rows)
     }
 
-    /// The history after `after`, at most `limit` entries, each reduced to what a client with
+    /// The history after `after`, at most `limit` entries and, past the first, at most about
+    /// `bytes` bytes of changesets, each reduced to what a client with
     /// `subscriptions` is sent (Spec/SYNC.md §8.3): an object the subscriptions match now comes
     /// whole (`CREATE` and a `SET` of each property set, its state now), one they do not match is
     /// `ERASE`d (a no-op on a client that does not have it); objects of classes the client does not
     /// subscribe to are left out. An entry that leaves nothing is left out too, unless it is the
     /// batch's last or the client's own.
-    func download(after: UInt64, limit: Int, subscriptions: CompiledSubscriptions, catalog: Catalog, own: [UInt8]) async throws -> [Entry] {
+    func download(
+        after: UInt64, limit: Int, bytes: Int, subscriptions: CompiledSubscriptions, catalog: Catalog, own: [UInt8]
+    ) async throws -> [Entry] {
         var entries: [Entry] = []
+        // `octet_length` of a stored bytea reads its size without reading its bytes.
         for try await (version, client, clientVersion, clock, changeset) in try await client.query(
             """
-            SELECT server_version, client_file_id, client_version, clock, changeset FROM \(unescaped: table("_sync_history")) \
-            WHERE server_version > \(Int64(after)) ORDER BY server_version LIMIT \(Int64(limit))
+            SELECT server_version, client_file_id, client_version, clock, changeset FROM (\
+            SELECT *, sum(octet_length(changeset)) OVER (ORDER BY server_version) - octet_length(changeset) AS before \
+            FROM \(unescaped: table("_sync_history")) \
+            WHERE server_version > \(Int64(after)) ORDER BY server_version LIMIT \(Int64(limit))) h \
+            WHERE before < \(Int64(bytes)) ORDER BY server_version
             """, logger: logger
         ).decode((Int64, ByteBuffer?, Int64, Int64, ByteBuffer).self) {
             var reader = WireReader(Array(changeset.readableBytesView))

@@ -92,6 +92,15 @@ import Testing
                     instructions: [Instruction("Dog", .int(3), .erase)]),
             ], latestServerVersion: 10),
         .error(code: 7, message: "cannot compile 'a.@count > 1'", fatal: false, clientVersion: 0),
+        .downloadPart(
+            fromVersion: 10,
+            entry: Entry(
+                serverVersion: 11, originClientFileId: fileB, originClientVersion: 4, clock: 7,
+                instructions: [Instruction("Dog", .int(3), .create)]),
+            last: false, latestServerVersion: 12),
+        .downloadPart(
+            fromVersion: 10, entry: Entry(serverVersion: 11, originClientFileId: [], originClientVersion: 0, clock: 7, instructions: []),
+            last: true, latestServerVersion: 12),
     ]
 
     @Test(arguments: messages)

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import RealmSwift
 import RealmSwiftSync
+import RealmSyncProtocol
 import Testing
 
 /// A synced class with a property of every collection kind, a mixed value and a decimal.
@@ -364,12 +365,21 @@ extension SyncServerTests {
 
 extension SyncServerTests {
     /// A commit whose upload is larger than a message may be (16 MiB) goes in UPLOAD_PARTs and is
-    /// applied whole.
-    @Test func aCommitLargerThanAMessageIsUploadedInParts() async throws {
+    /// applied whole; its entry comes to a subscribed client in DOWNLOAD_PARTs of at most about
+    /// 4 MiB, and the client applies it whole.
+    @Test func aCommitLargerThanAMessageIsUploadedAndDownloadedInParts() async throws {
         let server = try await ServerProcess()
         defer { server.stop() }
         let a = try await TestClient(server)
         let b = try await TestClient(server)
+        // A client speaking the protocol directly, subscribed to every dog, to see the messages
+        // (once `a` has made the class known).
+        _ = try a.dogs()
+        try await bounded(60) { try await a.sync() }
+        let raw = try await SyncConnection(server, token: try await server.anonymousToken())
+        _ = try await raw.hello(schema: [])
+        raw.send(.query(querySetVersion: 1, subscriptions: [Subscription(className: "ClientDog", query: "TRUEPREDICATE")]))
+        _ = try await raw.receive(until: { $0.bootstrapped()?.last == true })
         let text = String(repeating: "x", count: 100_000)
         try a.write { realm in
             for i in 0..<200 { realm.add(ClientDog(name: "\(i)-" + text, age: i)) }  // about 20 MB
@@ -388,6 +398,19 @@ extension SyncServerTests {
         _ = try b.dogs()
         try await bounded(120) { try await b.sync() }
         #expect(try b.dogs().count == 200)
+        var assembly = DownloadAssembly()
+        var parts = 0
+        var entry: Entry?
+        while entry == nil {
+            let m = try await raw.receive(within: 60)
+            guard case .downloadPart(_, let part, let last, _) = m else { continue }
+            #expect(m.encoded().count < 5 << 20)
+            parts += 1
+            entry = try assembly.add(part, last: last)
+        }
+        #expect(parts >= 5)
+        #expect(entry?.instructions.filter { $0.operation == .create }.count == 200)
+        await raw.close()
         await a.close()
         await b.close()
     }
