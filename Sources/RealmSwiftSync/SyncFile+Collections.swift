@@ -17,7 +17,7 @@ final class ListIdentities {
     /// The identities as `tx` holds them.
     init(_ tx: WriteTransaction) { self.tx = tx }
 
-    private static func rowKey(_ className: String, _ primaryKey: SyncValue, _ property: String) -> String {
+    static func rowKey(_ className: String, _ primaryKey: SyncValue, _ property: String) -> String {
         var w = WireWriter()
         w.value(primaryKey)
         return className + "\u{1}" + property + "\u{1}" + Hex.string(w.bytes)

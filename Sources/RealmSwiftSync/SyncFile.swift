@@ -630,8 +630,35 @@ enum SyncFile {
             }
             let pending = journal.pending
             let creates = entry.instructions.filter { if case .create = $0.operation { true } else { false } }
+            // Consecutive erasures of one class go together: links to them are looked for once.
+            var erasing: TableSchema?
+            var erased = Set<ObjectKey>()
             for i in creates + entry.instructions.filter({ if case .create = $0.operation { false } else { true } }) {
-                try apply(i, tx, pending)
+                let erases = i.operation == .erase
+                if let e = erasing, !erases || e.name != i.className {
+                    try erase(erased, of: e, tx: tx)
+                    erasing = nil
+                    erased = []
+                }
+                guard erases, let table = tx.catalog.table(i.className), !i.className.hasPrefix("__") else {
+                    try apply(i, tx, pending)
+                    continue
+                }
+                guard let pk = try primaryKey(i.primaryKey, of: table, tx: tx), let key = try tx.objectKey(i.className, primaryKey: pk)
+                else { continue }
+                erasing = table
+                erased.insert(key)
+            }
+            if let e = erasing { try erase(erased, of: e, tx: tx) }
+            // States that linked to the objects created, which the file did not hold, get their
+            // links (§7.3).
+            let unresolved = UnresolvedLinks(tx)
+            if !unresolved.isEmpty {
+                for c in creates {
+                    for change in try unresolved.arrived(SyncStoreModel.ObjectID(c.className, c.primaryKey)) {
+                        try applyAgain(change, tx, pending)
+                    }
+                }
             }
             state.serverVersion = max(state.serverVersion, entry.serverVersion)
         }
@@ -646,10 +673,7 @@ enum SyncFile {
         case .create:
             if key == nil { try tx.insert(i.className, ["_id": pk]) }
         case .erase:
-            if let key {
-                try deleteCascading(table, key, tx: tx)
-                try ListIdentities(tx).remove(i.className, i.primaryKey, table: table)
-            }
+            if let key { try erase([key], of: table, tx: tx) }
         case .set(let path, _), .listState(let path, _, _):
             guard let key, path.count == 1, let column = table.column(path[0]), column.name != "_id",
                 !pending.wrote(Pending.PropertyKey(className: i.className, primaryKey: i.primaryKey, path: path))
@@ -661,8 +685,47 @@ enum SyncFile {
             } else if case .set(_, let value) = i.operation, let v = try storageValue(value, column: column, tx: tx) {
                 try tx.set(i.className, key, column.name, v)
             }
+            // Links left out for want of their objects wait for them (§7.3).
+            if column.type == .link || column.type == .mixed {
+                let value: SyncValue =
+                    switch i.operation {
+                    case .set(_, let v): v
+                    case .listState(_, _, let values): .list(values)
+                    default: .null
+                    }
+                let missing = try missingTargets(of: value, tx: tx)
+                let unresolved = UnresolvedLinks(tx)
+                if !missing.isEmpty || !unresolved.isEmpty { try unresolved.update(i, missing: missing) }
+            }
         default:
             return  // a server sends collections whole (SET of a set or map, LIST_STATE of a list)
+        }
+    }
+
+    /// Applies `change` again, a recorded state whose missing objects arrived (§7.3); forgotten
+    /// when its object is gone.
+    static func applyAgain(_ change: Instruction, _ tx: WriteTransaction, _ pending: Pending) throws {
+        guard let table = tx.catalog.table(change.className), let pk = try primaryKey(change.primaryKey, of: table, tx: tx),
+            try tx.objectKey(change.className, primaryKey: pk) != nil
+        else {
+            try UnresolvedLinks(tx).update(change, missing: [])
+            return
+        }
+        try apply(change, tx, pending)
+    }
+
+    /// Erases objects `keys` of the top-level class `table` (a download's `ERASE`, a bootstrap's
+    /// removals): links to them go first (recorded, should they come back), then the objects with
+    /// their embedded objects, their lists' identities and what their properties waited for.
+    static func erase(_ keys: Set<ObjectKey>, of table: TableSchema, tx: WriteTransaction) throws {
+        guard let pkColumn = table.primaryKeyColumn else { return }
+        try unlink(keys, of: table, tx: tx)
+        let unresolved = UnresolvedLinks(tx)
+        for key in keys {
+            let pk = try syncValue(try tx.value(table.name, key, pkColumn.name), column: pkColumn, at: tx)
+            try deleteCascading(table, key, tx: tx)
+            try ListIdentities(tx).remove(table.name, pk, table: table)
+            try unresolved.forgetObject(table.name, pk, table: table)
         }
     }
 
@@ -758,14 +821,23 @@ enum SyncFile {
         }
         for cls in schema.classes where nonEmpty.contains(cls.name) {
             guard let table = tx.catalog.table(cls.name), let pkColumn = table.primaryKeyColumn else { continue }
+            var gone = Set<ObjectKey>()
             for key in try tx.objectKeys(cls.name) {
                 let pk = try syncValue(try tx.value(cls.name, key, "_id"), column: pkColumn, at: tx)
                 let id = SyncStoreModel.ObjectID(cls.name, pk)
-                if !held.contains(id) && !pending.touched(id) {
-                    try deleteCascading(table, key, tx: tx)
-                    try ListIdentities(tx).remove(cls.name, pk, table: table)
-                }
+                if !held.contains(id) && !pending.touched(id) { gone.insert(key) }
             }
+            try erase(gone, of: table, tx: tx)
+        }
+        // States kept for objects the bootstrap brought (those of objects it holds were applied
+        // again above; these are of objects a pending write keeps).
+        let unresolved = UnresolvedLinks(tx)
+        if !unresolved.isEmpty {
+            let arrived = try unresolved.arrivedAll { id in
+                guard let t = tx.catalog.table(id.className), let pk = try primaryKey(id.primaryKey, of: t, tx: tx) else { return false }
+                return try tx.objectKey(id.className, primaryKey: pk) != nil
+            }
+            for change in arrived { try applyAgain(change, tx, pending) }
         }
     }
 }
