@@ -24,7 +24,10 @@ extension Results where Element: Object {
     /// that name gets this query.
     /// - Throws: `Realm.Error.subscriptionFailed` when the server refuses the query;
     ///   `Realm.Error.invalidQuery` for results over a collection property; ``SyncError`` when the
-    ///   session stops, or `.connectionFailed` when `timeout` seconds pass first.
+    ///   session stops. When `timeout` seconds pass first, an `NSError` of `NSPOSIXErrorDomain` and
+    ///   code `ETIMEDOUT`, "Waiting for update timed out after … seconds.", as RealmSwift throws:
+    ///   the client stopped waiting, nothing failed, and the subscription stays in the set (its
+    ///   objects arrive when the server sends them).
     public func subscribe(
         name: String? = nil, waitForSync: WaitForSyncMode = .onCreation, timeout: TimeInterval? = nil,
         _isolation: isolated (any Actor)? = #isolation
@@ -60,13 +63,24 @@ extension Results where Element: Object {
                 }
                 let done = try await group.next() ?? false
                 group.cancelAll()
-                if !done { throw SyncError(.connectionFailed, "the subscription's objects did not arrive within \(timeout) s") }
+                if !done { throw Self.timedOut(after: timeout) }
             }
         } else {
             try await wait()
         }
         realm.refresh()
         return out
+    }
+
+    /// The error of a `subscribe` whose wait ran out: RealmSwift's.
+    static func timedOut(after timeout: TimeInterval) -> NSError {
+        NSError(
+            domain: NSPOSIXErrorDomain, code: Int(ETIMEDOUT),
+            userInfo: [
+                NSLocalizedDescriptionKey: "Waiting for update timed out after \(timeout) seconds.",
+                NSLocalizedFailureReasonErrorKey:
+                    "The client stopped waiting; the subscription stays in the subscription set and its objects arrive when the server sends them.",
+            ])
     }
 
     /// Removes the subscription these results made with `subscribe` (the named one, or else an

@@ -323,6 +323,9 @@ actor SyncClient {
 
     /// Queues `message` for the connection's writer (in call order).
     private func send(_ message: SyncMessage) async throws {
+        // A suspended session sends nothing more, though its connection may not have closed yet;
+        // what it would have sent goes on the next connection (§7).
+        guard !status.withLock({ $0.suspended }) else { return }
         queue?.yield(message.encoded())
     }
 

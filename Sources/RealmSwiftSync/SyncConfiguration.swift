@@ -35,7 +35,13 @@ struct SyncAttachment: RealmSyncAttachment {
             s[file.path] = c
             return (c, true)
         }
-        if isNew { try client.attach(file, configuration: configuration) }
+        if isNew {
+            try client.attach(file, configuration: configuration)
+        } else if file.isOnlyRealm, configuration.rerunOnOpen, let initial = configuration.initialSubscriptions {
+            // The file opened anew while its session lived on: RealmSwift reruns them.
+            let set = SyncSubscriptionSet(client: client, store: file.store)
+            try set.apply { initial(set) }
+        }
     }
 }
 
@@ -97,16 +103,44 @@ extension Realm {
     }
 
     /// Opens the file (attaching its sync client) and, when `downloadBeforeOpen` asks for it,
-    /// waits for the server's data (a local Realm opens at once).
+    /// waits for the server's data (a local Realm opens at once). Returns the Realm it opened,
+    /// which the caller keeps until its own Realm is open, so that one does not count as the
+    /// file opening anew (``SyncConfiguration/rerunOnOpen``).
     static func syncedOpen(
         configuration: Realm.Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior
-    ) async throws -> Void {
+    ) async throws -> OpeningRealm {
         let exists = configuration.fileURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
-        let realm = try Realm(configuration: configuration, queue: DispatchQueue(label: "realm.asyncOpen"))
-        guard let session = realm.syncSession else { return }
-        if downloadBeforeOpen == .always || (downloadBeforeOpen == .once && !exists) {
-            try await session.client.waitForOpen()
+        // Opened on the queue it is confined to (opening may write: the schema), and released
+        // there.
+        let queue = DispatchQueue(label: "realm.asyncOpen")
+        let (opening, session) = try queue.sync {
+            let realm = try Realm(configuration: configuration, queue: queue)
+            return (OpeningRealm(queue: queue, realm: realm), realm.syncSession)
         }
+        if let session, downloadBeforeOpen == .always || (downloadBeforeOpen == .once && !exists) {
+            do {
+                try await session.client.waitForOpen()
+            } catch {
+                opening.close()
+                throw error
+            }
+        }
+        return opening
+    }
+
+    /// The Realm ``syncedOpen(configuration:downloadBeforeOpen:)`` opened, confined to `queue`;
+    /// ``close()`` releases it on that queue.
+    final class OpeningRealm: @unchecked Sendable {
+        // Only touched on `queue`, and by `close()`, which hands it to `queue`.
+        private(set) var realm: Realm?
+        let queue: DispatchQueue
+
+        init(queue: DispatchQueue, realm: Realm) {
+            self.queue = queue
+            self.realm = realm
+        }
+
+        func close() { queue.async { self.realm = nil } }
     }
 
     /// Opens a Realm, downloading a synced Realm's data first, and gives it to `callback` on
@@ -117,8 +151,9 @@ extension Realm {
     ) {
         Task {
             do {
-                try await syncedOpen(configuration: configuration, downloadBeforeOpen: .always)
+                let opening = try await syncedOpen(configuration: configuration, downloadBeforeOpen: .always)
                 callbackQueue.async {
+                    defer { opening.close() }
                     do { callback(.success(try Realm(configuration: configuration, queue: callbackQueue))) } catch {
                         callback(.failure(error))
                     }
@@ -134,7 +169,8 @@ extension Realm {
     public static func asyncOpen(configuration: Realm.Configuration = .defaultConfiguration, actor: isolated any Actor) async throws
         -> Realm
     {
-        try await syncedOpen(configuration: configuration, downloadBeforeOpen: .always)
+        let opening = try await syncedOpen(configuration: configuration, downloadBeforeOpen: .always)
+        defer { opening.close() }
         return try await Realm(configuration: configuration, actor: actor)
     }
 }
@@ -147,7 +183,8 @@ extension RealmInitializers where Self: Realm {
     )
         async throws
     {
-        try await Realm.syncedOpen(configuration: configuration, downloadBeforeOpen: downloadBeforeOpen)
+        let opening = try await Realm.syncedOpen(configuration: configuration, downloadBeforeOpen: downloadBeforeOpen)
+        defer { opening.close() }
         self = try await Realm(configuration: configuration, actor: actor) as! Self
     }
 
@@ -155,7 +192,8 @@ extension RealmInitializers where Self: Realm {
     /// `downloadBeforeOpen` asks for it (RealmSwift's `Realm(configuration:downloadBeforeOpen:)`).
     @MainActor
     public init(configuration: Realm.Configuration = .defaultConfiguration, downloadBeforeOpen: Realm.OpenBehavior) async throws {
-        try await Realm.syncedOpen(configuration: configuration, downloadBeforeOpen: downloadBeforeOpen)
+        let opening = try await Realm.syncedOpen(configuration: configuration, downloadBeforeOpen: downloadBeforeOpen)
+        defer { opening.close() }
         self = try await Realm(configuration: configuration, actor: MainActor.shared) as! Self
     }
 }

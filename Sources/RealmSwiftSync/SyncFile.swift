@@ -23,6 +23,9 @@ struct SyncFileState: Equatable, Sendable {
     var querySetVersion: UInt64 = 0
     /// 0 pending, 1 complete, 2 error.
     var queryState: Int64 = 0
+    /// The subscription set versions saved over while still pending (RealmSwift's superseded
+    /// sets), the newest 100.
+    var superseded: [UInt64] = []
     var queryError = ""
     var subscriptions: [StoredSubscription] = []
     /// 16 random bytes drawn when the state is made: the client file part of the identities of
@@ -37,7 +40,7 @@ struct SyncFileState: Equatable, Sendable {
         ColumnSchema("clientFileId", .binary), ColumnSchema("serverVersion", .int), ColumnSchema("uploadAcked", .int),
         ColumnSchema("convertedThrough", .int), ColumnSchema("integratedOwn", .int), ColumnSchema("clock", .int),
         ColumnSchema("querySetVersion", .int), ColumnSchema("queryState", .int), ColumnSchema("queryError", .string),
-        ColumnSchema("subscriptions", .binary), ColumnSchema("origin", .binary),
+        ColumnSchema("subscriptions", .binary), ColumnSchema("origin", .binary), ColumnSchema("superseded", .binary),
     ]
 
     init() {}
@@ -52,6 +55,10 @@ struct SyncFileState: Equatable, Sendable {
         clock = UInt64(bitPattern: int("clock"))
         querySetVersion = UInt64(max(0, int("querySetVersion")))
         queryState = int("queryState")
+        if case .binary(let b)? = values["superseded"] {
+            var r = WireReader(b)
+            while !r.isAtEnd, let v = try? r.uvarint() { superseded.append(v) }
+        }
         if case .string(let s)? = values["queryError"] { queryError = s }
         if case .binary(let b)? = values["subscriptions"] { subscriptions = try StoredSubscription.decode(b) }
         if case .binary(let b)? = values["origin"], b.count == 16 { origin = b }
@@ -63,8 +70,14 @@ struct SyncFileState: Equatable, Sendable {
             "convertedThrough": .int(Int64(convertedThrough)), "integratedOwn": .int(Int64(integratedOwn)),
             "clock": .int(Int64(bitPattern: clock)), "querySetVersion": .int(Int64(querySetVersion)), "queryState": .int(queryState),
             "queryError": .string(queryError), "subscriptions": .binary(StoredSubscription.encode(subscriptions)),
-            "origin": .binary(origin),
+            "origin": .binary(origin), "superseded": .binary(Self.encoded(superseded)),
         ]
+    }
+
+    private static func encoded(_ versions: [UInt64]) -> [UInt8] {
+        var w = WireWriter()
+        for v in versions { w.uvarint(v) }
+        return w.bytes
     }
 
     /// The newest local version converted to uploads, as `snapshot` holds it (nil: no sync state

@@ -107,10 +107,14 @@ public struct QuerySubscription<T: Object>: Sendable {
 public struct SyncSubscriptionSet: Sendable, Sequence {
     let client: SyncClient
     let store: Store
+    /// The version of the set this instance stands for: the newest when it was made, then each
+    /// version its updates saved (RealmSwift's set object follows its own updates the same way).
+    private let version: Locked<UInt64>
 
     init(client: SyncClient, store: Store) {
         self.client = client
         self.store = store
+        version = Locked((try? SyncFileState.read(try store.snapshot(kind: "subscriptions")))?.querySetVersion ?? 0)
     }
 
     private var saved: SyncFileState {
@@ -122,9 +126,12 @@ public struct SyncSubscriptionSet: Sendable, Sequence {
     /// How many subscriptions it has.
     public var count: Int { current.count }
 
-    /// Whether the server has sent what the set matches.
+    /// Whether the server has sent what the set matches: pending (bootstrapping included), then
+    /// complete or error; superseded when a newer set was saved before this one completed.
     public var state: SyncSubscriptionState {
         let s = saved
+        let mine = version.withLock { $0 }
+        if mine < s.querySetVersion { return s.superseded.contains(mine) ? .superseded : .complete }
         switch s.queryState {
         case 1: return .complete
         case 2: return .error(SyncError(.invalidFlexibleSyncSubscriptions, s.queryError))
@@ -239,12 +246,16 @@ public struct SyncSubscriptionSet: Sendable, Sequence {
         }
         var version: UInt64 = 0
         let (_, rejected) = try SyncFile.transaction(store, embedded: client.embeddedClasses) { _, state in
+            if state.queryState == 0 && state.querySetVersion > 0 {
+                state.superseded = Array((state.superseded + [state.querySetVersion]).suffix(100))
+            }
             state.subscriptions = edited
             state.querySetVersion += 1
             state.queryState = 0
             state.queryError = ""
             version = state.querySetVersion
         }
+        self.version.withLock { $0 = version }
         client.committedDirectly()
         client.reportRejected(rejected)
         Task { await client.subscriptionsChanged() }

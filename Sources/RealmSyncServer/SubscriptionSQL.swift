@@ -3,7 +3,8 @@ import RealmQuery
 import RealmSyncProtocol
 
 /// A subscription's query (Spec/QUERY.md) compiled to a SQL condition on its class's table
-/// (Spec/SYNC.md §7.4): comparisons of top-level properties with constants, `BEGINSWITH`,
+/// (Spec/SYNC.md §7.4): comparisons with constants of top-level properties, of a link's target's
+/// primary key (`owner._id`, or the link with `nil`) and of a collection's `@count`; `BEGINSWITH`,
 /// `ENDSWITH`, `CONTAINS` and `LIKE` on strings (`[c]` allowed), `IN`, `BETWEEN`, `AND`, `OR`,
 /// `NOT` and `TRUEPREDICATE`. Anything else is `invalidQuery`, naming what is not supported.
 struct SubscriptionSQL: Sendable {
@@ -73,13 +74,47 @@ struct SubscriptionSQL: Sendable {
             }
         }
 
-        /// A scalar property of the class (or `_id`): its column and value tag.
-        func column(_ e: QueryExpression) -> (name: String, tag: UInt8, optional: Bool)? {
-            guard case .keyPath(let path) = e.kind, path.variable == nil, path.components.count == 1 else { return nil }
-            let name = path.components[0]
-            if name == "_id" { return ("_id", cls.primaryKeyTag, false) }
-            guard let p = cls.properties.first(where: { $0.name == name }), p.valueTag != 12, StoredValues.isPlain(p) else { return nil }
-            return (name, p.valueTag, p.flags & 1 != 0)
+        /// What a comparison's property side reads: a SQL expression on the class's table, the
+        /// tag of its values, and whether it only compares with nil (a link itself).
+        struct Operand {
+            var sql: String
+            var tag: UInt8
+            var nullOnly = false
+        }
+
+        /// The operand `e` names: a scalar property of the class (or `_id`), a link (with nil),
+        /// a link's `_id` (the link's column holds the target's key), or a collection's `@count`.
+        func operand(_ e: QueryExpression) -> Operand? {
+            switch e.kind {
+            case .keyPath(let path) where path.variable == nil && (1...2).contains(path.components.count):
+                let name = path.components[0]
+                if path.components == ["_id"] { return Operand(sql: SQLMapping.quoted("_id"), tag: cls.primaryKeyTag) }
+                guard let p = cls.properties.first(where: { $0.name == name }) else { return nil }
+                if p.valueTag == 12 {
+                    // A single link to a class with a primary key.
+                    guard p.flags & 0b1110 == 0, let target = catalog.classes[p.linkTarget], !target.isEmbedded else { return nil }
+                    switch Array(path.components.dropFirst()) {
+                    case []: return Operand(sql: SQLMapping.quoted(name), tag: target.primaryKeyTag, nullOnly: true)
+                    case ["_id"]: return Operand(sql: SQLMapping.quoted(name), tag: target.primaryKeyTag)
+                    default: return nil
+                    }
+                }
+                guard path.components.count == 1, StoredValues.isPlain(p) else { return nil }
+                return Operand(sql: p.valueTag == 8 ? Self.timestampExpression(name) : SQLMapping.quoted(name), tag: p.valueTag)
+            case .aggregate(.count, let collection, nil) where collection.variable == nil && collection.components.count == 1:
+                guard let p = cls.properties.first(where: { $0.name == collection.components[0] }), p.flags & 0b1110 != 0 else {
+                    return nil
+                }
+                let column = SQLMapping.quoted(p.name)
+                // Lists and sets are jsonb arrays, maps jsonb objects (§8.1); no value counts 0.
+                let count =
+                    p.flags & 0b1000 != 0
+                    ? "(SELECT count(*) FROM jsonb_object_keys(coalesce(\(column), '{}'::jsonb)))"
+                    : "coalesce(jsonb_array_length(\(column)), 0)"
+                return Operand(sql: count, tag: 3)
+            default:
+                return nil
+            }
         }
 
         mutating func placeholder(_ v: QueryValue, tag: UInt8, what: String) throws(SessionFailure) -> String {
@@ -121,7 +156,7 @@ struct SubscriptionSQL: Sendable {
             var left = c.left
             var right = c.right
             var op = c.op
-            if column(left) == nil, column(right) != nil, case .constant = left.kind {
+            if operand(left) == nil, operand(right) != nil, case .constant = left.kind {
                 swap(&left, &right)
                 switch op {
                 case .less: op = .greater
@@ -132,15 +167,18 @@ struct SubscriptionSQL: Sendable {
                 default: throw .invalidQuery("\(text): the property must be on the left of \(op.rawValue)")
                 }
             }
-            guard let col = column(left) else {
+            guard let col = operand(left) else {
                 throw .invalidQuery(
-                    "\(text): subscriptions compare a top-level property of \(cls.name) other than a link, a collection, an embedded object, a mixed value or a decimal (not \(left))"
+                    "\(text): subscriptions compare a top-level property of \(cls.name) other than a collection, an embedded object, a mixed value or a decimal, a link's _id, or a collection's @count (not \(left))"
                 )
             }
             guard case .constant(let constant) = right.kind else {
                 throw .invalidQuery("\(text): subscriptions compare a property with a constant")
             }
-            let name = col.tag == 8 ? Self.timestampExpression(col.name) : SQLMapping.quoted(col.name)
+            guard !col.nullOnly || constant == .null else {
+                throw .invalidQuery("\(text): a link compares with nil; compare its _id with a constant")
+            }
+            let name = col.sql
             let insensitive = c.options.contains(.caseInsensitive)
             guard !c.options.contains(.diacriticInsensitive) else { throw .invalidQuery("\(text): [d] is not supported in subscriptions") }
             if constant == .null {

@@ -20,10 +20,14 @@ package struct RealmFileLink: Sendable {
     package var path: String { handle.path }
     /// The names of the file's embedded classes (the file itself does not record which are).
     package let embeddedClasses: Set<String>
+    /// Whether the Realm that opened is the only one alive on the file in the process: the file
+    /// was opened anew (RealmSwift reruns `rerunOnOpen` initial subscriptions then).
+    package let isOnlyRealm: Bool
 
-    init(handle: StoreHandle, embeddedClasses: Set<String>) {
+    init(handle: StoreHandle, embeddedClasses: Set<String>, isOnlyRealm: Bool) {
         self.handle = handle
         self.embeddedClasses = embeddedClasses
+        self.isOnlyRealm = isOnlyRealm
     }
 
     /// Tells the file's Realms of a commit made directly on ``store`` (their notifications run
@@ -57,6 +61,7 @@ extension Realm {
     func attachSync() throws {
         guard let attachment = configuration.syncAttachment else { return }
         let embedded = Set(known.values.filter(\.isEmbedded).map(\.className))
-        try attachment.realmOpened(RealmFileLink(handle: handle, embeddedClasses: embedded))
+        try attachment.realmOpened(
+            RealmFileLink(handle: handle, embeddedClasses: embedded, isOnlyRealm: !handle.hasLiveRealm(otherThan: self)))
     }
 }

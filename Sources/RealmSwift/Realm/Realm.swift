@@ -482,6 +482,13 @@ final class StoreHandle: Sendable {
         instances.withLock { $0.realms[confinement]?.realm }
     }
 
+    /// Whether a Realm on this file other than `realm` is alive in the process.
+    func hasLiveRealm(otherThan realm: Realm) -> Bool {
+        // The instances are released outside the lock (the last release runs a deinitializer).
+        let alive = instances.withLock { r in r.realms.values.compactMap(\.realm) }
+        return alive.contains { $0 !== realm }
+    }
+
     /// Records `realm` as the instance confined to `confinement`. Entries of instances no longer
     /// alive (threads that ended, queues released) are swept when the table has doubled since the
     /// last sweep, so it stays bounded in a process that runs for months.
