@@ -206,4 +206,27 @@ extension SyncServerTests {
         await writer.close()
         await reader.close()
     }
+
+    /// Without a timeout, `subscribe` waits however long the server is away: across the
+    /// reconnections to a server that stopped and came back.
+    @Test(.timeLimit(.minutes(2))) func aSubscribeWithoutTimeoutWaitsAcrossReconnections() async throws {
+        let (server, writer, reader) = try await tenDogs()
+        let (appId, port) = (server.appId, server.port)
+        try await ClientActor().run { actor in
+            let realm = try await Realm(configuration: reader.configuration, actor: actor)
+            let session = try #require(realm.syncSession)
+            try await bounded { try await session.wait(for: .download) }
+            server.stop()
+            let restarted = Task {
+                try await Task.sleep(for: .seconds(1))
+                return try await ServerProcess(appId: appId, port: port)
+            }
+            let old = try await realm.objects(ClientDog.self).where { $0.age >= 8 }.subscribe(waitForSync: .always)
+            #expect(old.count == 3)
+            #expect(realm.subscriptions.state == .complete)
+            try await restarted.value.stop()
+        }
+        await writer.close()
+        await reader.close()
+    }
 }
