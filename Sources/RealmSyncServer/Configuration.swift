@@ -23,6 +23,9 @@ public struct SyncServerConfiguration: Sendable {
     /// The bytes a `DOWNLOAD` or `DOWNLOAD_PART` message aims to stay under (Spec/SYNC.md §8.3):
     /// 4 MiB, far below any client's limit.
     public var downloadMessageSize = 4 << 20
+    /// Who may read and write what (Spec/SYNC.md §10); nil: every user reads and writes every
+    /// object.
+    public var permissions: Permissions?
 
     /// A server for `appId` on `host:port` storing in `postgres`, signing with `jwtSecret`.
     public init(appId: String, host: String, port: Int, postgres: PostgresClient.Configuration, jwtSecret: [UInt8]) throws(SyncServerError)

@@ -12,6 +12,17 @@ struct SubscriptionSQL: Sendable {
     var condition: String
     var binds: [SyncValue]
     var tags: [UInt8]
+    /// The properties of the class the condition reads.
+    var properties: Set<String> = []
+
+    /// A condition no object meets.
+    static let nothing = SubscriptionSQL(condition: "FALSE")
+
+    private init(condition: String) {
+        self.condition = condition
+        binds = []
+        tags = []
+    }
 
     init(_ subscription: Subscription, catalog: Catalog) throws(SessionFailure) {
         guard let cls = catalog.classes[subscription.className] else {
@@ -27,6 +38,7 @@ struct SubscriptionSQL: Sendable {
         condition = try compiler.sql(predicate)
         binds = compiler.binds
         tags = compiler.tags
+        properties = compiler.properties
     }
 
     /// Appends the condition's values to `bindings` (which must hold `offset` values already) and
@@ -55,6 +67,7 @@ struct SubscriptionSQL: Sendable {
         let catalog: Catalog
         var binds: [SyncValue] = []
         var tags: [UInt8] = []
+        var properties: Set<String> = []
 
         mutating func sql(_ p: QueryPredicate) throws(SessionFailure) -> String {
             switch p {
@@ -80,6 +93,8 @@ struct SubscriptionSQL: Sendable {
             var sql: String
             var tag: UInt8
             var nullOnly = false
+            /// The property read.
+            var property = ""
         }
 
         /// The operand `e` names: a scalar property of the class (or `_id`), a link (with nil),
@@ -88,19 +103,20 @@ struct SubscriptionSQL: Sendable {
             switch e.kind {
             case .keyPath(let path) where path.variable == nil && (1...2).contains(path.components.count):
                 let name = path.components[0]
-                if path.components == ["_id"] { return Operand(sql: SQLMapping.quoted("_id"), tag: cls.primaryKeyTag) }
+                if path.components == ["_id"] { return Operand(sql: SQLMapping.quoted("_id"), tag: cls.primaryKeyTag, property: "_id") }
                 guard let p = cls.properties.first(where: { $0.name == name }) else { return nil }
                 if p.valueTag == 12 {
                     // A single link to a class with a primary key.
                     guard p.flags & 0b1110 == 0, let target = catalog.classes[p.linkTarget], !target.isEmbedded else { return nil }
                     switch Array(path.components.dropFirst()) {
-                    case []: return Operand(sql: SQLMapping.quoted(name), tag: target.primaryKeyTag, nullOnly: true)
-                    case ["_id"]: return Operand(sql: SQLMapping.quoted(name), tag: target.primaryKeyTag)
+                    case []: return Operand(sql: SQLMapping.quoted(name), tag: target.primaryKeyTag, nullOnly: true, property: name)
+                    case ["_id"]: return Operand(sql: SQLMapping.quoted(name), tag: target.primaryKeyTag, property: name)
                     default: return nil
                     }
                 }
                 guard path.components.count == 1, StoredValues.isPlain(p) else { return nil }
-                return Operand(sql: p.valueTag == 8 ? Self.timestampExpression(name) : SQLMapping.quoted(name), tag: p.valueTag)
+                return Operand(
+                    sql: p.valueTag == 8 ? Self.timestampExpression(name) : SQLMapping.quoted(name), tag: p.valueTag, property: name)
             case .aggregate(.count, let collection, nil) where collection.variable == nil && collection.components.count == 1:
                 guard let p = cls.properties.first(where: { $0.name == collection.components[0] }), p.flags & 0b1110 != 0 else {
                     return nil
@@ -111,7 +127,7 @@ struct SubscriptionSQL: Sendable {
                     p.flags & 0b1000 != 0
                     ? "(SELECT count(*) FROM jsonb_object_keys(coalesce(\(column), '{}'::jsonb)))"
                     : "coalesce(jsonb_array_length(\(column)), 0)"
-                return Operand(sql: count, tag: 3)
+                return Operand(sql: count, tag: 3, property: p.name)
             default:
                 return nil
             }
@@ -175,6 +191,7 @@ struct SubscriptionSQL: Sendable {
             guard case .constant(let constant) = right.kind else {
                 throw .invalidQuery("\(text): subscriptions compare a property with a constant")
             }
+            properties.insert(col.property)
             guard !col.nullOnly || constant == .null else {
                 throw .invalidQuery("\(text): a link compares with nil; compare its _id with a constant")
             }

@@ -101,7 +101,7 @@ public struct SyncServer: Sendable {
         let base = "/api/v1/apps/\(appId)/auth"
         router.post("\(base)/anonymous") { _, _ -> EditedResponse<TokenAuthority.Tokens> in
             let user = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            return EditedResponse(status: .ok, response: try await tokens.issue(for: user))
+            return EditedResponse(status: .ok, response: try await tokens.issue(for: SyncUser(id: user)))
         }
         router.post("\(base)/jwt") { request, context -> Response in
             let body = try? await request.decode(as: Login.self, context: context)
@@ -144,7 +144,7 @@ public struct SyncServer: Sendable {
             // client's upgrade handler may drop it.
             var refusal: SessionFailure?
             let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-            let user = if let bearer { await tokens.user(of: bearer, kind: "access") } else { String?.none }
+            let user = if let bearer { await tokens.user(of: bearer, kind: "access") } else { SyncUser?.none }
             if !versions.contains(where: Self.protocolVersions.contains) {
                 refusal = .protocolVersion(
                     "this server serves protocol versions \(Self.protocolVersions.map(String.init).joined(separator: ", "))")
@@ -152,7 +152,8 @@ public struct SyncServer: Sendable {
                 refusal = .invalidToken("the access token is missing, expired or not signed for this application")
             }
             let session = SyncSession(
-                store: store, feed: feed, user: user ?? "", refusal: refusal, configuration: configuration, outbound: outbound,
+                store: store, feed: feed, user: user ?? SyncUser(id: ""), refusal: refusal, configuration: configuration,
+                outbound: outbound,
                 logger: logger)
             try await session.run(inbound)
         }

@@ -13,7 +13,7 @@ import RealmSyncProtocol
 struct SyncSession: Sendable {
     let store: SyncStore
     let feed: VersionFeed
-    let user: String
+    let user: SyncUser
     /// Why the client is refused (a protocol version not served, a bad token), told in answer to
     /// its first message.
     let refusal: SessionFailure?
@@ -185,19 +185,21 @@ struct SyncSession: Sendable {
             guard state.clientFileId == nil else { throw SessionFailure.badMessage("HELLO sent twice") }
             let clientFileId: [UInt8]
             if id.isEmpty {
-                clientFileId = try await store.registerClient(user: user)
+                clientFileId = try await store.registerClient(user: user.id)
             } else {
                 guard let owner = try await store.owner(ofClient: id) else {
                     throw SessionFailure.badClientFileId("the store does not know this client file; reset it")
                 }
-                guard owner == user else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
+                guard owner == user.id else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
                 clientFileId = id
             }
             state.catalog = try await store.ensure(schema)
             state.clientFileId = clientFileId
             state.sentVersion = lastServerVersion
             let saved = try await store.subscriptions(of: clientFileId)
-            state.subscriptions = (try? CompiledSubscriptions(saved.subscriptions, catalog: state.catalog)) ?? CompiledSubscriptions()
+            state.subscriptions =
+                (try? CompiledSubscriptions(saved.subscriptions, catalog: state.catalog, user: user, permissions: configuration.permissions))
+                ?? CompiledSubscriptions()
             let latest = try await store.latestVersion()
             state.latest = max(state.latest, latest)
             let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
@@ -239,7 +241,8 @@ struct SyncSession: Sendable {
             feed.announce(result.serverVersion)
         case .query(let version, let subscriptions):
             guard let clientFileId = state.clientFileId else { throw SessionFailure.badMessage("QUERY before HELLO") }
-            let compiled = try CompiledSubscriptions(subscriptions, catalog: state.catalog)
+            let compiled = try CompiledSubscriptions(
+                subscriptions, catalog: state.catalog, user: user, permissions: configuration.permissions)
             try await store.saveSubscriptions(subscriptions, version: version, of: clientFileId)
             state.subscriptions = compiled
             let outbound = self.outbound

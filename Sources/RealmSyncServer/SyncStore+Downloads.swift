@@ -7,11 +7,18 @@ import RealmSyncProtocol
 /// object must meet to be on the client.
 struct CompiledSubscriptions: Sendable {
     var byClass: [String: [SubscriptionSQL]] = [:]
+    /// What the user may read of each subscribed class (Spec/SYNC.md §10); no entry: all of it.
+    var readable: [String: SubscriptionSQL] = [:]
 
     init() {}
 
-    init(_ subscriptions: [Subscription], catalog: Catalog) throws(SessionFailure) {
+    /// `subscriptions` compiled on `catalog`, each class's limited to what `user` may read when
+    /// the server has `permissions`.
+    init(_ subscriptions: [Subscription], catalog: Catalog, user: SyncUser, permissions: Permissions?) throws(SessionFailure) {
         for s in subscriptions { byClass[s.className, default: []].append(try SubscriptionSQL(s, catalog: catalog)) }
+        if let permissions {
+            for name in byClass.keys { readable[name] = permissions.readFilter(name, for: user, catalog: catalog) }
+        }
     }
 
     /// `(c1) OR (c2) …` for `className`, its values appended to `binds`; nil when nothing of the
@@ -24,7 +31,8 @@ struct CompiledSubscriptions: Sendable {
             parts.append("(" + (try s.bound(into: &binds, offset: offset)) + ")")
             offset += s.binds.count
         }
-        return parts.joined(separator: " OR ")
+        guard let read = readable[className] else { return parts.joined(separator: " OR ") }
+        return "(" + parts.joined(separator: " OR ") + ") AND (" + (try read.bound(into: &binds, offset: offset)) + ")"
     }
 }
 
@@ -242,6 +250,28 @@ extension SyncStore {
                 }
             }
         }
+        // Of the objects that do not match, those the user may read now (classes with a read
+        // filter, §10): the others are sent only if the entry may have changed whether the user
+        // may read them, so that nothing of an object the user never could read reaches it.
+        var readable = Set<SyncStoreModel.ObjectID>()
+        for (name, keys) in touched {
+            guard let cls = catalog.classes[name], let read = subscriptions.readable[name] else { continue }
+            let unmatched = keys.filter { states[SyncStoreModel.ObjectID(name, $0)] == nil }
+            for chunk in stride(from: 0, to: unmatched.count, by: 500).map({ unmatched[$0..<min($0 + 500, unmatched.count)] }) {
+                var binds = PostgresBindings()
+                for k in chunk { try SQLMapping.bind(k, tag: cls.primaryKeyTag, into: &binds) }
+                let condition = try read.bound(into: &binds, offset: chunk.count)
+                let list = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
+                for try await row in try await client.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT \(Self.selectList(of: cls)) FROM \(table(name)) WHERE _id IN (\(list)) AND (\(condition))",
+                        binds: binds),
+                    logger: logger)
+                {
+                    readable.insert(SyncStoreModel.ObjectID(name, try Self.state(row, cls: cls, catalog: catalog).primaryKey))
+                }
+            }
+        }
         var out: [Entry] = []
         for (n, e) in entries.enumerated() {
             var instructions: [Instruction] = []
@@ -249,6 +279,14 @@ extension SyncStore {
             for i in e.instructions {
                 let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
                 guard subscriptions.byClass[i.className] != nil, done.insert(id).inserted else { continue }
+                if states[id] == nil, let read = subscriptions.readable[i.className], !readable.contains(id),
+                    !e.instructions.contains(where: {
+                        $0.className == i.className && $0.primaryKey == i.primaryKey
+                            && ($0.operation.path.map { $0.first.map(read.properties.contains) ?? true } ?? true)
+                    })
+                {
+                    continue  // unreadable before this entry and after it
+                }
                 if let state = states[id] {
                     instructions.append(Instruction(i.className, i.primaryKey, .create))
                     for p in state.properties {

@@ -42,6 +42,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
+    @Option(
+        help:
+            "A JSON file of roles with read and write filters per class (Spec/SYNC.md §10); without it every user reads and writes everything."
+    )
+    var permissions: String?
+
     func run() async throws {
         let (host, port) = try Self.address(listen)
         guard let secret = FileManager.default.contents(atPath: jwtSecretFile) else {
@@ -59,6 +65,16 @@ struct Serve: AsyncParsableCommand {
         guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
         var configured = configuration
         configured.handshakeTimeout = .milliseconds(Int64(handshakeTimeout * 1000))
+        if let permissions {
+            guard let data = FileManager.default.contents(atPath: permissions) else {
+                throw ValidationError("cannot read the permissions file \(permissions)")
+            }
+            do {
+                configured.permissions = try Permissions(json: data)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
         var logger = Logger(label: "realm-sync")
         logger.logLevel = level
