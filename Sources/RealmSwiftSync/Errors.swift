@@ -73,8 +73,8 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// An object whose write was undone because no subscription matches it (RealmSwift's
-/// `CompensatingWriteInfo`).
+/// An object whose write was undone because no subscription matches it, or the user's role may
+/// not make it (RealmSwift's `CompensatingWriteInfo`).
 public struct CompensatingWriteInfo: Equatable, Sendable {
     /// The object's class.
     public let objectType: String
@@ -93,10 +93,10 @@ public struct CompensatingWriteInfo: Equatable, Sendable {
         }
     }
 
-    init(objectType: String, primaryKey: SyncValue) {
+    init(objectType: String, primaryKey: SyncValue, reason: String = "no subscription of the client matches the object") {
         self.objectType = objectType
         self.key = primaryKey
-        self.reason = "no subscription of the client matches the object"
+        self.reason = reason
     }
 }
 

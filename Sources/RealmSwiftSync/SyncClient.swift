@@ -432,6 +432,16 @@ actor SyncClient {
             }
         case .mark(let id, _):
             resume(id)
+        case .writeRefused(_, let objects, let reason):
+            // The writes were not applied; the upload's own entry brings the objects back as the
+            // store has them (RealmSwift's compensating write).
+            let info = objects.map { CompensatingWriteInfo(objectType: $0.className, primaryKey: $0.primaryKey, reason: reason) }
+            report(
+                SyncError(
+                    .writeRejected,
+                    "the server did not apply writes to " + info.map { "\($0.objectType) \($0.key)" }.joined(separator: ", ")
+                        + ": \(reason)",
+                    compensatingWriteInfo: info))
         case .hello, .upload, .uploadPart, .query:
             throw SyncError(.clientSessionError, "the server sent a client's message")
         }

@@ -179,11 +179,17 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
     /// ``download(fromVersion:entries:latestServerVersion:)`` of that one entry, when it has all
     /// (``DownloadAssembly``).
     case downloadPart(fromVersion: UInt64, entry: Entry, last: Bool, latestServerVersion: UInt64)
+    /// The writes of the upload of `clientVersion` to `objects` were not applied (the user may not
+    /// make them, §10); the rest of the upload was. The client's own entry of that upload brings
+    /// back the objects as the store has them (RealmSwift's compensating write).
+    case writeRefused(clientVersion: UInt64, objects: [SyncStoreModel.ObjectID], reason: String)
 
     /// The message type of `BOOTSTRAP_TABLE`.
     public static let bootstrapTableType: UInt8 = 11
     /// The message type of `DOWNLOAD_PART`.
     public static let downloadPartType: UInt8 = 12
+    /// The message type of `WRITE_REFUSED`.
+    public static let writeRefusedType: UInt8 = 13
 
     /// The message type of §4.
     public var type: UInt8 {
@@ -200,6 +206,7 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
         case .uploadPart: 10
         case .bootstrapTable: Self.bootstrapTableType
         case .downloadPart: Self.downloadPartType
+        case .writeRefused: Self.writeRefusedType
         }
     }
 
@@ -269,6 +276,14 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
             w.u8(last ? 1 : 0)
             w.instructions(e.instructions)
             w.uvarint(latest)
+        case .writeRefused(let clientVersion, let objects, let reason):
+            w.uvarint(clientVersion)
+            w.count(objects.count)
+            for o in objects {
+                w.string(o.className)
+                w.value(o.primaryKey)
+            }
+            w.string(reason)
         case .error(let code, let message, let fatal, let clientVersion):
             w.uvarint(code)
             w.string(message)
@@ -336,6 +351,12 @@ public enum SyncMessage: Equatable, Hashable, Sendable {
                 entries.append(e)
             }
             message = .download(fromVersion: from, entries: entries, latestServerVersion: try r.uvarint())
+        case Self.writeRefusedType:
+            let version = try r.uvarint()
+            let n = try r.count(minimumItemSize: 3)
+            var objects: [SyncStoreModel.ObjectID] = []
+            for _ in 0..<n { objects.append(SyncStoreModel.ObjectID(try r.string(), try r.value())) }
+            message = .writeRefused(clientVersion: version, objects: objects, reason: try r.string())
         case Self.downloadPartType:
             let from = try r.uvarint()
             var e = try r.entryHeader()

@@ -2,20 +2,20 @@ import Foundation
 import RealmQuery
 import RealmSyncProtocol
 
-/// Who may read which objects (Spec/SYNC.md §10): for each class, roles tried in order; the
-/// first whose `applyWhen` the user's claims satisfy gives a read filter, a query over the object
-/// in which `%user.id` and `%user.claims.NAME` stand for the user's values. A class without roles
-/// of its own takes the default roles; a user no role applies to reads nothing of the class.
-/// Filters are evaluated by PostgreSQL, as subscriptions are. A role's `write` filter must be
-/// `TRUEPREDICATE` for now: write filters, with RealmSwift's compensating writes, are not
-/// enforced yet, and a file that sets another is refused rather than trusted.
+/// Who may read and write which objects (Spec/SYNC.md §10): for each class, roles tried in order;
+/// the first whose `applyWhen` the user's claims satisfy gives a read filter and a write filter,
+/// queries over the object in which `%user.id` and `%user.claims.NAME` stand for the user's
+/// values. A class without roles of its own takes the default roles; a user no role applies to
+/// may neither read nor write the class. Filters are evaluated by PostgreSQL, as subscriptions are;
+/// a write the user may not make is not applied, and its client gets the object back as the store
+/// has it (RealmSwift's compensating write).
 ///
 /// ```json
 /// {
 ///   "classes": {
 ///     "Task": [
 ///       { "name": "admin", "applyWhen": { "role": "admin" }, "read": "TRUEPREDICATE", "write": "TRUEPREDICATE" },
-///       { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "TRUEPREDICATE" }
+///       { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "ownerId == %user.id" }
 ///     ]
 ///   },
 ///   "defaultRoles": [ { "name": "everyone", "read": "TRUEPREDICATE", "write": "TRUEPREDICATE" } ]
@@ -60,11 +60,6 @@ public struct Permissions: Sendable, Equatable {
         let sample = SyncUser(id: "user")
         for (cls, roles) in classes.map({ ($0.key, $0.value) }) + [("default roles", defaultRoles)] {
             for role in roles {
-                guard role.write.trimmingCharacters(in: .whitespaces) == "TRUEPREDICATE" else {
-                    throw SyncServerError(
-                        "the write filter of role \(role.name) of \(cls) is not TRUEPREDICATE: write filters are not enforced yet, so they are refused"
-                    )
-                }
                 for (what, filter) in [("read", role.read), ("write", role.write)] {
                     do {
                         _ = try QueryPredicate.parse(try Self.substitute(filter, user: sample))
@@ -154,6 +149,12 @@ public struct Permissions: Sendable, Equatable {
     /// compile on the class as the store has it, or no role, reads nothing.
     func readFilter(_ className: String, for user: SyncUser, catalog: Catalog) -> SubscriptionSQL {
         filter(className, for: user, catalog: catalog) { $0.read }
+    }
+
+    /// What `user` may write of `className` (as ``readFilter(_:for:catalog:)``): an object must
+    /// meet it before and after the write.
+    func writeFilter(_ className: String, for user: SyncUser, catalog: Catalog) -> SubscriptionSQL {
+        filter(className, for: user, catalog: catalog) { $0.write }
     }
 
     private func filter(_ className: String, for user: SyncUser, catalog: Catalog, _ text: (Role) -> String) -> SubscriptionSQL {

@@ -37,6 +37,8 @@ struct SyncSession: Sendable {
         var clientFileId: [UInt8]?
         var catalog = Catalog()
         var subscriptions = CompiledSubscriptions()
+        /// What the user may write of each class whose filter is not TRUEPREDICATE (§10).
+        var writeFilters: [String: SubscriptionSQL] = [:]
         var sentVersion: UInt64 = 0
         var latest: UInt64 = 0
         /// The parts of an upload received so far (`UPLOAD_PART`), and their instructions' count.
@@ -194,6 +196,12 @@ struct SyncSession: Sendable {
                 clientFileId = id
             }
             state.catalog = try await store.ensure(schema)
+            if let permissions = configuration.permissions {
+                for (name, cls) in state.catalog.classes where !cls.isEmbedded {
+                    let filter = permissions.writeFilter(name, for: user, catalog: state.catalog)
+                    if filter.condition != "TRUE" { state.writeFilters[name] = filter }
+                }
+            }
             state.clientFileId = clientFileId
             state.sentVersion = lastServerVersion
             let saved = try await store.subscriptions(of: clientFileId)
@@ -228,14 +236,16 @@ struct SyncSession: Sendable {
             }
             state.partial = nil
             state.partialInstructions = 0
-            let result = try await store.apply([upload], from: clientFileId, catalog: state.catalog)
+            let result = try await store.apply([upload], from: clientFileId, catalog: state.catalog, writeFilters: state.writeFilters)
+            try await sendRefusals(result.refused)
             Counter(label: "realm_sync_uploads").increment()
             try await send(.uploadAck(clientVersion: result.clientVersion, serverVersion: result.serverVersion))
             feed.announce(result.serverVersion)
         case .upload(let uploads):
             guard let clientFileId = state.clientFileId else { throw SessionFailure.badMessage("UPLOAD before HELLO") }
             guard state.partial == nil else { throw SessionFailure.badMessage("UPLOAD before the last part of an UPLOAD_PART") }
-            let result = try await store.apply(uploads, from: clientFileId, catalog: state.catalog)
+            let result = try await store.apply(uploads, from: clientFileId, catalog: state.catalog, writeFilters: state.writeFilters)
+            try await sendRefusals(result.refused)
             Counter(label: "realm_sync_uploads").increment(by: uploads.count)
             try await send(.uploadAck(clientVersion: result.clientVersion, serverVersion: result.serverVersion))
             feed.announce(result.serverVersion)
@@ -260,10 +270,20 @@ struct SyncSession: Sendable {
             state.latest = max(state.latest, try await store.latestVersion())
             try await sendDownloads(&state)
             try await send(.mark(requestId: id, serverVersion: state.latest))
-        case .welcome, .uploadAck, .bootstrap, .bootstrapTable, .download, .downloadPart:
+        case .welcome, .uploadAck, .bootstrap, .bootstrapTable, .download, .downloadPart, .writeRefused:
             throw SessionFailure.badMessage("a server's message sent by a client")
         case .error(let code, let message, _, _):
             logger.info("client reported an error", metadata: ["code": "\(code)", "message": "\(message)"])
+        }
+    }
+
+    /// Tells the client which writes of its uploads were not applied (§10), before their
+    /// acknowledgement.
+    private func sendRefusals(_ refused: [(clientVersion: UInt64, objects: [SyncStoreModel.ObjectID])]) async throws {
+        for r in refused {
+            Counter(label: "realm_sync_refused_writes").increment(by: r.objects.count)
+            try await send(
+                .writeRefused(clientVersion: r.clientVersion, objects: r.objects, reason: "the user's role may not write the object"))
         }
     }
 

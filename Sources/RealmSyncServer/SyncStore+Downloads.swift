@@ -206,18 +206,24 @@ extension SyncStore {
         after: UInt64, limit: Int, bytes: Int, subscriptions: CompiledSubscriptions, catalog: Catalog, own: [UInt8]
     ) async throws -> [Entry] {
         var entries: [Entry] = []
+        // Of the client's own entries, the objects whose writes were refused (§10).
+        var compensated: [Int: [SyncStoreModel.ObjectID]] = [:]
         // `octet_length` of a stored bytea reads its size without reading its bytes.
-        for try await (version, client, clientVersion, clock, changeset) in try await client.query(
+        for try await (version, client, clientVersion, clock, changeset, compensations) in try await client.query(
             """
-            SELECT server_version, client_file_id, client_version, clock, changeset FROM (\
+            SELECT server_version, client_file_id, client_version, clock, changeset, compensations FROM (\
             SELECT *, sum(octet_length(changeset)) OVER (ORDER BY server_version) - octet_length(changeset) AS before \
             FROM \(unescaped: table("_sync_history")) \
             WHERE server_version > \(Int64(after)) ORDER BY server_version LIMIT \(Int64(limit))) h \
             WHERE before < \(Int64(bytes)) ORDER BY server_version
             """, logger: logger
-        ).decode((Int64, ByteBuffer?, Int64, Int64, ByteBuffer).self) {
+        ).decode((Int64, ByteBuffer?, Int64, Int64, ByteBuffer, ByteBuffer?).self) {
             var reader = WireReader(Array(changeset.readableBytesView))
             let instructions = try reader.instructions()
+            if let compensations, client.map({ Array($0.readableBytesView) }) == own {
+                var r = WireReader(Array(compensations.readableBytesView))
+                compensated[entries.count] = try r.instructions().map { SyncStoreModel.ObjectID($0.className, $0.primaryKey) }
+            }
             entries.append(
                 Entry(
                     serverVersion: UInt64(version), originClientFileId: client.map { Array($0.readableBytesView) } ?? [],
@@ -230,6 +236,9 @@ extension SyncStore {
             for i in e.instructions where seen.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey)).inserted {
                 touched[i.className, default: []].append(i.primaryKey)
             }
+        }
+        for id in compensated.values.joined() where seen.insert(id).inserted {
+            touched[id.className, default: []].append(id.primaryKey)
         }
         var states: [SyncStoreModel.ObjectID: ObjectState] = [:]
         for (name, keys) in touched {
@@ -276,11 +285,14 @@ extension SyncStore {
         for (n, e) in entries.enumerated() {
             var instructions: [Instruction] = []
             var done = Set<SyncStoreModel.ObjectID>()
-            for i in e.instructions {
+            // A refused write's object comes back to its writer as the store has it (or erased).
+            let compensations = (compensated[n] ?? []).map { Instruction($0.className, $0.primaryKey, .create) }
+            let all = e.instructions + compensations
+            for i in all {
                 let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
                 guard subscriptions.byClass[i.className] != nil, done.insert(id).inserted else { continue }
                 if states[id] == nil, let read = subscriptions.readable[i.className], !readable.contains(id),
-                    !e.instructions.contains(where: {
+                    !all.contains(where: {
                         $0.className == i.className && $0.primaryKey == i.primaryKey
                             && ($0.operation.path.map { $0.first.map(read.properties.contains) ?? true } ?? true)
                     })

@@ -60,6 +60,8 @@ struct SyncStore: Sendable {
                 query_set_version bigint NOT NULL, position integer NOT NULL, name text NOT NULL, class text NOT NULL, \
                 query text NOT NULL, PRIMARY KEY (client_file_id, position))
                 """,
+                // The objects whose writes an upload was refused (§10), sent back to its client.
+                "ALTER TABLE \(table("_sync_history")) ADD COLUMN IF NOT EXISTS compensations bytea",
             ] {
                 try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
@@ -192,11 +194,14 @@ struct SyncStore: Sendable {
 
     /// Applies `uploads` of client file `clientFileId` in one transaction (Spec/SYNC.md §8.2):
     /// uploads already applied are skipped, the others go through the conflict rules, each gets a
-    /// history entry, and the commit is announced. Returns the newest client version applied and
-    /// the server version after; nothing is applied when it throws.
-    func apply(_ uploads: [Upload], from clientFileId: [UInt8], catalog: Catalog) async throws -> (
-        clientVersion: UInt64, serverVersion: UInt64
-    ) {
+    /// history entry, and the commit is announced. The writes of an upload to objects of a class
+    /// of `writeFilters` must leave and find the object meeting the filter (§10); the others are
+    /// not applied, and are returned. Returns the newest client version applied and the server
+    /// version after; nothing is applied when it throws.
+    func apply(
+        _ uploads: [Upload], from clientFileId: [UInt8], catalog: Catalog, writeFilters: [String: SubscriptionSQL] = [:]
+    ) async throws -> (clientVersion: UInt64, serverVersion: UInt64, refused: [(clientVersion: UInt64, objects: [SyncStoreModel.ObjectID])])
+    {
         for upload in uploads {
             for i in upload.instructions { try catalog.check(i) }
         }
@@ -232,17 +237,66 @@ struct SyncStore: Sendable {
             let loaded = try await load(touched, catalog: catalog, on: c)
             var model = SyncStoreModel()
             for id in touched { model.load(id, object: loaded[id]?.object, tombstone: loaded[id]?.tombstone) }
-            var history: [(version: UInt64, upload: Upload, changeset: [UInt8])] = []
+            var history: [(version: UInt64, upload: Upload, changeset: [UInt8], compensations: [UInt8]?)] = []
+            var refused: [(clientVersion: UInt64, objects: [SyncStoreModel.ObjectID])] = []
+            // Once an upload's writes are checked, each upload is stored as it is applied (the
+            // checks read the tables).
+            var storedEach = false
             for upload in fresh {
-                let effective = model.apply(upload, from: clientFileId)
+                var ids: [SyncStoreModel.ObjectID] = []
+                var mine = Set<SyncStoreModel.ObjectID>()
+                for i in upload.instructions where mine.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey)).inserted {
+                    ids.append(SyncStoreModel.ObjectID(i.className, i.primaryKey))
+                }
+                let checked = ids.filter { writeFilters[$0.className] != nil }
+                var forbidden = Set<SyncStoreModel.ObjectID>()
+                var effective: [Instruction] = []
+                if checked.isEmpty && !storedEach {
+                    effective = model.apply(upload, from: clientFileId)
+                } else {
+                    if !storedEach {
+                        try await store(touched.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c)
+                        storedEach = true
+                    }
+                    // Objects the user may not write as they are, then as the upload leaves them.
+                    forbidden = try await notWritable(checked.filter { model.object($0) != nil }, writeFilters, catalog: catalog, on: c)
+                    while true {
+                        let before = model
+                        let allowed = upload.instructions.filter {
+                            !forbidden.contains(SyncStoreModel.ObjectID($0.className, $0.primaryKey))
+                        }
+                        try await c.query("SAVEPOINT write_check", logger: logger)
+                        effective = model.apply(
+                            Upload(clientVersion: upload.clientVersion, clock: upload.clock, instructions: allowed), from: clientFileId)
+                        try await store(ids.map { ($0, before.object($0), model.object($0)) }, catalog: catalog, on: c)
+                        let after = try await notWritable(
+                            checked.filter { !forbidden.contains($0) && model.object($0) != nil }, writeFilters, catalog: catalog, on: c)
+                        if after.isEmpty {
+                            try await c.query("RELEASE SAVEPOINT write_check", logger: logger)
+                            break
+                        }
+                        try await c.query("ROLLBACK TO SAVEPOINT write_check", logger: logger)
+                        model = before
+                        forbidden.formUnion(after)
+                    }
+                }
                 version += 1
                 var w = WireWriter()
                 w.instructions(effective)
-                history.append((version, upload, w.bytes))
+                var compensations: [UInt8]?
+                if !forbidden.isEmpty {
+                    let objects = ids.filter(forbidden.contains)
+                    refused.append((upload.clientVersion, objects))
+                    var cw = WireWriter()
+                    cw.instructions(objects.map { Instruction($0.className, $0.primaryKey, .create) })
+                    compensations = cw.bytes
+                }
+                history.append((version, upload, w.bytes, compensations))
             }
-            guard let applied = fresh.last?.clientVersion else { return (lastClientVersion, version) }
+            guard let applied = fresh.last?.clientVersion else { return (lastClientVersion, version, []) }
             try await insertRows(
-                into: "_sync_history", columns: ["server_version", "client_file_id", "client_version", "clock", "changeset"],
+                into: "_sync_history",
+                columns: ["server_version", "client_file_id", "client_version", "clock", "changeset", "compensations"],
                 count: history.count,
                 on: c
             ) { r, binds in
@@ -251,8 +305,13 @@ struct SyncStore: Sendable {
                 binds.append(Int64(history[r].upload.clientVersion))
                 binds.append(Int64(bitPattern: history[r].upload.clock))
                 binds.append(ByteBuffer(bytes: history[r].changeset))
+                if let compensations = history[r].compensations {
+                    binds.append(ByteBuffer(bytes: compensations))
+                } else {
+                    binds.appendNull()
+                }
             }
-            try await store(touched.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c)
+            if !storedEach { try await store(touched.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c) }
             let tombstones = touched.compactMap { id in
                 model.tombstone(id).flatMap { $0 != loaded[id]?.tombstone ? (id, $0) : nil }
             }
@@ -275,8 +334,31 @@ struct SyncStore: Sendable {
                 client AS (UPDATE \(unescaped: table("_sync_clients")) SET last_client_version = \(Int64(applied)) WHERE client_file_id = \(clientKey)) \
                 SELECT pg_notify(\(channel), \(String(version)))
                 """, logger: logger)
-            return (applied, version)
+            return (applied, version, refused)
         }
+    }
+
+    /// Of `ids`, the objects the table holds that do not meet their class's write filter.
+    private func notWritable(
+        _ ids: [SyncStoreModel.ObjectID], _ filters: [String: SubscriptionSQL], catalog: Catalog, on c: PostgresConnection
+    ) async throws -> Set<SyncStoreModel.ObjectID> {
+        var byClass: [String: [SyncValue]] = [:]
+        for id in ids { byClass[id.className, default: []].append(id.primaryKey) }
+        var out = Set<SyncStoreModel.ObjectID>()
+        for (name, keys) in byClass {
+            guard let cls = catalog.classes[name], let filter = filters[name] else { continue }
+            var binds = PostgresBindings()
+            try SQLMapping.bindArray(keys, tag: cls.primaryKeyTag, into: &binds)
+            let condition = try filter.bound(into: &binds, offset: 1)
+            for try await row in try await c.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT _id FROM \(table(name)) WHERE _id = ANY($1) AND NOT coalesce((\(condition)), false)", binds: binds),
+                logger: logger)
+            {
+                out.insert(SyncStoreModel.ObjectID(name, try SQLMapping.value(row.first!, tag: cls.primaryKeyTag)))
+            }
+        }
+        return out
     }
 
     static func keyBytes(_ key: SyncValue) -> [UInt8] {

@@ -101,6 +101,10 @@ import Testing
         .downloadPart(
             fromVersion: 10, entry: Entry(serverVersion: 11, originClientFileId: [], originClientVersion: 0, clock: 7, instructions: []),
             last: true, latestServerVersion: 12),
+        .writeRefused(
+            clientVersion: 5, objects: [SyncStoreModel.ObjectID("Doc", .string("a1")), SyncStoreModel.ObjectID("Dog", .int(-3))],
+            reason: "permission denied"),
+        .writeRefused(clientVersion: 6, objects: [], reason: ""),
     ]
 
     @Test(arguments: messages)

@@ -1,5 +1,7 @@
 import Foundation
 import JWTKit
+import PostgresNIO
+import RealmStorage
 import RealmSwift
 import RealmSwiftSync
 import RealmSyncProtocol
@@ -28,10 +30,10 @@ extension SyncServerTests {
           "classes": {
             "Doc": [
               { "name": "admin", "applyWhen": { "role": "admin" }, "read": "TRUEPREDICATE", "write": "TRUEPREDICATE" },
-              { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "TRUEPREDICATE" }
+              { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "ownerId == %user.id" }
             ],
             "ClientDoc": [
-              { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "TRUEPREDICATE" }
+              { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "ownerId == %user.id" }
             ]
           },
           "defaultRoles": [ { "name": "everyone", "read": "TRUEPREDICATE", "write": "TRUEPREDICATE" } ]
@@ -64,6 +66,11 @@ extension SyncServerTests {
         )
     }
 
+    /// A RealmSwift client of `server` with every document subscribed.
+    static func docsClient(_ server: ServerProcess) async throws -> TestClient {
+        try await TestClient(server, objectTypes: [ClientDoc.self]) { $0.append(QuerySubscription<ClientDoc>(name: "docs")) }
+    }
+
     static func doc(_ id: String, owner: String, shared: Bool, title: String) -> [Instruction] {
         [
             Instruction("Doc", .string(id), .create),
@@ -85,8 +92,7 @@ extension SyncServerTests {
                 Upload(
                     clientVersion: 1, clock: 1 << 20,
                     instructions: Self.doc("a1", owner: "alice", shared: false, title: "secret-a1")
-                        + Self.doc("a2", owner: "alice", shared: true, title: "open-a2")
-                        + Self.doc("b1", owner: "bob", shared: false, title: "bob-b1"))
+                        + Self.doc("a2", owner: "alice", shared: true, title: "open-a2"))
             ]))
         _ = try await alice.receiveAck()
 
@@ -105,6 +111,9 @@ extension SyncServerTests {
         }
         let bob = try await SyncConnection(server, token: try await login("bob", [:]))
         _ = try await bob.hello(schema: [Self.doc])
+        bob.send(
+            .upload([Upload(clientVersion: 1, clock: 1 << 20, instructions: Self.doc("b1", owner: "bob", shared: false, title: "bob-b1"))]))
+        _ = try await bob.receiveAck()
         #expect(try await subscribeAll(bob, bytes: &bobBytes) == ["a2", "b1"])
         var carolBytes: [UInt8] = []
         let carol = try await SyncConnection(server, token: try await login("carol", ["role": "admin"]))
@@ -148,8 +157,8 @@ extension SyncServerTests {
     @Test func aClientFileHoldsOnlyWhatItsUserMayRead() async throws {
         let (server, _) = try await Self.permissionedServer(Self.permissions)
         defer { server.stop() }
-        let a = try await TestClient(server, objectTypes: [ClientDoc.self]) { $0.append(QuerySubscription<ClientDoc>(name: "docs")) }
-        let b = try await TestClient(server, objectTypes: [ClientDoc.self]) { $0.append(QuerySubscription<ClientDoc>(name: "docs")) }
+        let a = try await Self.docsClient(server)
+        let b = try await Self.docsClient(server)
         let owner = a.user.id
         try a.write { realm in
             realm.create(ClientDoc.self, value: ["_id": "p1", "ownerId": owner, "title": "secret-p1"])
@@ -177,14 +186,129 @@ extension SyncServerTests {
         await b.close()
     }
 
+    /// Writes the user's role forbids (§10): to an object it may not write as it is, and leaving
+    /// one it may not write. They are not applied, the rest of the upload is, the writer is told
+    /// (WRITE_REFUSED, before the acknowledgement) and gets the objects back as the store has
+    /// them in its own entry; the others never see the writes.
+    @Test func aForbiddenWriteIsUndoneOnItsWriterOnly() async throws {
+        let (server, login) = try await Self.permissionedServer(Self.permissions)
+        defer { server.stop() }
+        let alice = try await SyncConnection(server, token: try await login("alice", [:]))
+        _ = try await alice.hello(schema: [Self.doc])
+        alice.send(
+            .upload([
+                Upload(
+                    clientVersion: 1, clock: 1 << 20,
+                    instructions: Self.doc("a2", owner: "alice", shared: true, title: "open-a2"))
+            ]))
+        _ = try await alice.receiveAck()
+        let carol = try await SyncConnection(server, token: try await login("carol", ["role": "admin"]))
+        _ = try await carol.hello(schema: [Self.doc])
+        carol.send(.query(querySetVersion: 1, subscriptions: [Subscription(className: "Doc", query: "TRUEPREDICATE")]))
+        _ = try await carol.receive(until: { $0.bootstrapped()?.last == true })
+        let bob = try await SyncConnection(server, token: try await login("bob", [:]))
+        _ = try await bob.hello(schema: [Self.doc])
+        bob.send(
+            .upload([Upload(clientVersion: 1, clock: 1 << 20, instructions: Self.doc("b1", owner: "bob", shared: false, title: "bob-b1"))]))
+        _ = try await bob.receiveAck()
+        bob.send(.query(querySetVersion: 1, subscriptions: [Subscription(className: "Doc", query: "TRUEPREDICATE")]))
+        _ = try await bob.receive(until: { $0.bootstrapped()?.last == true })
+        // Carol has heard of b1.
+        _ = try await carol.receive(until: { m in
+            if case .download(_, let entries, _) = m {
+                entries.contains { $0.instructions.contains { $0.primaryKey == .string("b1") } }
+            } else {
+                false
+            }
+        })
+
+        // Bob edits alice's shared document, creates one of his own, forges one owned by alice,
+        // and gives his own away: only his new document is written.
+        bob.send(
+            .upload([
+                Upload(
+                    clientVersion: 2, clock: 2 << 20,
+                    instructions: [Instruction("Doc", .string("a2"), .set(path: ["title"], value: .string("hacked")))]
+                        + Self.doc("b2", owner: "bob", shared: false, title: "bob-b2")
+                        + Self.doc("f1", owner: "alice", shared: true, title: "forged")
+                        + [Instruction("Doc", .string("b1"), .set(path: ["ownerId"], value: .string("alice")))])
+            ]))
+        var refusal: SyncMessage?
+        var own: [Instruction] = []
+        while true {
+            let m = try await bob.receive()
+            if case .writeRefused = m { refusal = m }
+            if case .uploadAck = m { #expect(refusal != nil, "WRITE_REFUSED comes before the acknowledgement") }
+            if case .download(_, let entries, _) = m { own += entries.flatMap(\.instructions) }
+            if own.contains(Instruction("Doc", .string("f1"), .erase)) { break }
+        }
+        #expect(
+            refusal
+                == .writeRefused(
+                    clientVersion: 2,
+                    objects: [
+                        SyncStoreModel.ObjectID("Doc", .string("a2")), SyncStoreModel.ObjectID("Doc", .string("f1")),
+                        SyncStoreModel.ObjectID("Doc", .string("b1")),
+                    ], reason: "the user's role may not write the object"))
+        // His own entry brings back a2 and b1 as the store has them, erases f1, and has b2.
+        #expect(own.contains(Instruction("Doc", .string("a2"), .set(path: ["title"], value: .string("open-a2")))))
+        #expect(own.contains(Instruction("Doc", .string("b1"), .set(path: ["ownerId"], value: .string("bob")))))
+        #expect(own.contains(Instruction("Doc", .string("b2"), .set(path: ["title"], value: .string("bob-b2")))))
+        let rows = try await TestDatabase.withClient { pg in
+            var out: [String] = []
+            for try await (id, owner, title) in try await pg.query(
+                PostgresQuery(unsafeSQL: "SELECT _id, \"ownerId\", title FROM \"\(server.appId)\".\"Doc\" ORDER BY _id")
+            ).decode((String, String, String).self) {
+                out.append("\(id) \(owner) \(title)")
+            }
+            return out
+        }
+        #expect(rows == ["a2 alice open-a2", "b1 bob bob-b1", "b2 bob bob-b2"])
+        // Carol, who may read everything, hears of b2 only.
+        var seen: [Instruction] = []
+        while !seen.contains(where: { $0.primaryKey == .string("b2") }) {
+            guard case .download(_, let entries, _) = try await carol.receive() else { continue }
+            seen += entries.flatMap(\.instructions)
+        }
+        #expect(seen.allSatisfy { $0.primaryKey == .string("b2") }, "\(seen)")
+        await alice.close()
+        await bob.close()
+        await carol.close()
+    }
+
+    /// A RealmSwift client's write its role forbids is reported to its error handler as
+    /// RealmSwift reports a compensating write, and undone in its file.
+    @Test func aClientsForbiddenWriteIsReportedAndUndone() async throws {
+        let (server, _) = try await Self.permissionedServer(Self.permissions)
+        defer { server.stop() }
+        let a = try await Self.docsClient(server)
+        let owner = a.user.id
+        try a.write { realm in realm.create(ClientDoc.self, value: ["_id": "s1", "ownerId": owner, "shared": true, "title": "open-s1"]) }
+        try await bounded { try await a.sync() }
+        let errors = Locked<[SyncError]>([])
+        let plain = try await Self.docsClient(server)
+        var config = plain.configuration
+        config.syncConfiguration?.errorHandler = { error, _ in if let e = error as? SyncError { errors.withLock { $0.append(e) } } }
+        let b = TestClient(plain, configuration: config)
+        _ = try Realm(configuration: b.configuration)
+        try await bounded { try await b.sync() }
+        try b.write { realm in realm.object(ofType: ClientDoc.self, forPrimaryKey: "s1")?.title = "hacked" }
+        try await bounded { try await b.sync() }
+        #expect(try Realm(configuration: b.configuration).object(ofType: ClientDoc.self, forPrimaryKey: "s1")?.title == "open-s1")
+        let rejected = errors.withLock { $0 }.first { $0.code == .writeRejected }
+        #expect(rejected?.compensatingWriteInfo?.map(\.objectType) == ["ClientDoc"])
+        #expect(rejected?.compensatingWriteInfo?.first?.primaryKey == .string("s1"))
+        try await bounded { try await a.sync() }
+        #expect(try Realm(configuration: a.configuration).object(ofType: ClientDoc.self, forPrimaryKey: "s1")?.title == "open-s1")
+        await a.close()
+        await b.close()
+    }
+
     @Test func aPermissionsFileThatDoesNotParseIsRefused() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("permissions-\(UUID().uuidString).json")
         try Data(#"{"classes": {"Doc": [{"name": "r", "read": "ownerId ==", "write": "TRUEPREDICATE"}]}}"#.utf8).write(to: file)
         await #expect(throws: (any Error).self) { try await ServerProcess(extraArguments: ["--permissions", file.path]) }
         try Data(#"{"classes": {"Doc": [{"name": "r", "read": "ownerId == %user.name", "write": "TRUEPREDICATE"}]}}"#.utf8).write(to: file)
-        await #expect(throws: (any Error).self) { try await ServerProcess(extraArguments: ["--permissions", file.path]) }
-        // A write filter is refused while write filters are not enforced.
-        try Data(#"{"classes": {"Doc": [{"name": "r", "read": "TRUEPREDICATE", "write": "ownerId == %user.id"}]}}"#.utf8).write(to: file)
         await #expect(throws: (any Error).self) { try await ServerProcess(extraArguments: ["--permissions", file.path]) }
         try Data("not json".utf8).write(to: file)
         await #expect(throws: (any Error).self) { try await ServerProcess(extraArguments: ["--permissions", file.path]) }
