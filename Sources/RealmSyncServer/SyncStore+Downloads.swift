@@ -287,7 +287,7 @@ extension SyncStore {
             var done = Set<SyncStoreModel.ObjectID>()
             // A refused write's object comes back to its writer as the store has it (or erased).
             let compensations = (compensated[n] ?? []).map { Instruction($0.className, $0.primaryKey, .create) }
-            let all = e.instructions + compensations
+            let all = compensations.isEmpty ? e.instructions : e.instructions + compensations
             for i in all {
                 let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
                 guard subscriptions.byClass[i.className] != nil, done.insert(id).inserted else { continue }
