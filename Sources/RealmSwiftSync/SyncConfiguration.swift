@@ -129,10 +129,11 @@ extension Realm {
     }
 
     /// The Realm ``syncedOpen(configuration:downloadBeforeOpen:)`` opened, confined to `queue`;
-    /// ``close()`` releases it on that queue.
+    /// ``close()`` releases it on that queue before it returns (so that the next open of the file
+    /// sees it gone: an asynchronous release made `rerunOnOpen` miss an open now and then).
     final class OpeningRealm: @unchecked Sendable {
-        // Only touched on `queue`, and by `close()`, which hands it to `queue`.
-        private(set) var realm: Realm?
+        // Only touched on `queue`.
+        private var realm: Realm?
         let queue: DispatchQueue
 
         init(queue: DispatchQueue, realm: Realm) {
@@ -140,7 +141,7 @@ extension Realm {
             self.realm = realm
         }
 
-        func close() { queue.async { self.realm = nil } }
+        func close() { queue.sync { realm = nil } }
     }
 
     /// Opens a Realm, downloading a synced Realm's data first, and gives it to `callback` on
