@@ -370,9 +370,7 @@ actor SyncClient {
             notifyProgress(.upload)
             try await sendUploads()
         case .download(_, let entries, _):
-            let journal = self.journal
-            try write(link) { tx, state in try SyncFile.apply(entries, tx, &state, journal: journal) }
-            notifyProgress(.download)
+            try applyDownload(entries, link)
         case .downloadPart(_, let part, let last, _):
             let entry: Entry?
             do {
@@ -380,10 +378,7 @@ actor SyncClient {
             } catch {
                 throw SyncError(.clientSessionError, "the server sent a malformed message: \(error)")
             }
-            guard let entry else { return }
-            let journal = self.journal
-            try write(link) { tx, state in try SyncFile.apply([entry], tx, &state, journal: journal) }
-            notifyProgress(.download)
+            if let entry { try applyDownload([entry], link) }
         case .bootstrapTable(_, _, let table):
             bootstrap.append(table)
         case .bootstrap(let querySetVersion, let serverVersion, let objects, let last):
@@ -445,6 +440,13 @@ actor SyncClient {
         case .hello, .upload, .uploadPart, .query:
             throw SyncError(.clientSessionError, "the server sent a client's message")
         }
+    }
+
+    /// Applies downloaded entries as one commit (Spec/SYNC.md §7.3).
+    private func applyDownload(_ entries: [Entry], _ link: RealmFileLink) throws {
+        let journal = self.journal
+        try write(link) { tx, state in try SyncFile.apply(entries, tx, &state, journal: journal) }
+        notifyProgress(.download)
     }
 
     /// Runs `body` in a write transaction of the file with its sync state, after converting the

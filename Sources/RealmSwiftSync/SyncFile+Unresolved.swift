@@ -83,11 +83,14 @@ final class UnresolvedLinks {
 
     /// Every awaited object the file holds now, with the states waiting for it (after a
     /// bootstrap, which inserts objects without going through ``arrived(_:)`` one by one).
-    func arrivedAll(_ exists: (SyncStoreModel.ObjectID) throws -> Bool) throws -> [Instruction] {
+    func arrivedAll() throws -> [Instruction] {
         guard !isEmpty else { return [] }
         var ids: [SyncStoreModel.ObjectID] = []
         for row in try tx.objectKeys(Self.properties) {
-            for id in try links(try tx.value(Self.properties, row, "targets")) where try exists(id) { ids.append(id) }
+            for id in try links(try tx.value(Self.properties, row, "targets"))
+            where try SyncFile.objectKey(id.className, id.primaryKey, tx: tx) != nil {
+                ids.append(id)
+            }
         }
         var changes: [Instruction] = []
         for id in Set(ids) { changes += try arrived(id) }
@@ -177,9 +180,8 @@ extension SyncFile {
         func visit(_ v: SyncValue) throws {
             switch v {
             case .link(let cls, let pk):
-                guard let table = tx.catalog.table(cls), let pkColumn = table.primaryKeyColumn,
-                    let key = try storageValue(pk, column: pkColumn, tx: tx)
-                else { return }
+                // A class without a table, or a key that does not fit it, is never awaited.
+                guard let table = tx.catalog.table(cls), let key = try primaryKey(pk, of: table, tx: tx) else { return }
                 if try tx.objectKey(cls, primaryKey: key) == nil { out.append(SyncStoreModel.ObjectID(cls, pk)) }
             case .mixed(let inner): try visit(inner)
             case .list(let items), .set(let items): for i in items { try visit(i) }
@@ -192,81 +194,40 @@ extension SyncFile {
         return out
     }
 
-    /// Before objects `keys` of `target` are erased (they left the client's view, or were
+    /// Before objects `ids` of `target` are erased (they left the client's view, or were
     /// deleted), removes every link to them from the file's objects, as RealmSwift's delete does
-    /// (a link becomes null, a collection loses the element; a list's identities with it), and
-    /// records each property that held one as waiting for them (§7.3): if they come back, the
-    /// property gets its links again.
-    static func unlink(_ keys: Set<ObjectKey>, of target: TableSchema, tx: WriteTransaction) throws {
-        guard !keys.isEmpty, let targetPk = target.primaryKeyColumn else { return }
-        let linking = tx.catalog.tables.filter { t in
-            !t.name.hasPrefix("__") && t.columns.contains { ($0.type == .link && $0.linkTarget == target.name) || $0.type == .mixed }
-        }
-        guard !linking.isEmpty else { return }
-        var ids: [ObjectKey: SyncStoreModel.ObjectID] = [:]
-        for k in keys {
-            ids[k] = SyncStoreModel.ObjectID(
-                target.name, try syncValue(try tx.value(target.name, k, targetPk.name), column: targetPk, at: tx))
-        }
-        func erased(_ s: StorageValue) -> ObjectKey? {
-            switch s {
-            case .link(let k) where keys.contains(k): k
-            case .typedLink(target.id, let k) where keys.contains(k): k
-            default: nil
-            }
-        }
+    /// (`Realm.removeLinks`; a list's identities go with its elements), and records each property
+    /// that held one as waiting for them (§7.3): if they come back, the property gets its links
+    /// again.
+    static func unlink(_ ids: [ObjectKey: SyncStoreModel.ObjectID], of target: TableSchema, tx: WriteTransaction) throws {
         let unresolved = UnresolvedLinks(tx)
         let lists = ListIdentities(tx)
-        for t in linking {
-            let columns = t.columns.filter { ($0.type == .link && $0.linkTarget == target.name) || $0.type == .mixed }
-            let ownerPk = t.primaryKeyColumn
-            for k in try tx.objectKeys(t.name) where t.name != target.name || !keys.contains(k) {
-                for c in columns {
-                    let current = try tx.value(t.name, k, c.name)
-                    let hits: [ObjectKey]
-                    let kept: StorageValue
-                    switch current {
-                    case .list(let items):
-                        hits = items.compactMap(erased)
-                        kept = .list(c.type == .mixed ? items.map { erased($0) == nil ? $0 : .null } : items.filter { erased($0) == nil })
-                    case .map(let m):
-                        hits = m.values.compactMap(erased)
-                        kept = .map(m.mapValues { erased($0) == nil ? $0 : .null })
-                    default:
-                        hits = erased(current).map { [$0] } ?? []
-                        kept = .null
+        try Realm.removeLinks(to: Set(ids.keys), in: target.name, tx) { t, k, c, current, removed in
+            // The property as it was, to be applied again: only a top-level object's (an
+            // embedded object's property is its owner's state, sent whole), and not one of the
+            // objects going.
+            guard let ownerPk = t.primaryKeyColumn, t.name != target.name || ids[k] == nil else { return }
+            let awaited = removed.compactMap { ids[$0] }
+            let pk = try syncValue(try tx.value(t.name, k, ownerPk.name), column: ownerPk, at: tx)
+            var change = Instruction(t.name, pk, .set(path: [c.name], value: try wholeSyncValue(current, column: c, at: tx)))
+            if c.isList && !c.isSet, let known = try lists.known(t.name, pk, c.name) {
+                change = Instruction(t.name, pk, .listState(path: [c.name], ids: known.ids, values: known.values))
+                // The identities follow the stored list: a link's element goes, a mixed one
+                // becomes null.
+                let links = Set(awaited.map { SyncValue.link(class: $0.className, primaryKey: $0.primaryKey) })
+                var rest = ListIdentities.Known.empty
+                for (id, v) in zip(known.ids, known.values) {
+                    if case .mixed(let inner) = v, links.contains(inner) {
+                        rest.ids.append(id)
+                        rest.values.append(.null)
+                    } else if !links.contains(v) {
+                        rest.ids.append(id)
+                        rest.values.append(v)
                     }
-                    guard !hits.isEmpty else { continue }
-                    let awaited = Set(hits).compactMap { ids[$0] }
-                    // The property as it was, to be applied again (only a top-level object's:
-                    // an embedded object's property is its owner's state, sent whole).
-                    if let ownerPk {
-                        let pk = try syncValue(try tx.value(t.name, k, ownerPk.name), column: ownerPk, at: tx)
-                        var change = Instruction(t.name, pk, .set(path: [c.name], value: try wholeSyncValue(current, column: c, at: tx)))
-                        if c.isList && !c.isSet {
-                            if let known = try lists.known(t.name, pk, c.name) {
-                                change = Instruction(t.name, pk, .listState(path: [c.name], ids: known.ids, values: known.values))
-                                // The identities follow the stored list: a link's element goes, a
-                                // mixed one becomes null.
-                                let links = Set(awaited.map { SyncValue.link(class: $0.className, primaryKey: $0.primaryKey) })
-                                var rest = ListIdentities.Known.empty
-                                for (id, v) in zip(known.ids, known.values) {
-                                    if case .mixed(let inner) = v, links.contains(inner) {
-                                        rest.ids.append(id)
-                                        rest.values.append(.null)
-                                    } else if !links.contains(v) {
-                                        rest.ids.append(id)
-                                        rest.values.append(v)
-                                    }
-                                }
-                                try lists.set(t.name, pk, c.name, rest)
-                            }
-                        }
-                        try unresolved.add(change, waitingFor: awaited)
-                    }
-                    try tx.set(t.name, k, c.name, kept)
                 }
+                try lists.set(t.name, pk, c.name, rest)
             }
+            try unresolved.add(change, waitingFor: awaited)
         }
     }
 }

@@ -332,6 +332,12 @@ enum SyncFile {
         return try storageValue(v, column: pk, tx: tx)
     }
 
+    /// The object of class `className` whose primary key is `primaryKey`, if the file holds it.
+    static func objectKey(_ className: String, _ primaryKey: SyncValue, tx: WriteTransaction) throws -> ObjectKey? {
+        guard let table = tx.catalog.table(className), let pk = try self.primaryKey(primaryKey, of: table, tx: tx) else { return nil }
+        return try tx.objectKey(className, primaryKey: pk)
+    }
+
     // MARK: Transactions
 
     /// Runs `body` in a write transaction of `store` with the file's sync state (created on first
@@ -657,8 +663,7 @@ enum SyncFile {
                     try apply(i, tx, pending)
                     continue
                 }
-                guard let pk = try primaryKey(i.primaryKey, of: table, tx: tx), let key = try tx.objectKey(i.className, primaryKey: pk)
-                else { continue }
+                guard let key = try objectKey(i.className, i.primaryKey, tx: tx) else { continue }
                 erasing = table
                 erased.insert(key)
             }
@@ -718,9 +723,7 @@ enum SyncFile {
     /// Applies `change` again, a recorded state whose missing objects arrived (§7.3); forgotten
     /// when its object is gone.
     static func applyAgain(_ change: Instruction, _ tx: WriteTransaction, _ pending: Pending) throws {
-        guard let table = tx.catalog.table(change.className), let pk = try primaryKey(change.primaryKey, of: table, tx: tx),
-            try tx.objectKey(change.className, primaryKey: pk) != nil
-        else {
+        guard try objectKey(change.className, change.primaryKey, tx: tx) != nil else {
             try UnresolvedLinks(tx).update(change, missing: [])
             return
         }
@@ -731,14 +734,19 @@ enum SyncFile {
     /// removals): links to them go first (recorded, should they come back), then the objects with
     /// their embedded objects, their lists' identities and what their properties waited for.
     static func erase(_ keys: Set<ObjectKey>, of table: TableSchema, tx: WriteTransaction) throws {
-        guard let pkColumn = table.primaryKeyColumn else { return }
-        try unlink(keys, of: table, tx: tx)
-        let unresolved = UnresolvedLinks(tx)
+        guard let pkColumn = table.primaryKeyColumn, !keys.isEmpty else { return }
+        var ids: [ObjectKey: SyncStoreModel.ObjectID] = [:]
         for key in keys {
-            let pk = try syncValue(try tx.value(table.name, key, pkColumn.name), column: pkColumn, at: tx)
+            ids[key] = SyncStoreModel.ObjectID(
+                table.name, try syncValue(try tx.value(table.name, key, pkColumn.name), column: pkColumn, at: tx))
+        }
+        try unlink(ids, of: table, tx: tx)
+        let unresolved = UnresolvedLinks(tx)
+        let lists = ListIdentities(tx)
+        for (key, id) in ids {
             try deleteCascading(table, key, tx: tx)
-            try ListIdentities(tx).remove(table.name, pk, table: table)
-            try unresolved.forgetObject(table.name, pk, table: table)
+            try lists.remove(table.name, id.primaryKey, table: table)
+            try unresolved.forgetObject(table.name, id.primaryKey, table: table)
         }
     }
 
@@ -846,11 +854,7 @@ enum SyncFile {
         // again above; these are of objects a pending write keeps).
         let unresolved = UnresolvedLinks(tx)
         if !unresolved.isEmpty {
-            let arrived = try unresolved.arrivedAll { id in
-                guard let t = tx.catalog.table(id.className), let pk = try primaryKey(id.primaryKey, of: t, tx: tx) else { return false }
-                return try tx.objectKey(id.className, primaryKey: pk) != nil
-            }
-            for change in arrived { try applyAgain(change, tx, pending) }
+            for change in try unresolved.arrivedAll() { try applyAgain(change, tx, pending) }
         }
     }
 }

@@ -206,8 +206,8 @@ extension SyncStore {
         after: UInt64, limit: Int, bytes: Int, subscriptions: CompiledSubscriptions, catalog: Catalog, own: [UInt8]
     ) async throws -> [Entry] {
         var entries: [Entry] = []
-        // Of the client's own entries, the objects whose writes were refused (§10).
-        var compensated: [Int: [SyncStoreModel.ObjectID]] = [:]
+        // Of the client's own entries, the objects whose writes were refused (§10), as `CREATE`s.
+        var compensated: [Int: [Instruction]] = [:]
         // `octet_length` of a stored bytea reads its size without reading its bytes.
         for try await (version, client, clientVersion, clock, changeset, compensations) in try await client.query(
             """
@@ -222,7 +222,7 @@ extension SyncStore {
             let instructions = try reader.instructions()
             if let compensations, client.map({ Array($0.readableBytesView) }) == own {
                 var r = WireReader(Array(compensations.readableBytesView))
-                compensated[entries.count] = try r.instructions().map { SyncStoreModel.ObjectID($0.className, $0.primaryKey) }
+                compensated[entries.count] = try r.instructions()
             }
             entries.append(
                 Entry(
@@ -232,13 +232,9 @@ extension SyncStore {
         // The objects the entries touch, and which of them the subscriptions match now.
         var touched: [String: [SyncValue]] = [:]
         var seen = Set<SyncStoreModel.ObjectID>()
-        for e in entries {
-            for i in e.instructions where seen.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey)).inserted {
-                touched[i.className, default: []].append(i.primaryKey)
-            }
-        }
-        for id in compensated.values.joined() where seen.insert(id).inserted {
-            touched[id.className, default: []].append(id.primaryKey)
+        for i in entries.lazy.flatMap(\.instructions) + compensated.values.joined()
+        where seen.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey)).inserted {
+            touched[i.className, default: []].append(i.primaryKey)
         }
         var states: [SyncStoreModel.ObjectID: ObjectState] = [:]
         for (name, keys) in touched {
@@ -262,41 +258,33 @@ extension SyncStore {
         // Of the objects that do not match, those the user may read now (classes with a read
         // filter, §10): the others are sent only if the entry may have changed whether the user
         // may read them, so that nothing of an object the user never could read reaches it.
-        var readable = Set<SyncStoreModel.ObjectID>()
-        for (name, keys) in touched {
-            guard let cls = catalog.classes[name], let read = subscriptions.readable[name] else { continue }
-            let unmatched = keys.filter { states[SyncStoreModel.ObjectID(name, $0)] == nil }
-            for chunk in stride(from: 0, to: unmatched.count, by: 500).map({ unmatched[$0..<min($0 + 500, unmatched.count)] }) {
-                var binds = PostgresBindings()
-                for k in chunk { try SQLMapping.bind(k, tag: cls.primaryKeyTag, into: &binds) }
-                let condition = try read.bound(into: &binds, offset: chunk.count)
-                let list = (1...chunk.count).map { "$\($0)" }.joined(separator: ", ")
-                for try await row in try await client.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT \(Self.selectList(of: cls)) FROM \(table(name)) WHERE _id IN (\(list)) AND (\(condition))",
-                        binds: binds),
-                    logger: logger)
-                {
-                    readable.insert(SyncStoreModel.ObjectID(name, try Self.state(row, cls: cls, catalog: catalog).primaryKey))
-                }
-            }
+        let unmatched = touched.flatMap { name, keys in
+            subscriptions.readable[name] == nil ? [] : keys.map { SyncStoreModel.ObjectID(name, $0) }.filter { states[$0] == nil }
+        }
+        let readable = try await objects(unmatched, meeting: subscriptions.readable, catalog: catalog) {
+            try await client.query($0, logger: logger)
         }
         var out: [Entry] = []
         for (n, e) in entries.enumerated() {
             var instructions: [Instruction] = []
             var done = Set<SyncStoreModel.ObjectID>()
             // A refused write's object comes back to its writer as the store has it (or erased).
-            let compensations = (compensated[n] ?? []).map { Instruction($0.className, $0.primaryKey, .create) }
-            let all = compensations.isEmpty ? e.instructions : e.instructions + compensations
+            let all = compensated[n].map { e.instructions + $0 } ?? e.instructions
+            // The objects whose readability the entry may have changed: created, erased, or with a
+            // property the read filter reads written (compensations count as created).
+            var mayChange = Set<SyncStoreModel.ObjectID>()
+            if !subscriptions.readable.isEmpty {
+                for i in all {
+                    guard let read = subscriptions.readable[i.className] else { continue }
+                    if i.operation.path.map({ $0.first.map(read.properties.contains) ?? true }) ?? true {
+                        mayChange.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey))
+                    }
+                }
+            }
             for i in all {
                 let id = SyncStoreModel.ObjectID(i.className, i.primaryKey)
                 guard subscriptions.byClass[i.className] != nil, done.insert(id).inserted else { continue }
-                if states[id] == nil, let read = subscriptions.readable[i.className], !readable.contains(id),
-                    !all.contains(where: {
-                        $0.className == i.className && $0.primaryKey == i.primaryKey
-                            && ($0.operation.path.map { $0.first.map(read.properties.contains) ?? true } ?? true)
-                    })
-                {
+                if states[id] == nil, subscriptions.readable[i.className] != nil, !readable.contains(id), !mayChange.contains(id) {
                     continue  // unreadable before this entry and after it
                 }
                 if let state = states[id] {

@@ -243,10 +243,13 @@ struct SyncStore: Sendable {
             // checks read the tables).
             var storedEach = false
             for upload in fresh {
+                // Without write filters (the common case) nothing below the first branch runs.
                 var ids: [SyncStoreModel.ObjectID] = []
-                var mine = Set<SyncStoreModel.ObjectID>()
-                for i in upload.instructions where mine.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey)).inserted {
-                    ids.append(SyncStoreModel.ObjectID(i.className, i.primaryKey))
+                if !writeFilters.isEmpty {
+                    var mine = Set<SyncStoreModel.ObjectID>()
+                    for i in upload.instructions where mine.insert(SyncStoreModel.ObjectID(i.className, i.primaryKey)).inserted {
+                        ids.append(SyncStoreModel.ObjectID(i.className, i.primaryKey))
+                    }
                 }
                 let checked = ids.filter { writeFilters[$0.className] != nil }
                 var forbidden = Set<SyncStoreModel.ObjectID>()
@@ -342,18 +345,26 @@ struct SyncStore: Sendable {
     private func notWritable(
         _ ids: [SyncStoreModel.ObjectID], _ filters: [String: SubscriptionSQL], catalog: Catalog, on c: PostgresConnection
     ) async throws -> Set<SyncStoreModel.ObjectID> {
+        try await objects(ids, meeting: filters, negated: true, catalog: catalog) { try await c.query($0, logger: logger) }
+    }
+
+    /// Of `ids`, the objects the table holds that meet (`negated`: do not meet) their class's
+    /// condition in `conditions` (a class without one is left out), by `run`ning one query a class.
+    func objects(
+        _ ids: [SyncStoreModel.ObjectID], meeting conditions: [String: SubscriptionSQL], negated: Bool = false, catalog: Catalog,
+        run: (PostgresQuery) async throws -> PostgresRowSequence
+    ) async throws -> Set<SyncStoreModel.ObjectID> {
         var byClass: [String: [SyncValue]] = [:]
         for id in ids { byClass[id.className, default: []].append(id.primaryKey) }
         var out = Set<SyncStoreModel.ObjectID>()
         for (name, keys) in byClass {
-            guard let cls = catalog.classes[name], let filter = filters[name] else { continue }
+            guard let cls = catalog.classes[name], let condition = conditions[name] else { continue }
             var binds = PostgresBindings()
             try SQLMapping.bindArray(keys, tag: cls.primaryKeyTag, into: &binds)
-            let condition = try filter.bound(into: &binds, offset: 1)
-            for try await row in try await c.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT _id FROM \(table(name)) WHERE _id = ANY($1) AND NOT coalesce((\(condition)), false)", binds: binds),
-                logger: logger)
+            let sql = try condition.bound(into: &binds, offset: 1)
+            let test = negated ? "NOT coalesce((\(sql)), false)" : "(\(sql))"
+            for try await row in try await run(
+                PostgresQuery(unsafeSQL: "SELECT _id FROM \(table(name)) WHERE _id = ANY($1) AND \(test)", binds: binds))
             {
                 out.insert(SyncStoreModel.ObjectID(name, try SQLMapping.value(row.first!, tag: cls.primaryKeyTag)))
             }

@@ -520,34 +520,52 @@ extension Realm {
 
     /// Nullifies links to a deleted object and removes it from lists.
     func removeLinks(to key: ObjectKey, in target: String, _ tx: WriteTransaction) throws {
-        guard let targetId = tx.catalog.table(target)?.id else { return }
-        let typed = StorageValue.typedLink(table: targetId, key: key)
+        try Self.removeLinks(to: [key], in: target, tx)
+    }
+
+    /// Removes every link to the objects `keys` of `target` from the file's objects: a link
+    /// becomes null, a list or set loses the element, a map's value and a mixed value (in a list
+    /// too) hold null. `changing` is told of each property before it changes: its object, its
+    /// value then, and the keys of `keys` it held (a sync client records what the objects'
+    /// leaving took away).
+    package static func removeLinks(
+        to keys: Set<ObjectKey>, in target: String, _ tx: WriteTransaction,
+        changing: (
+            (_ table: TableSchema, _ key: ObjectKey, _ column: ColumnSchema, _ old: StorageValue, _ removed: Set<ObjectKey>)
+                throws -> Void
+        )? = nil
+    ) throws {
+        guard !keys.isEmpty, let targetId = tx.catalog.table(target)?.id else { return }
         for t in tx.catalog.tables {
-            for c in t.columns where c.type == .mixed {
-                for k in try tx.objectKeys(t.name) {
-                    switch try tx.value(t.name, k, c.name) {
-                    case typed: try tx.set(t.name, k, c.name, .null)
-                    case .list(let items) where items.contains(typed):
-                        try tx.set(t.name, k, c.name, .list(items.map { $0 == typed ? .null : $0 }))
-                    case .map(let m) where m.values.contains(typed):
-                        try tx.set(t.name, k, c.name, .map(m.mapValues { $0 == typed ? .null : $0 }))
-                    default: break
-                    }
-                }
-            }
-            let columns = t.columns.filter { $0.type == .link && $0.linkTarget == target }
+            let columns = t.columns.filter { $0.type == .mixed || ($0.type == .link && $0.linkTarget == target) }
             guard !columns.isEmpty else { continue }
             for k in try tx.objectKeys(t.name) {
                 for c in columns {
-                    switch try tx.value(t.name, k, c.name) {
-                    case .link(let l) where l == key:
-                        try tx.set(t.name, k, c.name, .null)
-                    case .list(let items) where items.contains(.link(key)):
-                        try tx.set(t.name, k, c.name, .list(items.filter { $0 != .link(key) }))
-                    case .map(let m) where m.values.contains(.link(key)):
-                        try tx.set(t.name, k, c.name, .map(m.mapValues { $0 == .link(key) ? .null : $0 }))
-                    default: break
+                    // A link column holds links, a mixed one typed links.
+                    func removed(_ s: StorageValue) -> ObjectKey? {
+                        switch s {
+                        case .link(let l) where c.type == .link && keys.contains(l): l
+                        case .typedLink(targetId, let l) where c.type == .mixed && keys.contains(l): l
+                        default: nil
+                        }
                     }
+                    let value = try tx.value(t.name, k, c.name)
+                    let hits: [ObjectKey]
+                    let kept: StorageValue
+                    switch value {
+                    case .list(let items):
+                        hits = items.compactMap(removed)
+                        kept = .list(c.type == .mixed ? items.map { removed($0) == nil ? $0 : .null } : items.filter { removed($0) == nil })
+                    case .map(let m):
+                        hits = m.values.compactMap(removed)
+                        kept = .map(m.mapValues { removed($0) == nil ? $0 : .null })
+                    default:
+                        hits = removed(value).map { [$0] } ?? []
+                        kept = .null
+                    }
+                    guard !hits.isEmpty else { continue }
+                    try changing?(t, k, c, value, Set(hits))
+                    try tx.set(t.name, k, c.name, kept)
                 }
             }
         }
