@@ -13,6 +13,11 @@ import RealmStorage
 public struct AppConfiguration: Sendable, Equatable {
     /// The server's base URL (`realm-sync serve --listen`), `http://` or `https://`.
     public var baseURL: String?
+    /// Other servers of the same deployment (`realm-sync` processes serving the same PostgreSQL
+    /// database), tried in turn after ``baseURL`` when the server in use cannot be reached: a
+    /// login goes to the next one at once, a sync session connects to the next one. Not in
+    /// RealmSwift, whose service had one URL.
+    public var additionalBaseURLs: [String] = []
     /// Where the app keeps its users and synced Realm files. Default: `realm-sync/` in the current
     /// directory (RealmSwift keeps them in the platform's application-support directory, which
     /// Linux does not have).
@@ -20,9 +25,13 @@ public struct AppConfiguration: Sendable, Equatable {
     /// How long sync connections may take (nil: RealmSwift's defaults).
     public var syncTimeouts: SyncTimeoutOptions?
 
-    /// A configuration for the server at `baseURL` (default `http://127.0.0.1:8080`).
-    public init(baseURL: String? = nil, rootDirectory: URL? = nil, syncTimeouts: SyncTimeoutOptions? = nil) {
+    /// A configuration for the server at `baseURL` (default `http://127.0.0.1:8080`) and the
+    /// other servers of its deployment, if any.
+    public init(
+        baseURL: String? = nil, rootDirectory: URL? = nil, syncTimeouts: SyncTimeoutOptions? = nil, additionalBaseURLs: [String] = []
+    ) {
         self.baseURL = baseURL
+        self.additionalBaseURLs = additionalBaseURLs
         self.rootDirectory = rootDirectory
         self.syncTimeouts = syncTimeouts
     }
@@ -210,7 +219,8 @@ final class AppCore: Sendable {
     private static let registry = Locked<[String: AppCore]>([:])
 
     static func shared(id: String, configuration: AppConfiguration) -> AppCore {
-        let key = "\(id)\u{0}\(configuration.baseURL ?? "")\u{0}\(configuration.rootDirectory?.path ?? "")"
+        let key =
+            "\(id)\u{0}\(([configuration.baseURL ?? ""] + configuration.additionalBaseURLs).joined(separator: " "))\u{0}\(configuration.rootDirectory?.path ?? "")"
         return registry.withLock { r in
             if let c = r[key] { return c }
             let c = AppCore(appId: id, configuration: configuration)
@@ -222,13 +232,27 @@ final class AppCore: Sendable {
     private init(appId: String, configuration: AppConfiguration) {
         self.appId = appId
         self.configuration = configuration
+        servers = ([configuration.baseURL ?? "http://127.0.0.1:8080"] + configuration.additionalBaseURLs).map { url in
+            var s = url
+            while s.hasSuffix("/") { s.removeLast() }
+            return s
+        }
         loadUsers()
     }
 
-    var baseURL: String {
-        var s = configuration.baseURL ?? "http://127.0.0.1:8080"
-        while s.hasSuffix("/") { s.removeLast() }
-        return s
+    /// The deployment's servers: the base URL, then the additional ones.
+    let servers: [String]
+    /// The index of the server in use.
+    private let serverIndex = Locked(0)
+
+    /// The base URL of the server in use.
+    var baseURL: String { servers[serverIndex.withLock { $0 }] }
+
+    /// Moves to the next server when `url` (which could not be reached) is still the one in use.
+    func unreachable(_ url: String) {
+        serverIndex.withLock { i in
+            if servers[i] == url { i = (i + 1) % servers.count }
+        }
     }
 
     var directory: URL {
@@ -289,8 +313,28 @@ final class AppCore: Sendable {
         for client in sessions.withLock({ Array($0.values) }) where client.user === user { client.userLoggedOut() }
     }
 
-    /// POSTs to `auth/PATH` and decodes the issued tokens.
+    /// POSTs to `auth/PATH` and decodes the issued tokens, trying each server of the deployment in
+    /// turn while they cannot be reached.
     func post(_ path: String, _ body: [String: String]) async throws -> Issued {
+        var attempts = servers.count
+        while true {
+            do {
+                return try await post(path, body, to: baseURL)
+            } catch let error as Unreachable {
+                attempts -= 1
+                unreachable(error.server)
+                if attempts == 0 { throw error.error }
+            }
+        }
+    }
+
+    /// A server that did not answer, and the error to report when none does.
+    private struct Unreachable: Error {
+        let server: String
+        let error: AppError
+    }
+
+    private func post(_ path: String, _ body: [String: String], to baseURL: String) async throws -> Issued {
         guard let url = URL(string: "\(baseURL)/api/v1/apps/\(appId)/auth/\(path)") else {
             throw AppError(.httpRequestFailed, "the base URL \(baseURL) is not a URL")
         }
@@ -303,7 +347,9 @@ final class AppCore: Sendable {
         do {
             (data, response) = try await URLSession.shared.data(for: request)
         } catch {
-            throw AppError(.httpRequestFailed, "the server at \(baseURL) could not be reached: \(error.localizedDescription)")
+            throw Unreachable(
+                server: baseURL,
+                error: AppError(.httpRequestFailed, "the server at \(baseURL) could not be reached: \(error.localizedDescription)"))
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else {

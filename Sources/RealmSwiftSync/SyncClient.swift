@@ -47,6 +47,8 @@ actor SyncClient {
     private var outbound: WebSocketOutboundWriter?
     private var queue: AsyncStream<[UInt8]>.Continuation?
     private var welcomed = false
+    /// The access token the current connection was made with.
+    private var connectedToken: String?
     /// The newest client version acknowledged (persisted with the next commit of the client).
     private var acked: UInt64 = 0
     /// The newest client version sent on this connection.
@@ -126,7 +128,17 @@ actor SyncClient {
 
     nonisolated func userLoggedIn() {
         status.withLock { if !$0.suspended { $0.state = .active } }
-        Task { await self.poke() }
+        Task { await self.reconnectIfTokenChanged() }
+    }
+
+    /// Wakes the loop; a connection made with an older token is closed and made again with the
+    /// new one, so that the server serves the user's claims as they are now (a role that changed
+    /// rebootstraps the file, Spec/SYNC.md §10).
+    private func reconnectIfTokenChanged() async {
+        if let connectedToken, connectedToken != user.accessToken {
+            try? await outbound?.close(.normalClosure, reason: "new access token")
+        }
+        poke()
     }
 
     nonisolated func userLoggedOut() {
@@ -199,6 +211,7 @@ actor SyncClient {
             autoPing: .enabled(timePeriod: .seconds(10)))
         welcomed = false
         refusal = nil
+        connectedToken = token
         var refused: SyncError?
         attempt += 1
         let current = attempt
@@ -270,14 +283,19 @@ actor SyncClient {
                 refused = refusal
             } else if let e = error as? SyncError {
                 refused = e
-            } else if !welcomed && !reportedOffline {
-                reportedOffline = true
-                report(SyncError(.connectionFailed, "the sync server at \(base) could not be reached: \(error)"))
+            } else if !welcomed {
+                // The next attempt goes to the deployment's next server, if it has several.
+                core.unreachable(base)
+                if !reportedOffline {
+                    reportedOffline = true
+                    report(SyncError(.connectionFailed, "the sync server at \(base) could not be reached: \(error)"))
+                }
             }
         }
         let wasWelcomed = welcomed
         status.withLock { $0.note("connection ended (welcomed: \(wasWelcomed), refused: \(refused.map { "\($0)" } ?? "no"))") }
         outbound = nil
+        connectedToken = nil
         queue = nil
         welcomed = false
         setConnection(.disconnected)

@@ -145,6 +145,16 @@ public struct Permissions: Sendable, Equatable {
         }
     }
 
+    /// What `user` may read of `classes`, as text that changes exactly when the roles or the
+    /// values substituted in their read filters do (a claim changed): a client file bootstrapped
+    /// under other read roles is bootstrapped again (§10).
+    func readRoles(of classes: some Sequence<String>, for user: SyncUser) -> String {
+        classes.sorted().map { name in
+            guard let role = role(of: name, for: user) else { return "\(name)\tnone" }
+            return "\(name)\t\(role.name)\t" + ((try? Self.substitute(role.read, user: user)) ?? "")
+        }.joined(separator: "\n")
+    }
+
     /// What `user` may read of `className`, compiled on the class's table; a filter that does not
     /// compile on the class as the store has it, or no role, reads nothing.
     func readFilter(_ className: String, for user: SyncUser, catalog: Catalog) -> SubscriptionSQL {

@@ -186,14 +186,16 @@ struct SyncSession: Sendable {
         case .hello(let id, let lastServerVersion, _, let schema):
             guard state.clientFileId == nil else { throw SessionFailure.badMessage("HELLO sent twice") }
             let clientFileId: [UInt8]
+            var readRoles: String?
             if id.isEmpty {
                 clientFileId = try await store.registerClient(user: user.id)
             } else {
-                guard let owner = try await store.owner(ofClient: id) else {
+                guard let known = try await store.client(id) else {
                     throw SessionFailure.badClientFileId("the store does not know this client file; reset it")
                 }
-                guard owner == user.id else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
+                guard known.user == user.id else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
                 clientFileId = id
+                readRoles = known.readRoles
             }
             state.catalog = try await store.ensure(schema)
             if let permissions = configuration.permissions {
@@ -215,6 +217,14 @@ struct SyncSession: Sendable {
             if lastServerVersion > latest {
                 throw SessionFailure.badClientFileId(
                     "the client has server version \(lastServerVersion), newer than the store's \(latest); reset it")
+            }
+            if let permissions = configuration.permissions, !state.subscriptions.byClass.isEmpty,
+                permissions.readRoles(of: state.subscriptions.byClass.keys, for: user) != readRoles
+            {
+                // The user's roles changed since the file was bootstrapped (a claim changed):
+                // what it may read is sent again, whole, and the rest leaves the file (§10).
+                Counter(label: "realm_sync_role_bootstraps").increment()
+                try await sendBootstrap(querySetVersion: saved.version, &state)
             }
             try await sendDownloads(&state)
         case .uploadPart(let part, let last):
@@ -255,15 +265,7 @@ struct SyncSession: Sendable {
                 subscriptions, catalog: state.catalog, user: user, permissions: configuration.permissions)
             try await store.saveSubscriptions(subscriptions, version: version, of: clientFileId)
             state.subscriptions = compiled
-            let outbound = self.outbound
-            let bootstrapVersion = try await store.bootstrap(
-                compiled, querySetVersion: version, catalog: state.catalog, batch: configuration.bootstrapBatch
-            ) { message in
-                try await outbound.writeBinaryMessage(ByteBuffer(bytes: message))
-            }
-            try await send(.bootstrap(querySetVersion: version, serverVersion: bootstrapVersion, objects: [], last: true))
-            state.sentVersion = bootstrapVersion
-            state.latest = max(state.latest, bootstrapVersion)
+            try await sendBootstrap(querySetVersion: version, &state)
             try await sendDownloads(&state)
         case .mark(let id, _):
             guard state.clientFileId != nil else { throw SessionFailure.badMessage("MARK before HELLO") }
@@ -284,6 +286,24 @@ struct SyncSession: Sendable {
             Counter(label: "realm_sync_refused_writes").increment(by: r.objects.count)
             try await send(
                 .writeRefused(clientVersion: r.clientVersion, objects: r.objects, reason: "the user's role may not write the object"))
+        }
+    }
+
+    /// Sends every object the session's subscriptions let its user read, as of one server version,
+    /// and records the user's read roles with the client file (§7.4, §10).
+    private func sendBootstrap(querySetVersion version: UInt64, _ state: inout State) async throws {
+        guard let clientFileId = state.clientFileId else { return }
+        let outbound = self.outbound
+        let bootstrapVersion = try await store.bootstrap(
+            state.subscriptions, querySetVersion: version, catalog: state.catalog, batch: configuration.bootstrapBatch
+        ) { message in
+            try await outbound.writeBinaryMessage(ByteBuffer(bytes: message))
+        }
+        try await send(.bootstrap(querySetVersion: version, serverVersion: bootstrapVersion, objects: [], last: true))
+        state.sentVersion = bootstrapVersion
+        state.latest = max(state.latest, bootstrapVersion)
+        if let permissions = configuration.permissions {
+            try await store.setReadRoles(permissions.readRoles(of: state.subscriptions.byClass.keys, for: user), of: clientFileId)
         }
     }
 

@@ -62,6 +62,8 @@ struct SyncStore: Sendable {
                 """,
                 // The objects whose writes an upload was refused (§10), sent back to its client.
                 "ALTER TABLE \(table("_sync_history")) ADD COLUMN IF NOT EXISTS compensations bytea",
+                // What the client's user could read when it was last bootstrapped (§10).
+                "ALTER TABLE \(table("_sync_clients")) ADD COLUMN IF NOT EXISTS read_roles text",
             ] {
                 try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
@@ -170,14 +172,24 @@ struct SyncStore: Sendable {
         return id
     }
 
-    /// The user a client file belongs to; nil for an identity the store does not know.
-    func owner(ofClient id: [UInt8]) async throws -> String? {
-        for try await user in try await client.query(
-            "SELECT user_id FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(ByteBuffer(bytes: id))", logger: logger
-        ).decode(String.self) {
-            return user
+    /// The user a client file belongs to, and what that user could read when the file was last
+    /// bootstrapped (``Permissions/readRoles(of:for:)``); nil for an identity the store does not
+    /// know.
+    func client(_ id: [UInt8]) async throws -> (user: String, readRoles: String?)? {
+        for try await (user, roles) in try await client.query(
+            "SELECT user_id, read_roles FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(ByteBuffer(bytes: id))",
+            logger: logger
+        ).decode((String, String?).self) {
+            return (user, roles)
         }
         return nil
+    }
+
+    /// Records what a client file's user could read when the file was bootstrapped.
+    func setReadRoles(_ roles: String?, of id: [UInt8]) async throws {
+        try await client.query(
+            "UPDATE \(unescaped: table("_sync_clients")) SET read_roles = \(roles) WHERE client_file_id = \(ByteBuffer(bytes: id))",
+            logger: logger)
     }
 
     /// The newest server version.

@@ -33,6 +33,7 @@ extension SyncServerTests {
               { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "ownerId == %user.id" }
             ],
             "ClientDoc": [
+              { "name": "admin", "applyWhen": { "role": "admin" }, "read": "TRUEPREDICATE", "write": "TRUEPREDICATE" },
               { "name": "user", "read": "ownerId == %user.id OR shared == true", "write": "ownerId == %user.id" }
             ]
           },
@@ -46,17 +47,10 @@ extension SyncServerTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("permissions-\(UUID().uuidString).json")
         try Data(permissions.utf8).write(to: file)
         let server = try await ServerProcess(extraArguments: ["--permissions", file.path])
-        struct Claims: JWTPayload {
-            var sub: SubjectClaim
-            var role: String?
-            func verify(using algorithm: some JWTAlgorithm) throws {}
-        }
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: Data(server.secret)), digestAlgorithm: .sha256)
         return (
             server,
             { user, claims in
-                let token = try await keys.sign(Claims(sub: SubjectClaim(value: user), role: claims["role"]))
+                let token = try await Self.jwt(server, user: user, role: claims["role"])
                 let (status, json) = try await server.post("jwt", ["token": token])
                 guard status == 200, let access = json["accessToken"] as? String else {
                     throw SyncServerError("login of \(user): \(status)")
@@ -64,6 +58,18 @@ extension SyncServerTests {
                 return access
             }
         )
+    }
+
+    /// A JWT of the application of `server` naming `user`, with a `role` claim when given.
+    static func jwt(_ server: ServerProcess, user: String, role: String?) async throws -> String {
+        struct Claims: JWTPayload {
+            var sub: SubjectClaim
+            var role: String?
+            func verify(using algorithm: some JWTAlgorithm) throws {}
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: Data(server.secret)), digestAlgorithm: .sha256)
+        return try await keys.sign(Claims(sub: SubjectClaim(value: user), role: role))
     }
 
     /// A RealmSwift client of `server` with every document subscribed.
@@ -302,6 +308,49 @@ extension SyncServerTests {
         #expect(try Realm(configuration: a.configuration).object(ofType: ClientDoc.self, forPrimaryKey: "s1")?.title == "open-s1")
         await a.close()
         await b.close()
+    }
+
+    /// A user whose claims change (it logs in again with another JWT) gets its file bootstrapped
+    /// again under its new role: what it may no longer read leaves the file, what it now may
+    /// read enters it.
+    @Test func aUserWhoseClaimsChangeSeesWhatItsNewRoleMayRead() async throws {
+        let (server, _) = try await Self.permissionedServer(Self.permissions)
+        defer { server.stop() }
+        let a = try await Self.docsClient(server)
+        let owner = a.user.id
+        try a.write { realm in
+            realm.create(ClientDoc.self, value: ["_id": "p1", "ownerId": owner, "title": "private"])
+            realm.create(ClientDoc.self, value: ["_id": "s1", "ownerId": owner, "shared": true, "title": "shared"])
+        }
+        try await bounded { try await a.sync() }
+
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-claims-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let app = App(
+            id: server.appId,
+            configuration: AppConfiguration(
+                baseURL: server.baseURL, rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000)))
+        let carol = try await app.login(credentials: .jwt(token: try await Self.jwt(server, user: "carol", role: "admin")))
+        var config = carol.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<ClientDoc>(name: "docs")) })
+        config.objectTypes = [ClientDoc.self]
+        let client = TestClient(a, configuration: config)
+        func ids() throws -> [String] {
+            let realm = try Realm(configuration: config)
+            realm.refresh()
+            return realm.objects(ClientDoc.self).map(\._id).sorted()
+        }
+        _ = try Realm(configuration: config)
+        try await bounded { try await client.sync() }
+        #expect(try ids() == ["p1", "s1"])
+
+        // The same user without the admin claim: the private document leaves the file.
+        _ = try await app.login(credentials: .jwt(token: try await Self.jwt(server, user: "carol", role: nil)))
+        #expect(try await eventually { try ids() == ["s1"] }, "\((try? ids()) ?? [])")
+        // Admin again: it comes back.
+        _ = try await app.login(credentials: .jwt(token: try await Self.jwt(server, user: "carol", role: "admin")))
+        #expect(try await eventually { try ids() == ["p1", "s1"] }, "\((try? ids()) ?? [])")
+        try? await carol.logOut()
+        await a.close()
     }
 
     @Test func aPermissionsFileThatDoesNotParseIsRefused() async throws {
