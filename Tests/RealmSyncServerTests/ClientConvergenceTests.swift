@@ -63,6 +63,27 @@ extension SyncServerTests {
         }
     }
 
+    /// Quiescence: every client uploads, then every client downloads what the others uploaded,
+    /// twice. A client that does not get there within a minute fails the test with its
+    /// session's trace and `log`.
+    static func quiesce(_ clients: [TestClient], seed: UInt64, log: @autoclosure () -> String) async throws {
+        for round in 0..<2 {
+            for (i, c) in clients.enumerated() {
+                for direction in [SyncSession.ProgressDirection.upload, .download] {
+                    do {
+                        try await bounded(60) { try await c.session.wait(for: direction) }
+                    } catch {
+                        let s = try c.session
+                        Issue.record(
+                            "seed \(seed): no quiescence: client \(i) waited for \(direction) in round \(round) (\(error)), session \(s.state) \(s.connectionState), trace \(s.trace); the server's log ends with: \(log())"
+                        )
+                        throw error
+                    }
+                }
+            }
+        }
+    }
+
     @Test(arguments: [UInt64(61), 62, 63])
     func realClientsConvergeUnderFaults(seed: UInt64) async throws {
         var rng = SplitMix(seed: seed)
@@ -175,22 +196,7 @@ extension SyncServerTests {
         if !serverUp { server = try await ServerProcess(appId: appId, port: port) }
         defer { server.stop() }
         for i in suspended { try clients[i].session.resume() }
-        // Quiescence: everyone uploads, then everyone downloads what the others uploaded.
-        for round in 0..<2 {
-            for (i, c) in clients.enumerated() {
-                for direction in [SyncSession.ProgressDirection.upload, .download] {
-                    do {
-                        try await bounded(60) { try await c.session.wait(for: direction) }
-                    } catch {
-                        let s = try c.session
-                        Issue.record(
-                            "seed \(seed): no quiescence: client \(i) waited for \(direction) in round \(round) (\(error)), session \(s.state) \(s.connectionState), trace \(s.trace); the server's log ends with: \(server.log)"
-                        )
-                        throw error
-                    }
-                }
-            }
-        }
+        try await Self.quiesce(clients, seed: seed, log: server.log)
         let store = try await Self.replica(appId: appId)
         for (i, c) in clients.enumerated() {
             let local = try Self.replica(c.configuration)

@@ -54,6 +54,14 @@ struct TestClient: Sendable {
         configuration = config
     }
 
+    /// A client made of these parts.
+    init(app: App, user: User, configuration: Realm.Configuration, root: URL) {
+        self.app = app
+        self.user = user
+        self.configuration = configuration
+        self.root = root
+    }
+
     /// The same client with another configuration (same user and directory).
     init(_ other: TestClient, configuration: Realm.Configuration) {
         app = other.app

@@ -13,7 +13,8 @@ final class CrashDog: Object {
 /// "wrote ID" after each commit returns, then waits until the server has every local commit and
 /// prints "uploaded". The parent kills it at any point and starts it again on the same root.
 ///
-/// usage: SyncClientWriter BASE_URL APP_ID ROOT START COUNT
+/// usage: SyncClientWriter BASE_URL[,BASE_URL…] APP_ID ROOT START COUNT (several base URLs: the
+/// servers of one deployment, the first tried first)
 @main
 struct SyncClientWriter {
     static func main() async throws {
@@ -22,10 +23,12 @@ struct SyncClientWriter {
             FileHandle.standardError.write(Data("usage: SyncClientWriter BASE_URL APP_ID ROOT START COUNT\n".utf8))
             exit(1)
         }
+        let servers = args[1].split(separator: ",").map(String.init)
         let app = App(
             id: args[2],
             configuration: AppConfiguration(
-                baseURL: args[1], rootDirectory: URL(fileURLWithPath: args[3]), syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000)))
+                baseURL: servers.first, rootDirectory: URL(fileURLWithPath: args[3]),
+                syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000), additionalBaseURLs: Array(servers.dropFirst())))
         let user: User
         if let current = app.currentUser { user = current } else { user = try await app.login(credentials: .anonymous) }
         var config = user.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<CrashDog>(name: "all")) })
