@@ -33,7 +33,10 @@ public struct SyncServer: Sendable {
     /// SIGINT, when it stops accepting, closes its sessions (code 1000) and its connections.
     /// `onListening` gets the bound port once the server accepts connections.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let postgres = PostgresClient(configuration: configuration.postgres, backgroundLogger: logger)
+        var database = configuration.postgres
+        // The servers' own writes are not captured as other applications' (§8.4).
+        database.options.additionalStartupParameters.append(("options", "-c realm_sync.applying=on"))
+        let postgres = PostgresClient(configuration: database, backgroundLogger: logger)
         let store = SyncStore(client: postgres, appId: configuration.appId, logger: logger)
         let feed = VersionFeed(store: store)
         let tokens = await TokenAuthority(secret: configuration.jwtSecret, appId: configuration.appId)

@@ -64,15 +64,25 @@ struct SyncStore: Sendable {
                 "ALTER TABLE \(table("_sync_history")) ADD COLUMN IF NOT EXISTS compensations bytea",
                 // What the client's user could read when it was last bootstrapped (§10).
                 "ALTER TABLE \(table("_sync_clients")) ADD COLUMN IF NOT EXISTS read_roles text",
+                // Rows other applications wrote with SQL, not yet in the history (§8.4).
+                """
+                CREATE TABLE IF NOT EXISTS \(table("_sync_external")) (id bigserial PRIMARY KEY, class text NOT NULL, \
+                op text NOT NULL, key text NOT NULL, changed text[], at timestamptz NOT NULL DEFAULT clock_timestamp())
+                """,
             ] {
                 try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             // Class tables made before `_sync_values` existed (protocol draft of 2026-11-28).
             let catalog = try await Self.catalog(
                 c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+            for statement in captureFunctions() { try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
             for name in catalog.classes.keys.sorted() where !catalog.classes[name]!.isEmbedded {
                 try await c.query(
                     PostgresQuery(unsafeSQL: "ALTER TABLE \(table(name)) ADD COLUMN IF NOT EXISTS _sync_values bytea"), logger: logger)
+                // Stores made before SQL writes were captured (2026-11-30) get their triggers.
+                for statement in captureStatements(for: catalog.classes[name]!) {
+                    try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
             }
         }
     }
@@ -83,7 +93,7 @@ struct SyncStore: Sendable {
             client.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
     }
 
-    private static func catalog(_ rows: PostgresRowSequence) async throws -> Catalog {
+    static func catalog(_ rows: PostgresRowSequence) async throws -> Catalog {
         var catalog = Catalog()
         for try await (c, p, tag, flags, target) in rows.decode((String, String, Int16, Int16, String).self) {
             var cls = catalog.classes[c] ?? SyncClass(c, primaryKeyTag: 0, properties: [])
@@ -155,6 +165,11 @@ struct SyncStore: Sendable {
                         "INSERT INTO \(unescaped: table("_sync_schema")) VALUES (\(added.name), \(p.name), \(Int16(p.valueTag)), \(Int16(p.flags)), \(p.linkTarget))",
                         logger: logger)
                     after.classes[added.name]!.properties.append(p)
+                }
+            }
+            for added in additions where !added.isEmbedded {
+                for statement in captureStatements(for: after.classes[added.name]!) {
+                    try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
             }
             return after
@@ -327,20 +342,7 @@ struct SyncStore: Sendable {
                 }
             }
             if !storedEach { try await store(touched.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c) }
-            let tombstones = touched.compactMap { id in
-                model.tombstone(id).flatMap { $0 != loaded[id]?.tombstone ? (id, $0) : nil }
-            }
-            try await insertRows(
-                into: "_sync_tombstones", columns: ["class", "primary_key", "clock", "client_file_id"], count: tombstones.count,
-                conflict: "ON CONFLICT (class, primary_key) DO UPDATE SET clock = EXCLUDED.clock, client_file_id = EXCLUDED.client_file_id",
-                on: c
-            ) { r, binds in
-                let (id, tombstone) = tombstones[r]
-                binds.append(id.className)
-                binds.append(ByteBuffer(bytes: Self.keyBytes(id.primaryKey)))
-                binds.append(Int64(bitPattern: tombstone.clock))
-                binds.append(ByteBuffer(bytes: tombstone.clientFileId))
-            }
+            try await storeTombstones(of: touched, model, loaded: loaded, on: c)
             // The new server version, the client's newest applied upload and the announcement, in
             // one statement (one round trip).
             try await c.query(
@@ -350,6 +352,27 @@ struct SyncStore: Sendable {
                 SELECT pg_notify(\(channel), \(String(version)))
                 """, logger: logger)
             return (applied, version, refused)
+        }
+    }
+
+    /// Writes the tombstones of `ids` that `model` changed from the `loaded` ones.
+    func storeTombstones(
+        of ids: [SyncStoreModel.ObjectID], _ model: SyncStoreModel,
+        loaded: [SyncStoreModel.ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)], on c: PostgresConnection
+    ) async throws {
+        let tombstones = ids.compactMap { id in
+            model.tombstone(id).flatMap { $0 != loaded[id]?.tombstone ? (id, $0) : nil }
+        }
+        try await insertRows(
+            into: "_sync_tombstones", columns: ["class", "primary_key", "clock", "client_file_id"], count: tombstones.count,
+            conflict: "ON CONFLICT (class, primary_key) DO UPDATE SET clock = EXCLUDED.clock, client_file_id = EXCLUDED.client_file_id",
+            on: c
+        ) { r, binds in
+            let (id, tombstone) = tombstones[r]
+            binds.append(id.className)
+            binds.append(ByteBuffer(bytes: Self.keyBytes(id.primaryKey)))
+            binds.append(Int64(bitPattern: tombstone.clock))
+            binds.append(ByteBuffer(bytes: tombstone.clientFileId))
         }
     }
 
@@ -420,7 +443,7 @@ struct SyncStore: Sendable {
 
     /// The objects `ids` name, as the store has them, locked (`FOR UPDATE`, in key order), and
     /// their tombstones: a query per class for each. An object the store lacks is absent.
-    private func load(_ ids: [SyncStoreModel.ObjectID], catalog: Catalog, on c: PostgresConnection) async throws -> [SyncStoreModel
+    func load(_ ids: [SyncStoreModel.ObjectID], catalog: Catalog, on c: PostgresConnection) async throws -> [SyncStoreModel
         .ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)]
     {
         var out: [SyncStoreModel.ObjectID: (object: SyncStoreModel.Object?, tombstone: OrderKey?)] = [:]
@@ -457,7 +480,7 @@ struct SyncStore: Sendable {
     /// values in `columns` order, in statements of many rows each. `expressions` (none: the
     /// parameters as they are) gives each column's value as SQL in which `$` stands for its
     /// parameter (`$::jsonb`).
-    private func insertRows(
+    func insertRows(
         into name: String, columns: [String], expressions: [String] = [], count: Int, conflict: String = "", on c: PostgresConnection,
         bind: (Int, inout PostgresBindings) throws -> Void
     ) async throws {
@@ -510,9 +533,12 @@ struct SyncStore: Sendable {
             let cell = cells[i]
             let ns = p.valueTag == 8 ? cells[i + 1] : nil
             i += p.valueTag == 8 ? 2 : 1
-            guard let key = clocks[p.name].flatMap(Self.orderKey) else { continue }
+            // A column written with SQL and not converted yet (§8.4) has a value without a clock:
+            // it counts as written at clock 0.
+            let clock = clocks[p.name].flatMap(Self.orderKey)
             let value = try SQLMapping.value(
                 cell, tag: p.valueTag, nanoseconds: ns, link: p.valueTag == 12 ? (p.linkTarget, catalog.keyTag(p.linkTarget)!) : nil)
+            guard let key = clock ?? (value == .null ? nil : Self.sqlWriter) else { continue }
             object.properties[p.name] = SyncStoreModel.Slot(value: value, key: key)
         }
         return object
@@ -538,7 +564,7 @@ struct SyncStore: Sendable {
 
     /// Writes the objects that changed, `after` as the store will hold them (nil: deleted): a
     /// `DELETE` and a multi-row upsert per class.
-    private func store(
+    func store(
         _ objects: [(id: SyncStoreModel.ObjectID, before: SyncStoreModel.Object?, after: SyncStoreModel.Object?)], catalog: Catalog,
         on c: PostgresConnection
     ) async throws {

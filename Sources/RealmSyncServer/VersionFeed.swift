@@ -6,7 +6,9 @@ import Synchronization
 
 /// Tells every session of this server when the history has grown, whichever server committed it:
 /// one `LISTEN` connection (Spec/SYNC.md §8.3), and a poll every few seconds in case a
-/// notification was missed while that connection was being made again.
+/// notification was missed while that connection was being made again. The same channel says
+/// when another application wrote rows with SQL: the feed then turns them into history entries
+/// (§8.4), also every few seconds in case that notification was missed.
 final class VersionFeed: Service, Sendable {
     private let store: SyncStore
     // A pthread mutex (NIOLockedValueBox), which ThreadSanitizer understands, unlike Mutex.
@@ -14,8 +16,14 @@ final class VersionFeed: Service, Sendable {
     private let nextId = Atomic<Int>(0)
     private let latest = Atomic<UInt64>(0)
     static let pollInterval: Duration = .seconds(2)
+    /// Wakes the conversion of SQL writes (at most one wake-up waits).
+    private let externalWrites: AsyncStream<Void>
+    private let wakeConversion: AsyncStream<Void>.Continuation
 
-    init(store: SyncStore) { self.store = store }
+    init(store: SyncStore) {
+        self.store = store
+        (externalWrites, wakeConversion) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
 
     /// A stream of newer server versions, and the token that ends it.
     func subscribe() -> (Int, AsyncStream<UInt64>) {
@@ -41,6 +49,7 @@ final class VersionFeed: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listen() }
             group.addTask { await self.poll() }
+            group.addTask { await self.convert() }
             await group.waitForAll()
         }
         for c in subscribers.withLockedValue({ Array($0.values) }) { c.finish() }
@@ -53,7 +62,11 @@ final class VersionFeed: Service, Sendable {
                     try await self.store.client.withConnection { connection in
                         try await connection.listen(on: self.store.channel) { notifications in
                             for try await n in notifications {
-                                if let v = UInt64(n.payload) { self.announce(v) }
+                                if let v = UInt64(n.payload) {
+                                    self.announce(v)
+                                } else if n.payload == "external" {
+                                    self.wakeConversion.yield()
+                                }
                             }
                         }
                     }
@@ -70,7 +83,21 @@ final class VersionFeed: Service, Sendable {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 if let v = try? await self.store.latestVersion() { self.announce(v) }
+                self.wakeConversion.yield()
                 try? await Task.sleep(for: Self.pollInterval)
+            }
+        }
+        wakeConversion.finish()
+    }
+
+    /// Converts the SQL writes recorded, whenever woken.
+    private func convert() async {
+        for await _ in externalWrites {
+            do {
+                while let v = try await store.convertExternal() { announce(v) }
+            } catch {
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                store.logger.warning("converting SQL writes failed; trying again", metadata: ["error": "\(String(reflecting: error))"])
             }
         }
     }
