@@ -78,7 +78,9 @@ final class Bench: Sendable {
     }
 
     /// Creates the class's table through a client's schema, then loads `n` rows with SQL (the
-    /// rows the local benchmark loads), as an application that writes PostgreSQL directly would.
+    /// rows the local benchmark loads) with their conflict state, as a restore of a store would:
+    /// with `realm_sync.applying` set, so that the capture of SQL writes (Spec/SYNC.md §8.4) does
+    /// not turn them into history entries, and S1 measures the bootstrap alone.
     func load(_ n: Int) async throws {
         let c = try await client("schema", subscribe: false)
         try await c.connect()
@@ -87,6 +89,7 @@ final class Bench: Sendable {
             #"{"name":"1/00000000000000000000000000000000","age":"1/00000000000000000000000000000000","score":"1/00000000000000000000000000000000","active":"1/00000000000000000000000000000000"}"#
         try psql(
             """
+            SET realm_sync.applying = on; \
             INSERT INTO "\(appId)"."SyncPerson" (_id, name, age, score, active, _sync_clocks, _sync_created, _sync_created_by) \
             SELECT i, 'name-' || i, i % 100, (i % 1000) * 0.5, i % 2 = 0, '\(clocks)'::jsonb, 1, '\\x00000000000000000000000000000000'::bytea \
             FROM generate_series(0, \(n - 1)) AS i; ANALYZE "\(appId)"."SyncPerson"
@@ -125,6 +128,33 @@ final class Bench: Sendable {
             try writer.add(id)
             try await seen.wait(for: id)
             samples.append((ContinuousClock.now - start) / .seconds(1))
+        }
+        samples.sort()
+        return (samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)])
+    }
+
+    /// Inserts a row with plain SQL (another application's write, Spec/SYNC.md §8.4) and waits
+    /// for `reader`'s notification of it, `rounds` times.
+    func sqlLatency(reader: BenchClient, rounds: Int, firstId: Int) async throws -> (p50: Double, p99: Double) {
+        var samples: [Double] = []
+        let seen = reader.watch()
+        var config = try PostgresClient.Configuration(url: postgres)
+        config.options.maximumConnections = 1
+        let client = PostgresClient(configuration: config)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            try await client.withConnection { connection in
+                for r in 0..<rounds {
+                    let id = firstId + r
+                    let start = ContinuousClock.now
+                    try await connection.query(
+                        "INSERT INTO \(unescaped: "\"\(appId)\".\"SyncPerson\"") (_id, name, age, score, active) VALUES (\(id), \("name-\(id)"), \(id % 100), \(Double(id % 1000) * 0.5), \(id % 2 == 0))",
+                        logger: Logger(label: "bench"))
+                    try await seen.wait(for: id)
+                    samples.append((ContinuousClock.now - start) / .seconds(1))
+                }
+            }
+            group.cancelAll()
         }
         samples.sort()
         return (samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)])

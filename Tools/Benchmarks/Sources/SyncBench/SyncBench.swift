@@ -25,6 +25,8 @@ final class SyncPerson: Object {
 /// - S2 uploads: 10,000 one-object commits on one client, until the server acknowledged the last;
 ///   baseline the same 10,000 inserts over one PostgresNIO connection, one transaction each.
 /// - S3 latency: a commit on client A until client B's notification, 1,000 times; p50 and p99.
+/// - S6 latency of another application's write: a row inserted with plain SQL until client B's
+///   notification, 500 times; p50 and p99 (Spec/SYNC.md §8.4).
 /// - S4 the server's resident memory with 100 idle sessions, and S5 the bytes of one
 ///   one-property update on the wire.
 @main
@@ -82,6 +84,10 @@ struct SyncBench {
         let latencies = try await bench.latency(writer: writer, reader: reader, rounds: latencyRounds, firstId: n + 2 * writes)
         results.append(("S3 latency p50, commit on A to notification on B", "ms", latencies.p50 * 1000, .nan, ""))
         results.append(("S3 latency p99", "ms", latencies.p99 * 1000, .nan, "≤ 50 ms"))
+        // S6: an insert made with plain SQL by another application, to a client's notification.
+        let sql = try await bench.sqlLatency(reader: reader, rounds: min(latencyRounds, 500), firstId: n + 3 * writes)
+        results.append(("S6 latency p50, SQL insert to notification", "ms", sql.p50 * 1000, .nan, ""))
+        results.append(("S6 latency p99", "ms", sql.p99 * 1000, .nan, "≤ 100 ms"))
 
         // S4: idle sessions.
         let before = bench.serverResidentBytes()
