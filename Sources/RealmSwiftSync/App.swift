@@ -133,6 +133,14 @@ public final class App: Sendable {
 /// Where a sync session's errors go (RealmSwift's `SyncManager`).
 public final class SyncManager: Sendable {
     private let handler = Locked<(@Sendable (any Error, SyncSession?) -> Void)?>(nil)
+    /// The app's sessions, by file path.
+    let sessions = Locked<[String: SyncClient]>([:])
+
+    /// Stops the session of the file at `path` and forgets it: the next open of the file starts
+    /// a new one.
+    func forgetSession(path: String) {
+        sessions.withLock { $0.removeValue(forKey: path) }?.detach()
+    }
 
     /// Called with every error of every session of the app that has no error handler of its own
     /// (``SyncConfiguration``), on a background thread.
@@ -214,7 +222,7 @@ final class AppCore: Sendable {
         var anonymous: Set<String> = []
     }
     private let state = Locked(Users())
-    let sessions = Locked<[String: SyncClient]>([:])
+    var sessions: Locked<[String: SyncClient]> { syncManager.sessions }
 
     private static let registry = Locked<[String: AppCore]>([:])
 

@@ -45,12 +45,37 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     public let isFatal: Bool
     /// For `.writeRejected`: the objects whose writes were undone.
     public let compensatingWriteInfo: [CompensatingWriteInfo]?
+    /// For a client reset in `.manual` mode: where the file goes when the reset is carried out.
+    let backupPath: String?
+    /// For a client reset in `.manual` mode: the file to reset.
+    let resetPath: String?
+    /// Whether the server asked for a client reset (error 11).
+    var resetRequested: Bool { code == .clientResetError && message.hasPrefix("the server reported error 11:") }
 
-    init(_ code: Code, _ message: String, fatal: Bool = false, compensatingWriteInfo: [CompensatingWriteInfo]? = nil) {
+    init(
+        _ code: Code, _ message: String, fatal: Bool = false, compensatingWriteInfo: [CompensatingWriteInfo]? = nil,
+        backupPath: String? = nil, resetPath: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.isFatal = fatal
         self.compensatingWriteInfo = compensatingWriteInfo
+        self.backupPath = backupPath
+        self.resetPath = resetPath
+    }
+
+    /// What carries out a client reset in `.manual` mode (RealmSwift's `SyncError.ActionToken`):
+    /// given to ``SyncSession/immediatelyHandleError(_:syncManager:)``.
+    public struct ActionToken: Sendable, Equatable {
+        let path: String
+        let backupPath: String
+    }
+
+    /// For a `.clientResetError` in `.manual` mode: the path the file is moved to when the reset
+    /// is carried out, and the token that carries it out (RealmSwift's `clientResetInfo()`).
+    public func clientResetInfo() -> (String, ActionToken)? {
+        guard code == .clientResetError, let backupPath, let resetPath else { return nil }
+        return (backupPath, ActionToken(path: resetPath, backupPath: backupPath))
     }
 
     /// The error's code and message.
@@ -66,7 +91,7 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
             case 4, 5, 6: .clientSessionError
             case 7: .invalidFlexibleSyncSubscriptions
             case 8: .writeRejected
-            case 9: .clientResetError
+            case 9, 11: .clientResetError
             default: .clientSessionError
             }
         return SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal)

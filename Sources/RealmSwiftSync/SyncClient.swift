@@ -79,6 +79,13 @@ actor SyncClient {
     /// The journal, decoded once per row (SyncFile.Journal).
     private var journal = SyncFile.Journal()
     private var fatal: SyncError?
+    /// What happens on a client reset, and the configuration to open Realms of the file with.
+    private nonisolated let resetSettings = Locked<(mode: ClientResetMode, configuration: Realm.Configuration)?>(nil)
+    /// A client reset under way: the file as it was, and what to call once the reset's bootstrap
+    /// is applied.
+    private var resetting: (before: Realm?, after: (@Sendable (Realm, Realm) -> Void)?)?
+    /// The server version the file has integrated, as of the last write of the client.
+    private var integratedServerVersion: UInt64 = 0
 
     init(user: User, core: AppCore, path: String) {
         self.user = user
@@ -96,16 +103,19 @@ actor SyncClient {
         link.committed()
         linkBox.withLock { $0 = link }
         status.withLock { $0.errorHandler = configuration.errorHandler }
+        resetSettings.withLock { $0 = (configuration.clientResetMode, link.configuration) }
         reportRejected(rejected)
         if let initial = configuration.initialSubscriptions, isNew || configuration.rerunOnOpen {
             let set = SyncSubscriptionSet(client: self, store: store)
             try set.apply { initial(set) }
         }
+        // The hook keeps the store, not the link: the file's handle holds its hooks.
+        let embedded = link.embeddedClasses
         link.addCommitHook { [weak self] tx in
             guard let self else { return }
             do {
-                let base = try link.store.snapshot(kind: "sync")
-                self.reportRejected(try SyncFile.describe(tx, base: base, embedded: link.embeddedClasses))
+                let base = try store.snapshot(kind: "sync")
+                self.reportRejected(try SyncFile.describe(tx, base: base, embedded: embedded))
             } catch {
                 // Left to the conversion after the commit, which reads the file's history.
             }
@@ -308,6 +318,8 @@ actor SyncClient {
                 } catch {
                     fail(SyncError(.clientUserError, "the user's tokens were refused; log in again: \(error)", fatal: true))
                 }
+            } else if refused.resetRequested {
+                await clientReset(refused)
             } else if refused.isFatal {
                 fail(refused)
             } else {
@@ -317,11 +329,71 @@ actor SyncClient {
         return wasWelcomed
     }
 
+    /// The server cannot bring the file up to date (Spec/SYNC.md §8.5): the configuration's
+    /// ``ClientResetMode`` says what happens. In the automatic modes the file's server version is
+    /// cleared, the unsynced changes are dropped or kept, and the next connection bootstraps it;
+    /// in `.manual` the session stops with an error that can move the file aside.
+    private func clientReset(_ error: SyncError) async {
+        guard let link, let (mode, configuration) = resetSettings.withLock({ $0 }) else { return fail(error) }
+        if case .manual(let handler) = mode {
+            let file = URL(fileURLWithPath: link.path)
+            let backup = file.deletingLastPathComponent().appendingPathComponent("recovered-realms")
+                .appendingPathComponent("\(file.lastPathComponent)-\(UUID().uuidString)").path
+            let manual = SyncError(
+                .clientResetError, "client reset required: \(error.message)", fatal: true, backupPath: backup, resetPath: link.path)
+            fatal = manual
+            status.withLock { $0.state = .inactive }
+            if let handler { handler(manual, SyncSession(client: self)) } else { report(manual) }
+            for id in Array(waiters.keys) { resume(id, throwing: manual) }
+            return
+        }
+        let (beforeReset, afterReset) = mode.callbacks
+        let before = try? Realm(configuration: configuration).freeze()
+        if let before { beforeReset?(before) }
+        let recovers = mode.recovers
+        let journal = self.journal
+        do {
+            try write(link) { tx, state in
+                // Acknowledged uploads are in the server's state; the others are kept (recover)
+                // or dropped (discard).
+                try journal.refresh(tx)
+                let newest = journal.entries.last?.upload.clientVersion ?? 0
+                let kept = recovers ? state.uploadAcked : max(state.uploadAcked, newest)
+                state.integratedOwn = max(state.integratedOwn, kept)
+                state.uploadAcked = max(state.uploadAcked, kept)
+                try journal.integrate(through: state.integratedOwn, in: tx)
+                state.serverVersion = 0
+            }
+            acked = max(acked, try SyncFileState.read(try link.store.snapshot(kind: "sync"))?.uploadAcked ?? 0)
+        } catch {
+            return fail(SyncError(.clientResetError, "the client reset failed: \(error)", fatal: true))
+        }
+        resetting = (before, afterReset)
+        report(SyncError(.clientResetError, "client reset: \(error.message); the file is brought to the server's state"))
+    }
+
+    /// Stops the session for good and lets go of the file (a manual client reset moves it).
+    nonisolated func detach() {
+        linkBox.withLock { $0 = nil }
+        Task { await self.stopRunning() }
+    }
+
+    private func stopRunning() async {
+        runTask?.cancel()
+        await disconnect()
+    }
+
     private func setConnection(_ c: SyncSession.ConnectionState) {
         status.withLock { $0.connection = c }
     }
 
     private func opened(_ outbound: WebSocketOutboundWriter, _ queue: AsyncStream<[UInt8]>.Continuation) async throws {
+        // Suspended while the connection was being made: it would send nothing (not even HELLO)
+        // and wait for the server's handshake timeout; it ends now, and resuming connects again.
+        if status.withLock({ $0.suspended }) {
+            try? await outbound.close(.normalClosure, reason: "suspended")
+            return
+        }
         self.outbound = outbound
         self.queue = queue
         sentThrough = acked
@@ -376,12 +448,23 @@ actor SyncClient {
             reportedOffline = false
             setConnection(.connected)
             let state = try SyncFileState.read(try link.store.snapshot(kind: "sync")) ?? SyncFileState()
-            if state.queryState == 0 && state.querySetVersion > 0 { try await sendQuery(state) }
+            // A pending set is sent; so is a complete one of a file with no server version (reset,
+            // or bootstrapped from an empty store): the server does not send it the history.
+            if (state.queryState == 0 || state.serverVersion == 0) && state.querySetVersion > 0 { try await sendQuery(state) }
             try await sendUploads()
             for (id, w) in waiters.sorted(by: { $0.key < $1.key }) {
                 if case .mark = w.awaited { try await send(.mark(requestId: id, serverVersion: 0)) }
             }
-        case .uploadAck(let clientVersion, _):
+        case .uploadAck(let clientVersion, let serverVersion):
+            if serverVersion <= integratedServerVersion && clientVersion > acked {
+                // The file already has the server's state at that version (a bootstrap): the
+                // uploads are integrated, though their own entries will not come (Spec/SYNC.md §8.5).
+                let journal = self.journal
+                try write(link) { tx, state in
+                    state.integratedOwn = max(state.integratedOwn, clientVersion)
+                    try journal.integrate(through: state.integratedOwn, in: tx)
+                }
+            }
             acked = max(acked, clientVersion)
             unacknowledged.removeAll { $0 <= clientVersion }
             resolveUploadWaiters()
@@ -409,16 +492,26 @@ actor SyncClient {
             bootstrap = []
             let embedded = self.embedded
             let journal = self.journal
+            var current = false
             try write(link) { tx, state in
                 try SyncFile.applyBootstrap(tables, tx, state, embedded: embedded, journal: journal)
                 state.serverVersion = serverVersion
                 if querySetVersion == state.querySetVersion {
                     state.queryState = 1
                     state.queryError = ""
+                    current = true
                 }
             }
             resolveQueryWaiters(through: querySetVersion, error: nil)
             notifyProgress(.download)
+            if current, let reset = resetting {
+                resetting = nil
+                if let after = reset.after, let before = reset.before,
+                    let configuration = resetSettings.withLock({ $0?.configuration }), let realm = try? Realm(configuration: configuration)
+                {
+                    after(before, realm)
+                }
+            }
         case .error(let code, let text, let isFatal, _):
             let error = SyncError.fromServer(code: code, message: text, fatal: isFatal)
             if code == 7 {
@@ -472,6 +565,7 @@ actor SyncClient {
     private func write(_ link: RealmFileLink, _ body: (WriteTransaction, inout SyncFileState) throws -> Void) throws {
         let acked = self.acked
         var integrated: UInt64 = 0
+        var serverVersion: UInt64 = 0
         let rejected: [SyncFile.Rejected]
         do {
             (_, rejected) = try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
@@ -479,6 +573,7 @@ actor SyncClient {
                 try body(tx, &state)
                 state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
                 integrated = state.integratedOwn
+                serverVersion = state.serverVersion
             }
         } catch {
             // The journal cache may have followed a transaction that did not commit: read it anew.
@@ -486,6 +581,7 @@ actor SyncClient {
             throw error
         }
         link.committed()
+        integratedServerVersion = serverVersion
         reportRejected(rejected)
         // An upload whose own entry came back was applied, even when its acknowledgement was lost
         // with a connection.

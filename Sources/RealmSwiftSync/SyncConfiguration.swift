@@ -8,6 +8,10 @@ import RealmSwift
 public struct SyncConfiguration: Sendable {
     /// The user whose data the Realm holds.
     public let user: User
+    /// What happens when the server can no longer bring the file up to date (a client reset,
+    /// Spec/SYNC.md §8.5): by default the file is brought to the server's state and its unsynced
+    /// changes are kept and uploaded.
+    public var clientResetMode: ClientResetMode
     /// Run on the file's subscription set, inside an update, when the file is created (and on
     /// every open with ``rerunOnOpen``).
     public var initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?
@@ -16,8 +20,12 @@ public struct SyncConfiguration: Sendable {
     /// Receives this Realm's sync errors (else ``SyncManager/errorHandler`` does).
     public var errorHandler: (@Sendable (any Error, SyncSession?) -> Void)?
 
-    init(user: User, initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?, rerunOnOpen: Bool) {
+    init(
+        user: User, clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
+        initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)?, rerunOnOpen: Bool
+    ) {
         self.user = user
+        self.clientResetMode = clientResetMode
         self.initialSubscriptions = initialSubscriptions
         self.rerunOnOpen = rerunOnOpen
     }
@@ -65,12 +73,14 @@ extension User {
     /// let realm = try await Realm(configuration: config, downloadBeforeOpen: .always)
     /// ```
     public func flexibleSyncConfiguration(
+        clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
         initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil, rerunOnOpen: Bool = false
     ) -> Realm.Configuration {
         let dir = core.directory.appendingPathComponent(id.map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined())
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var config = Realm.Configuration(fileURL: dir.appendingPathComponent("flx_sync_default.realm"))
-        config.syncConfiguration = SyncConfiguration(user: self, initialSubscriptions: initialSubscriptions, rerunOnOpen: rerunOnOpen)
+        config.syncConfiguration = SyncConfiguration(
+            user: self, clientResetMode: clientResetMode, initialSubscriptions: initialSubscriptions, rerunOnOpen: rerunOnOpen)
         return config
     }
 }

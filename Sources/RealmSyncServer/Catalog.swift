@@ -176,6 +176,8 @@ enum SessionFailure: Error, Sendable {
     case writeNotAllowed(String)
     case badClientFileId(String)
     case `internal`(String)
+    /// The history no longer reaches the client's server version (compacted, §8.5).
+    case clientReset(String)
 
     var code: UInt64 {
         switch self {
@@ -189,6 +191,7 @@ enum SessionFailure: Error, Sendable {
         case .writeNotAllowed: 8
         case .badClientFileId: 9
         case .internal: 10
+        case .clientReset: 11
         }
     }
 
@@ -203,7 +206,7 @@ enum SessionFailure: Error, Sendable {
         switch self {
         case .protocolVersion(let m), .invalidToken(let m), .badMessage(let m), .invalidSchema(let m), .schemaMismatch(let m),
             .invalidValue(let m),
-            .invalidQuery(let m), .writeNotAllowed(let m), .badClientFileId(let m), .internal(let m):
+            .invalidQuery(let m), .writeNotAllowed(let m), .badClientFileId(let m), .internal(let m), .clientReset(let m):
             m
         }
     }

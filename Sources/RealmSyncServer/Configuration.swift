@@ -26,6 +26,9 @@ public struct SyncServerConfiguration: Sendable {
     /// Who may read and write what (Spec/SYNC.md §10); nil: every user reads and writes every
     /// object.
     public var permissions: Permissions?
+    /// How long the history keeps an entry that not every client has (Spec/SYNC.md §8.5); a client
+    /// offline for longer gets a client reset. Nil: the history is kept whole.
+    public var historyRetention: Duration?
 
     /// A server for `appId` on `host:port` storing in `postgres`, signing with `jwtSecret`.
     public init(appId: String, host: String, port: Int, postgres: PostgresClient.Configuration, jwtSecret: [UInt8]) throws(SyncServerError)

@@ -38,7 +38,7 @@ public struct SyncServer: Sendable {
         database.options.additionalStartupParameters.append(("options", "-c realm_sync.applying=on"))
         let postgres = PostgresClient(configuration: database, backgroundLogger: logger)
         let store = SyncStore(client: postgres, appId: configuration.appId, logger: logger)
-        let feed = VersionFeed(store: store)
+        let feed = VersionFeed(store: store, retention: configuration.historyRetention)
         let tokens = await TokenAuthority(secret: configuration.jwtSecret, appId: configuration.appId)
         var app = Application(
             router: httpRouter(tokens: tokens),

@@ -210,8 +210,19 @@ struct SyncSession: Sendable {
             state.subscriptions =
                 (try? CompiledSubscriptions(saved.subscriptions, catalog: state.catalog, user: user, permissions: configuration.permissions))
                 ?? CompiledSubscriptions()
-            let latest = try await store.latestVersion()
+            let (latest, compacted) = try await store.versions()
             state.latest = max(state.latest, latest)
+            if compacted > lastServerVersion {
+                // The entries after the client's version are gone (§8.5): a file that has some of
+                // the history must be reset; one that has none (it is about to be bootstrapped)
+                // starts after them.
+                if lastServerVersion > 0 {
+                    throw SessionFailure.clientReset(
+                        "the history was compacted through server version \(compacted) and this file has \(lastServerVersion); reset it")
+                }
+                state.sentVersion = compacted
+            }
+            try await store.clientSeen(clientFileId, serverVersion: lastServerVersion)
             let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
             try await send(.welcome(clientFileId: clientFileId, serverVersion: latest, serverClock: HybridClock.value(milliseconds: now)))
             if lastServerVersion > latest {
@@ -294,12 +305,16 @@ struct SyncSession: Sendable {
     private func sendBootstrap(querySetVersion version: UInt64, _ state: inout State) async throws {
         guard let clientFileId = state.clientFileId else { return }
         let outbound = self.outbound
+        // Every upload of the client applied so far is in the bootstrap: acknowledged after it,
+        // the client counts them as integrated (their entries may be compacted away, §8.5).
+        let applied = try await store.lastClientVersion(of: clientFileId)
         let bootstrapVersion = try await store.bootstrap(
             state.subscriptions, querySetVersion: version, catalog: state.catalog, batch: configuration.bootstrapBatch
         ) { message in
             try await outbound.writeBinaryMessage(ByteBuffer(bytes: message))
         }
         try await send(.bootstrap(querySetVersion: version, serverVersion: bootstrapVersion, objects: [], last: true))
+        if applied > 0 { try await send(.uploadAck(clientVersion: applied, serverVersion: bootstrapVersion)) }
         state.sentVersion = bootstrapVersion
         state.latest = max(state.latest, bootstrapVersion)
         if let permissions = configuration.permissions {

@@ -229,6 +229,11 @@ extension SyncStore {
                     serverVersion: UInt64(version), originClientFileId: client.map { Array($0.readableBytesView) } ?? [],
                     originClientVersion: UInt64(clientVersion), clock: UInt64(bitPattern: clock), instructions: instructions))
         }
+        // Versions follow one another: a gap is the history compacted under the client (§8.5).
+        if let first = entries.first, first.serverVersion != after + 1 {
+            throw SessionFailure.clientReset(
+                "the history was compacted past server version \(after), which this file has; reset it")
+        }
         // The objects the entries touch, and which of them the subscriptions match now.
         var touched: [String: [SyncValue]] = [:]
         var seen = Set<SyncStoreModel.ObjectID>()

@@ -64,6 +64,13 @@ struct SyncStore: Sendable {
                 "ALTER TABLE \(table("_sync_history")) ADD COLUMN IF NOT EXISTS compensations bytea",
                 // What the client's user could read when it was last bootstrapped (§10).
                 "ALTER TABLE \(table("_sync_clients")) ADD COLUMN IF NOT EXISTS read_roles text",
+                // The newest server version compacted away (§8.5), and what each client last said
+                // it had, and when.
+                "ALTER TABLE \(table("_sync_meta")) ADD COLUMN IF NOT EXISTS compacted_through bigint NOT NULL DEFAULT 0",
+                """
+                ALTER TABLE \(table("_sync_clients")) ADD COLUMN IF NOT EXISTS server_version bigint NOT NULL DEFAULT 0, \
+                ADD COLUMN IF NOT EXISTS last_seen timestamptz NOT NULL DEFAULT now()
+                """,
                 // Rows other applications wrote with SQL, not yet in the history (§8.4).
                 """
                 CREATE TABLE IF NOT EXISTS \(table("_sync_external")) (id bigserial PRIMARY KEY, class text NOT NULL, \

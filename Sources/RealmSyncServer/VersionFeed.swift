@@ -20,8 +20,13 @@ final class VersionFeed: Service, Sendable {
     private let externalWrites: AsyncStream<Void>
     private let wakeConversion: AsyncStream<Void>.Continuation
 
-    init(store: SyncStore) {
+    /// How long the history keeps entries (nil: forever), compacted every quarter of it (at most
+    /// every minute, at least every second).
+    private let retention: Duration?
+
+    init(store: SyncStore, retention: Duration? = nil) {
         self.store = store
+        self.retention = retention
         (externalWrites, wakeConversion) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -81,10 +86,19 @@ final class VersionFeed: Service, Sendable {
 
     private func poll() async {
         await cancelWhenGracefulShutdown {
+            var compacted = ContinuousClock.now
             while !Task.isCancelled {
                 if let v = try? await self.store.latestVersion() { self.announce(v) }
                 self.wakeConversion.yield()
-                try? await Task.sleep(for: Self.pollInterval)
+                if let retention = self.retention, ContinuousClock.now - compacted >= min(max(retention / 4, .seconds(1)), .seconds(60)) {
+                    compacted = ContinuousClock.now
+                    do {
+                        try await self.store.compactHistory(retention: retention)
+                    } catch {
+                        self.store.logger.warning("compacting the history failed", metadata: ["error": "\(String(reflecting: error))"])
+                    }
+                }
+                try? await Task.sleep(for: min(Self.pollInterval, self.retention.map { max($0 / 4, .seconds(1)) } ?? Self.pollInterval))
             }
         }
         wakeConversion.finish()

@@ -244,7 +244,7 @@ extension SyncServerTests {
         while true {
             let m = try await bob.receive()
             if case .writeRefused = m { refusal = m }
-            if case .uploadAck = m { #expect(refusal != nil, "WRITE_REFUSED comes before the acknowledgement") }
+            if case .uploadAck(2, _) = m { #expect(refusal != nil, "WRITE_REFUSED comes before the acknowledgement") }
             if case .download(_, let entries, _) = m { own += entries.flatMap(\.instructions) }
             if own.contains(Instruction("Doc", .string("f1"), .erase)) { break }
         }

@@ -48,6 +48,12 @@ struct Serve: AsyncParsableCommand {
     )
     var permissions: String?
 
+    @Option(
+        help:
+            "Seconds the history keeps entries not every client has (Spec/SYNC.md §8.5); a client offline for longer gets a client reset. Default: the history is kept whole."
+    )
+    var historyRetention: Double?
+
     func run() async throws {
         let (host, port) = try Self.address(listen)
         guard let secret = FileManager.default.contents(atPath: jwtSecretFile) else {
@@ -74,6 +80,10 @@ struct Serve: AsyncParsableCommand {
             } catch {
                 throw ValidationError(error.description)
             }
+        }
+        if let historyRetention {
+            guard historyRetention > 0 else { throw ValidationError("--history-retention must be positive") }
+            configured.historyRetention = .milliseconds(Int64(historyRetention * 1000))
         }
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown log level \(logLevel)") }
         var logger = Logger(label: "realm-sync")

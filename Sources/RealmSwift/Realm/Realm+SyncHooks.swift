@@ -23,11 +23,14 @@ package struct RealmFileLink: Sendable {
     /// Whether the Realm that opened is the only one alive on the file in the process: the file
     /// was opened anew (RealmSwift reruns `rerunOnOpen` initial subscriptions then).
     package let isOnlyRealm: Bool
+    /// The configuration the Realm was opened with (to open others on the file).
+    package let configuration: Realm.Configuration
 
-    init(handle: StoreHandle, embeddedClasses: Set<String>, isOnlyRealm: Bool) {
+    init(handle: StoreHandle, embeddedClasses: Set<String>, isOnlyRealm: Bool, configuration: Realm.Configuration) {
         self.handle = handle
         self.embeddedClasses = embeddedClasses
         self.isOnlyRealm = isOnlyRealm
+        self.configuration = configuration
     }
 
     /// Tells the file's Realms of a commit made directly on ``store`` (their notifications run
@@ -62,6 +65,8 @@ extension Realm {
         guard let attachment = configuration.syncAttachment else { return }
         let embedded = Set(known.values.filter(\.isEmbedded).map(\.className))
         try attachment.realmOpened(
-            RealmFileLink(handle: handle, embeddedClasses: embedded, isOnlyRealm: !handle.hasLiveRealm(otherThan: self)))
+            RealmFileLink(
+                handle: handle, embeddedClasses: embedded, isOnlyRealm: !handle.hasLiveRealm(otherThan: self), configuration: configuration)
+        )
     }
 }
