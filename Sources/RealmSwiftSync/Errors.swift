@@ -94,7 +94,8 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
             case 9, 11: .clientResetError
             default: .clientSessionError
             }
-        return SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal)
+        // Too many sessions (12): the server closes the connection, and the client tries again later.
+        return SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal && code != 12)
     }
 }
 

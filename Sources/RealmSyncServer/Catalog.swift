@@ -178,6 +178,8 @@ enum SessionFailure: Error, Sendable {
     case `internal`(String)
     /// The history no longer reaches the client's server version (compacted, §8.5).
     case clientReset(String)
+    /// The user has as many sessions on this server as it serves a user (§9).
+    case tooManySessions(String)
 
     var code: UInt64 {
         switch self {
@@ -192,6 +194,7 @@ enum SessionFailure: Error, Sendable {
         case .badClientFileId: 9
         case .internal: 10
         case .clientReset: 11
+        case .tooManySessions: 12
         }
     }
 
@@ -206,7 +209,8 @@ enum SessionFailure: Error, Sendable {
         switch self {
         case .protocolVersion(let m), .invalidToken(let m), .badMessage(let m), .invalidSchema(let m), .schemaMismatch(let m),
             .invalidValue(let m),
-            .invalidQuery(let m), .writeNotAllowed(let m), .badClientFileId(let m), .internal(let m), .clientReset(let m):
+            .invalidQuery(let m), .writeNotAllowed(let m), .badClientFileId(let m), .internal(let m), .clientReset(let m),
+            .tooManySessions(let m):
             m
         }
     }

@@ -26,6 +26,11 @@ public struct SyncServerConfiguration: Sendable {
     /// Who may read and write what (Spec/SYNC.md §10); nil: every user reads and writes every
     /// object.
     public var permissions: Permissions?
+    /// The audience (`aud`) an application's JWT must name to log in; nil: any or none.
+    public var jwtAudience: String?
+    /// The most sessions one user may have open on this server at once; more are refused
+    /// (`tooManySessions`, Spec/SYNC.md §9).
+    public var maximumSessionsPerUser = 100
     /// How long the history keeps an entry that not every client has (Spec/SYNC.md §8.5); a client
     /// offline for longer gets a client reset. Nil: the history is kept whole.
     public var historyRetention: Duration?

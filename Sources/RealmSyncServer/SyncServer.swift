@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import Metrics
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 import RealmSyncProtocol
@@ -39,7 +41,8 @@ public struct SyncServer: Sendable {
         let postgres = PostgresClient(configuration: database, backgroundLogger: logger)
         let store = SyncStore(client: postgres, appId: configuration.appId, logger: logger)
         let feed = VersionFeed(store: store, retention: configuration.historyRetention)
-        let tokens = await TokenAuthority(secret: configuration.jwtSecret, appId: configuration.appId)
+        var tokens = await TokenAuthority(secret: configuration.jwtSecret, appId: configuration.appId)
+        tokens.audience = configuration.jwtAudience
         var app = Application(
             router: httpRouter(tokens: tokens),
             server: .http1WebSocketUpgrade(
@@ -106,18 +109,26 @@ public struct SyncServer: Sendable {
             let user = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
             return EditedResponse(status: .ok, response: try await tokens.issue(for: SyncUser(id: user)))
         }
+        let logger = self.logger
         router.post("\(base)/jwt") { request, context -> Response in
             let body = try? await request.decode(as: Login.self, context: context)
-            guard let token = body?.token, let user = await tokens.applicationUser(of: token) else {
-                return try Self.refuse(
-                    .unauthorized, "invalidToken", "the token is missing, expired or not signed with the server's secret"
-                ).response(from: request, context: context)
+            let result: Result<SyncUser, SessionFailure> =
+                if let token = body?.token { await tokens.applicationUser(of: token) } else { .failure(.invalidToken("no token")) }
+            switch result {
+            case .success(let user):
+                return try EditedResponse(status: .ok, response: try await tokens.issue(for: user)).response(
+                    from: request, context: context)
+            case .failure(let refusal):
+                logger.warning("login refused", metadata: ["reason": "\(refusal.message)"])
+                Counter(label: "realm_sync_refused_logins").increment()
+                return try Self.refuse(.unauthorized, "invalidToken", refusal.message).response(from: request, context: context)
             }
-            return try EditedResponse(status: .ok, response: try await tokens.issue(for: user)).response(from: request, context: context)
         }
         router.post("\(base)/refresh") { request, context -> Response in
             let body = try? await request.decode(as: Login.self, context: context)
             guard let token = body?.refreshToken, let user = await tokens.user(of: token, kind: "refresh") else {
+                logger.warning("token refresh refused")
+                Counter(label: "realm_sync_refused_logins").increment()
                 return try Self.refuse(.unauthorized, "invalidToken", "the refresh token is missing, expired or not this server's")
                     .response(from: request, context: context)
             }
@@ -130,6 +141,7 @@ public struct SyncServer: Sendable {
         let router = Router(context: BasicWebSocketRequestContext.self)
         let configuration = self.configuration
         let logger = self.logger
+        let sessions = SessionCount(limit: configuration.maximumSessionsPerUser)
         router.ws("/api/v1/apps/\(configuration.appId)/sync") { request, _ in
             // Any version of this protocol is accepted here, so that a version this server does
             // not serve gets a typed error (protocolVersion) instead of a bare HTTP 400.
@@ -153,7 +165,11 @@ public struct SyncServer: Sendable {
                     "this server serves protocol versions \(Self.protocolVersions.map(String.init).joined(separator: ", "))")
             } else if user == nil {
                 refusal = .invalidToken("the access token is missing, expired or not signed for this application")
+            } else if let user, !sessions.open(for: user.id) {
+                refusal = .tooManySessions(
+                    "the user has \(configuration.maximumSessionsPerUser) sessions on this server, the most it serves a user")
             }
+            defer { if refusal == nil, let user { sessions.close(for: user.id) } }
             let session = SyncSession(
                 store: store, feed: feed, user: user ?? SyncUser(id: ""), refusal: refusal, configuration: configuration,
                 outbound: outbound,
@@ -165,3 +181,27 @@ public struct SyncServer: Sendable {
 }
 
 extension TokenAuthority.Tokens: ResponseEncodable {}
+
+/// The sessions each user has open on this server, kept under a limit.
+final class SessionCount: Sendable {
+    private let counts = NIOLockedValueBox<[String: Int]>([:])
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts a new session of `user`; false (and not counted) when the user has `limit`.
+    func open(for user: String) -> Bool {
+        counts.withLockedValue { c in
+            guard c[user, default: 0] < limit else { return false }
+            c[user, default: 0] += 1
+            return true
+        }
+    }
+
+    func close(for user: String) {
+        counts.withLockedValue { c in
+            c[user, default: 1] -= 1
+            if c[user] == 0 { c[user] = nil }
+        }
+    }
+}

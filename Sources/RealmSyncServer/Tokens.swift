@@ -16,12 +16,15 @@ struct SessionClaims: JWTPayload {
     }
 }
 
-/// The claims the server requires of an application's own token: a subject, and an expiry in the
-/// future when it has one. Its other claims with a string, number, boolean or null value are kept
+/// The claims the server requires of an application's own token: a subject, an expiry in the
+/// future and a not-before in the past when it has them, and the deployment's audience when the
+/// server was given one (`--jwt-audience`). Its other claims with a string, number, boolean or null value are kept
 /// for permissions (`%user.claims.NAME`, §10).
 struct ApplicationClaims: JWTPayload {
     var sub: SubjectClaim
     var exp: ExpirationClaim?
+    var nbf: NotBeforeClaim?
+    var aud: AudienceClaim?
     var others: [String: ClaimValue] = [:]
 
     private static let registered: Set<String> = ["sub", "exp", "iat", "nbf", "aud", "iss", "jti"]
@@ -30,6 +33,8 @@ struct ApplicationClaims: JWTPayload {
         let c = try decoder.container(keyedBy: ClaimKey.self)
         sub = try c.decode(SubjectClaim.self, forKey: ClaimKey("sub"))
         exp = try c.decodeIfPresent(ExpirationClaim.self, forKey: ClaimKey("exp"))
+        nbf = try c.decodeIfPresent(NotBeforeClaim.self, forKey: ClaimKey("nbf"))
+        aud = try c.decodeIfPresent(AudienceClaim.self, forKey: ClaimKey("aud"))
         for key in c.allKeys where !Self.registered.contains(key.stringValue) {
             if let v = try? c.decode(ClaimValue.self, forKey: key) { others[key.stringValue] = v }
         }
@@ -39,11 +44,14 @@ struct ApplicationClaims: JWTPayload {
         var c = encoder.container(keyedBy: ClaimKey.self)
         try c.encode(sub, forKey: ClaimKey("sub"))
         try c.encodeIfPresent(exp, forKey: ClaimKey("exp"))
+        try c.encodeIfPresent(nbf, forKey: ClaimKey("nbf"))
+        try c.encodeIfPresent(aud, forKey: ClaimKey("aud"))
         for (k, v) in others { try c.encode(v, forKey: ClaimKey(k)) }
     }
 
     func verify(using algorithm: some JWTAlgorithm) throws {
         try exp?.verifyNotExpired()
+        try nbf?.verifyNotBefore()
         guard !sub.value.isEmpty else { throw JWTError.claimVerificationFailure(failedClaim: sub, reason: "empty subject") }
     }
 }
@@ -99,6 +107,8 @@ struct SyncUser: Sendable, Equatable {
 struct TokenAuthority: Sendable {
     let keys: JWTKeyCollection
     let appId: String
+    /// The audience an application's JWT must name (`aud`); nil: any or none.
+    var audience: String?
     static let accessLifetime: TimeInterval = 30 * 60
     static let refreshLifetime: TimeInterval = 60 * 24 * 3600
 
@@ -134,9 +144,17 @@ struct TokenAuthority: Sendable {
         return SyncUser(id: claims.sub.value, claims: claims.claims ?? [:])
     }
 
-    /// The user an application's own JWT names, with its other claims; nil when it does not verify.
-    func applicationUser(of token: String) async -> SyncUser? {
-        guard let claims = try? await keys.verify(token, as: ApplicationClaims.self) else { return nil }
-        return SyncUser(id: claims.sub.value, claims: claims.others)
+    /// The user an application's own JWT names, with its other claims; or why it is refused.
+    func applicationUser(of token: String) async -> Result<SyncUser, SessionFailure> {
+        let claims: ApplicationClaims
+        do {
+            claims = try await keys.verify(token, as: ApplicationClaims.self)
+        } catch {
+            return .failure(.invalidToken("the token does not verify (signature, expiry, not-before or subject): \(error)"))
+        }
+        if let audience, !(claims.aud?.value.contains(audience) ?? false) {
+            return .failure(.invalidToken("the token's audience is not \(audience)"))
+        }
+        return .success(SyncUser(id: claims.sub.value, claims: claims.others))
     }
 }

@@ -54,6 +54,12 @@ struct Serve: AsyncParsableCommand {
     )
     var historyRetention: Double?
 
+    @Option(help: "The audience (aud claim) an application's JWT must name to log in. Default: any.")
+    var jwtAudience: String?
+
+    @Option(help: "The most sessions one user may have open on this server at once.")
+    var maxSessionsPerUser = 100
+
     func run() async throws {
         let (host, port) = try Self.address(listen)
         guard let secret = FileManager.default.contents(atPath: jwtSecretFile) else {
@@ -81,6 +87,9 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError(error.description)
             }
         }
+        configured.jwtAudience = jwtAudience
+        guard maxSessionsPerUser > 0 else { throw ValidationError("--max-sessions-per-user must be positive") }
+        configured.maximumSessionsPerUser = maxSessionsPerUser
         if let historyRetention {
             guard historyRetention > 0 else { throw ValidationError("--history-retention must be positive") }
             configured.historyRetention = .milliseconds(Int64(historyRetention * 1000))
