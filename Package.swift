@@ -158,6 +158,8 @@ if withSync {
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.30.0"),
     ]
     package.targets += [
         // The sync server: sessions over WebSocket, every durable byte in PostgreSQL (Spec/SYNC.md).
@@ -167,6 +169,9 @@ if withSync {
                 "RealmSyncProtocol", "RealmQuery", "RealmStorage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -183,6 +188,8 @@ if withSync {
                 "RealmSwift", "RealmStorage", "RealmQuery", "RealmSyncProtocol",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -194,7 +201,10 @@ if withSync {
         ),
         .executableTarget(
             name: "RealmSyncCommand",
-            dependencies: ["RealmSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "RealmSyncServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             path: "Tools/realm-sync"
         ),
         .testTarget(
@@ -206,7 +216,9 @@ if withSync {
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            // The test certificate authority and the server's certificate (PEM, valid to 2126).
+            exclude: ["Certificates"]
         ),
     ]
 }

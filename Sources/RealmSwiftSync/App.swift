@@ -1,9 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOSSL
 import RealmStorage
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// Where an ``App`` finds its server and keeps its files.
 ///
@@ -18,6 +17,10 @@ public struct AppConfiguration: Sendable, Equatable {
     /// login goes to the next one at once, a sync session connects to the next one. Not in
     /// RealmSwift, whose service had one URL.
     public var additionalBaseURLs: [String] = []
+    /// A PEM file of the certificate authorities to trust for `https://` base URLs, instead of the
+    /// system's (a deployment with its own CA, or a test certificate). Not in RealmSwift, which
+    /// used the platform's trust store.
+    public var trustedCertificateAuthorities: URL?
     /// Where the app keeps its users and synced Realm files. Default: `realm-sync/` in the current
     /// directory (RealmSwift keeps them in the platform's application-support directory, which
     /// Linux does not have).
@@ -28,10 +31,12 @@ public struct AppConfiguration: Sendable, Equatable {
     /// A configuration for the server at `baseURL` (default `http://127.0.0.1:8080`) and the
     /// other servers of its deployment, if any.
     public init(
-        baseURL: String? = nil, rootDirectory: URL? = nil, syncTimeouts: SyncTimeoutOptions? = nil, additionalBaseURLs: [String] = []
+        baseURL: String? = nil, rootDirectory: URL? = nil, syncTimeouts: SyncTimeoutOptions? = nil, additionalBaseURLs: [String] = [],
+        trustedCertificateAuthorities: URL? = nil
     ) {
         self.baseURL = baseURL
         self.additionalBaseURLs = additionalBaseURLs
+        self.trustedCertificateAuthorities = trustedCertificateAuthorities
         self.rootDirectory = rootDirectory
         self.syncTimeouts = syncTimeouts
     }
@@ -228,7 +233,7 @@ final class AppCore: Sendable {
 
     static func shared(id: String, configuration: AppConfiguration) -> AppCore {
         let key =
-            "\(id)\u{0}\(([configuration.baseURL ?? ""] + configuration.additionalBaseURLs).joined(separator: " "))\u{0}\(configuration.rootDirectory?.path ?? "")"
+            "\(id)\u{0}\(([configuration.baseURL ?? ""] + configuration.additionalBaseURLs).joined(separator: " "))\u{0}\(configuration.rootDirectory?.path ?? "")\u{0}\(configuration.trustedCertificateAuthorities?.path ?? "")"
         return registry.withLock { r in
             if let c = r[key] { return c }
             let c = AppCore(appId: id, configuration: configuration)
@@ -245,8 +250,18 @@ final class AppCore: Sendable {
             while s.hasSuffix("/") { s.removeLast() }
             return s
         }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let authorities = configuration.trustedCertificateAuthorities { tls.trustRoots = .file(authorities.path) }
+        self.tls = tls
+        // One HTTP client per app, for the process's life (apps are shared and never released).
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
         loadUsers()
     }
+
+    /// How `https://` and `wss://` connections check the server's certificate.
+    let tls: TLSConfiguration
+    /// The client of the HTTP endpoints (logins).
+    private let http: HTTPClient
 
     /// The deployment's servers: the base URL, then the additional ones.
     let servers: [String]
@@ -343,23 +358,23 @@ final class AppCore: Sendable {
     }
 
     private func post(_ path: String, _ body: [String: String], to baseURL: String) async throws -> Issued {
-        guard let url = URL(string: "\(baseURL)/api/v1/apps/\(appId)/auth/\(path)") else {
+        guard URL(string: "\(baseURL)/api/v1/apps/\(appId)/auth/\(path)") != nil else {
             throw AppError(.httpRequestFailed, "the base URL \(baseURL) is not a URL")
         }
-        var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONEncoder().encode(body)
-        request.timeoutInterval = 30
-        let (data, response): (Data, URLResponse)
+        var request = HTTPClientRequest(url: "\(baseURL)/api/v1/apps/\(appId)/auth/\(path)")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: Array(try JSONEncoder().encode(body))))
+        let data: Data
+        let status: Int
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            let response = try await http.execute(request, timeout: .seconds(30))
+            status = Int(response.status.code)
+            data = Data(Array(buffer: try await response.body.collect(upTo: 1 << 20)))
         } catch {
             throw Unreachable(
-                server: baseURL,
-                error: AppError(.httpRequestFailed, "the server at \(baseURL) could not be reached: \(error.localizedDescription)"))
+                server: baseURL, error: AppError(.httpRequestFailed, "the server at \(baseURL) could not be reached: \(error)"))
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else {
             let message = (try? JSONDecoder().decode([String: String].self, from: data))?["message"] ?? "HTTP status \(status)"
             throw AppError(status == 401 ? (path == "refresh" ? .invalidSession : .authError) : .httpRequestFailed, message, status: status)

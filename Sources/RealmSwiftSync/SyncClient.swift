@@ -234,7 +234,9 @@ actor SyncClient {
         let (ended, signal) = AsyncStream.makeStream(of: (any Error)??.self)
         let connection = Task {
             do {
-                _ = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Logger(label: "realm.sync")) {
+                _ = try await WebSocketClient.connect(
+                    url: url, configuration: configuration, tlsConfiguration: self.core.tls, logger: Logger(label: "realm.sync")
+                ) {
                     inbound, outbound, _ in
                     guard await self.isCurrent(current) else { return }
                     // One writer per connection: messages reach the server in the order the

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import PostgresNIO
 
 /// How a `realm-sync` server runs: where it listens, which PostgreSQL database holds its data, and
@@ -26,6 +27,9 @@ public struct SyncServerConfiguration: Sendable {
     /// Who may read and write what (Spec/SYNC.md §10); nil: every user reads and writes every
     /// object.
     public var permissions: Permissions?
+    /// TLS for the server's HTTP and WebSocket (swift-nio-ssl); nil: plain HTTP, for a server
+    /// behind a TLS-terminating proxy or on loopback.
+    public var tls: TLSConfiguration?
     /// The audience (`aud`) an application's JWT must name to log in; nil: any or none.
     public var jwtAudience: String?
     /// The most sessions one user may have open on this server at once; more are refused

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import Metrics
@@ -45,9 +47,7 @@ public struct SyncServer: Sendable {
         tokens.audience = configuration.jwtAudience
         var app = Application(
             router: httpRouter(tokens: tokens),
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter(store: store, feed: feed, tokens: tokens),
-                configuration: .init(ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumMessageSize))),
+            server: try server(store: store, feed: feed, tokens: tokens),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "realm-sync"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? configuration.port) },
@@ -90,6 +90,15 @@ public struct SyncServer: Sendable {
     private struct ErrorBody: ResponseEncodable {
         var error: String
         var message: String
+    }
+
+    /// HTTP/1 with the WebSocket upgrade, behind TLS when the configuration has it.
+    private func server(store: SyncStore, feed: VersionFeed, tokens: TokenAuthority) throws -> HTTPServerBuilder {
+        let plain = HTTPServerBuilder.http1WebSocketUpgrade(
+            webSocketRouter: webSocketRouter(store: store, feed: feed, tokens: tokens),
+            configuration: .init(ws: WebSocketServerConfiguration(maxFrameSize: configuration.maximumMessageSize)))
+        guard let tls = configuration.tls else { return plain }
+        return try .tls(plain, tlsConfiguration: tls)
     }
 
     /// The subprotocols a WebSocket upgrade request offers, in order.

@@ -1,5 +1,7 @@
 import Foundation
 import JWTKit
+import RealmSwift
+import RealmSwiftSync
 import RealmSyncProtocol
 import RealmSyncServer
 import RealmTestSupport
@@ -63,5 +65,55 @@ extension SyncServerTests {
         let again = try await SyncConnection(server, token: token)
         _ = try await again.hello()
         for c in [second, other, again] { await c.close() }
+    }
+}
+
+extension SyncServerTests {
+    /// The test certificate authority and the server certificate it signed (127.0.0.1, ::1,
+    /// localhost; valid to 2126).
+    static let certificates = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Certificates")
+
+    /// A server speaking HTTPS and WSS with the test certificate: a client that trusts the test
+    /// authority logs in and syncs; one that does not is refused at the TLS handshake.
+    @Test func aServerWithTLSServesClientsThatTrustItsCertificate() async throws {
+        let server = try await ServerProcess(extraArguments: [
+            "--tls-certificate", Self.certificates.appendingPathComponent("server.pem").path,
+            "--tls-key", Self.certificates.appendingPathComponent("server.key").path,
+        ])
+        defer { server.stop() }
+        // A host name: TLS names the server it expects (SNI), which an IP address cannot be.
+        let url = "https://localhost:\(server.port)"
+        func client(trusting: Bool) async throws -> TestClient {
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-tls-\(UUID().uuidString)")
+            let app = App(
+                id: server.appId,
+                configuration: AppConfiguration(
+                    baseURL: url, rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000),
+                    trustedCertificateAuthorities: trusting ? Self.certificates.appendingPathComponent("ca.pem") : nil))
+            let user = try await app.login(credentials: .anonymous)
+            var config = user.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<ClientDog>(name: "dogs")) })
+            config.objectTypes = [ClientDog.self, ClientOwner.self]
+            return TestClient(app: app, user: user, configuration: config, root: root)
+        }
+        let a = try await client(trusting: true)
+        let b = try await client(trusting: true)
+        try a.write { $0.add(ClientDog(name: "secure", age: 1)) }
+        _ = try b.dogs()
+        do {
+            try await bounded { try await a.sync() }
+            try await bounded { try await b.sync() }
+        } catch {
+            Issue.record("\(error): \((try? a.session.trace) ?? [])")
+            throw error
+        }
+        #expect(try b.dogs() == ["secure:1"])
+        do {
+            _ = try await client(trusting: false)
+            Issue.record("a client that does not trust the certificate logged in")
+        } catch let error as AppError {
+            #expect(error.code == .httpRequestFailed)
+        }
+        await a.close()
+        await b.close()
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOSSL
 import RealmSyncServer
 
 /// `realm-sync`: the sync service of Spec/SYNC.md, storing everything in PostgreSQL.
@@ -54,6 +55,12 @@ struct Serve: AsyncParsableCommand {
     )
     var historyRetention: Double?
 
+    @Option(help: "A PEM file of the server's TLS certificate chain; with --tls-key, the server speaks HTTPS and WSS.")
+    var tlsCertificate: String?
+
+    @Option(help: "A PEM file of the TLS certificate's private key.")
+    var tlsKey: String?
+
     @Option(help: "The audience (aud claim) an application's JWT must name to log in. Default: any.")
     var jwtAudience: String?
 
@@ -88,6 +95,18 @@ struct Serve: AsyncParsableCommand {
             }
         }
         configured.jwtAudience = jwtAudience
+        switch (tlsCertificate, tlsKey) {
+        case (nil, nil): break
+        case (let certificate?, let key?):
+            do {
+                configured.tls = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) },
+                    privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            } catch {
+                throw ValidationError("cannot read the TLS certificate or key: \(error)")
+            }
+        default: throw ValidationError("--tls-certificate and --tls-key go together")
+        }
         guard maxSessionsPerUser > 0 else { throw ValidationError("--max-sessions-per-user must be positive") }
         configured.maximumSessionsPerUser = maxSessionsPerUser
         if let historyRetention {
