@@ -166,7 +166,7 @@ public enum UserState: Sendable, Equatable {
 }
 
 /// A user of an ``App`` (RealmSwift's `User`): opens synced Realms with
-/// ``flexibleSyncConfiguration(initialSubscriptions:rerunOnOpen:)``.
+/// ``flexibleSyncConfiguration(clientResetMode:initialSubscriptions:rerunOnOpen:)``.
 public final class User: Sendable {
     /// The user's id on the server (the `sub` of its tokens).
     public let id: String

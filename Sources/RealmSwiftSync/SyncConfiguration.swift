@@ -3,7 +3,7 @@ import RealmStorage
 import RealmSwift
 
 /// How a Realm syncs: its user and what happens when it opens (RealmSwift's `SyncConfiguration`).
-/// ``User/flexibleSyncConfiguration(initialSubscriptions:rerunOnOpen:)`` makes one inside a
+/// ``User/flexibleSyncConfiguration(clientResetMode:initialSubscriptions:rerunOnOpen:)`` makes one inside a
 /// `Realm.Configuration`.
 public struct SyncConfiguration: Sendable {
     /// The user whose data the Realm holds.
