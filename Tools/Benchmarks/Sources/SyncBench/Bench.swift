@@ -12,24 +12,30 @@ final class Bench: Sendable {
     let process: Process
     let port: Int
     let directory: URL
+    let serverPath: String
 
     init(serverPath: String, postgres: String) async throws {
         self.postgres = postgres
+        self.serverPath = serverPath
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let secret = directory.appendingPathComponent("secret")
-        try Data("a benchmark secret of more than thirty-two bytes".utf8).write(to: secret)
+        try Data("a benchmark secret of more than thirty-two bytes".utf8).write(to: directory.appendingPathComponent("secret"))
+        (process, port) = try Self.launch(serverPath, postgres: postgres, appId: appId, directory: directory)
+    }
+
+    /// Starts a server of the benchmark's application on a free port; its process and port.
+    static func launch(_ serverPath: String, postgres: String, appId: String, directory: URL) throws -> (Process, Int) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: serverPath)
         process.arguments = [
-            "serve", "--postgres", postgres, "--listen", "127.0.0.1:0", "--jwt-secret-file", secret.path, "--app-id", appId,
-            "--log-level", "error",
+            "serve", "--postgres", postgres, "--listen", "127.0.0.1:0", "--jwt-secret-file",
+            directory.appendingPathComponent("secret").path, "--app-id", appId, "--log-level", "error",
+            "--max-sessions-per-user", "1000",
         ]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.standardError
         try process.run()
-        self.process = process
         var line: [UInt8] = []
         while true {
             let b = out.fileHandleForReading.readData(ofLength: 1)
@@ -38,7 +44,12 @@ final class Bench: Sendable {
         }
         let text = String(decoding: line, as: UTF8.self)
         guard let p = text.split(separator: ":").last.flatMap({ Int($0) }) else { throw BenchError("realm-sync did not start: \(text)") }
-        port = p
+        return (process, p)
+    }
+
+    /// Another server on the same database (for the two-server workloads).
+    func secondServer() throws -> (process: Process, port: Int) {
+        try Self.launch(serverPath, postgres: postgres, appId: appId, directory: directory)
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -49,8 +60,8 @@ final class Bench: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func client(_ name: String, subscribe: Bool = true) async throws -> BenchClient {
-        try await BenchClient(self, root: directory.appendingPathComponent(name))
+    func client(_ name: String, subscribe: Bool = true, port: Int? = nil) async throws -> BenchClient {
+        try await BenchClient(self, root: directory.appendingPathComponent(name), baseURL: port.map { "http://127.0.0.1:\($0)" })
     }
 
     /// Seconds that `body` takes.
@@ -161,7 +172,10 @@ final class Bench: Sendable {
     }
 
     /// The server process's resident memory.
-    func serverResidentBytes() -> Int {
+    func serverResidentBytes() -> Int { Self.residentBytes(process) }
+
+    /// A process's resident memory.
+    static func residentBytes(_ process: Process) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return 0 }
@@ -184,8 +198,8 @@ final class BenchClient: Sendable {
     let user: User
     let configuration: Realm.Configuration
 
-    init(_ bench: Bench, root: URL) async throws {
-        app = App(id: bench.appId, configuration: AppConfiguration(baseURL: bench.baseURL, rootDirectory: root))
+    init(_ bench: Bench, root: URL, baseURL: String? = nil) async throws {
+        app = App(id: bench.appId, configuration: AppConfiguration(baseURL: baseURL ?? bench.baseURL, rootDirectory: root))
         user = try await app.login(credentials: .anonymous)
         var config = user.flexibleSyncConfiguration()
         config.objectTypes = [SyncPerson.self]

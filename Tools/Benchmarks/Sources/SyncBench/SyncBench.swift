@@ -42,6 +42,9 @@ struct SyncBench {
         let writes = Int(option("--writes") ?? "") ?? 10_000
         let latencyRounds = Int(option("--latency") ?? "") ?? 1_000
         let idle = Int(option("--idle") ?? "") ?? 100
+        // S7: --load-sessions 0 skips it.
+        let loadSessions = Int(option("--load-sessions") ?? "") ?? 200
+        let loadWrites = Int(option("--load-writes") ?? "") ?? 100
         let json = option("--json")
         // `--stop-after S1` (or S2, S3) ends the run after that workload, to profile it alone.
         let stopAfter = option("--stop-after")
@@ -84,6 +87,16 @@ struct SyncBench {
         let latencies = try await bench.latency(writer: writer, reader: reader, rounds: latencyRounds, firstId: n + 2 * writes)
         results.append(("S3 latency p50, commit on A to notification on B", "ms", latencies.p50 * 1000, .nan, ""))
         results.append(("S3 latency p99", "ms", latencies.p99 * 1000, .nan, "≤ 50 ms"))
+        // S3 across servers: the writer on the first server, a reader on a second one.
+        let second = try bench.secondServer()
+        let farReader = try await bench.client("far-reader", port: second.port)
+        try await farReader.subscribeAll()
+        let far = try await bench.latency(writer: writer, reader: farReader, rounds: latencyRounds, firstId: n + 4 * writes)
+        results.append(("S3 across two servers, p50", "ms", far.p50 * 1000, .nan, ""))
+        results.append(("S3 across two servers, p99", "ms", far.p99 * 1000, .nan, "≤ 50 ms"))
+        await farReader.close()
+        second.process.terminate()
+        second.process.waitUntilExit()
         // S6: an insert made with plain SQL by another application, to a client's notification.
         let sql = try await bench.sqlLatency(reader: reader, rounds: min(latencyRounds, 500), firstId: n + 3 * writes)
         results.append(("S6 latency p50, SQL insert to notification", "ms", sql.p50 * 1000, .nan, ""))
@@ -107,6 +120,21 @@ struct SyncBench {
         let bytes = BenchClient.updateBytes()
         results.append(("S5 one-property update, client to server", "bytes", Double(bytes.upload), .nan, ""))
         results.append(("S5 the same update, server to another client", "bytes", Double(bytes.download), .nan, ""))
+
+        // S7: load through two servers.
+        if loadSessions > 0 {
+            let r = try await bench.load(sessions: loadSessions, writes: loadWrites, spread: 30, deadline: .seconds(240))
+            let total = Double(loadSessions * loadWrites)
+            results.append(("S7 \(loadSessions) sessions on 2 servers × \(loadWrites) writes: all delivered in", "s", r.seconds, .nan, ""))
+            results.append(("S7 deliveries missing at the end (0: none lost)", "objects", Double(r.lost), .nan, "0"))
+            results.append(("S7 rows in PostgreSQL (no duplicate: = writes)", "rows", Double(r.stored), total, "= writes"))
+            results.append(("S7 latency p50, commit to another client's file", "ms", r.p50 * 1000, .nan, ""))
+            results.append(("S7 latency p99", "ms", r.p99 * 1000, .nan, ""))
+            results.append(("S7 server CPU per write (both servers)", "ms", r.serverCPUSeconds / total * 1000, .nan, ""))
+            results.append(("S7 server memory (both servers)", "MiB", Double(r.serverResidentBytes) / 1048576, .nan, ""))
+            results.append(
+                ("S7 loopback bytes per write (clients, servers, PostgreSQL)", "bytes", Double(r.loopbackBytes) / total, .nan, ""))
+        }
 
         Report.print(results, n: n)
         if let json { try Report.json(results, n: n).write(toFile: json, atomically: true, encoding: .utf8) }
