@@ -496,6 +496,10 @@ actor SyncClient {
             let journal = self.journal
             var current = false
             try write(link) { tx, state in
+                // Acknowledged uploads were applied before the bootstrap was read: its state has
+                // them, and only unacknowledged ones are pending (Spec/SYNC.md §8.5).
+                state.integratedOwn = max(state.integratedOwn, state.uploadAcked)
+                try journal.integrate(through: state.integratedOwn, in: tx)
                 try SyncFile.applyBootstrap(tables, tx, state, embedded: embedded, journal: journal)
                 state.serverVersion = serverVersion
                 if querySetVersion == state.querySetVersion {

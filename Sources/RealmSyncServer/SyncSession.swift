@@ -305,16 +305,18 @@ struct SyncSession: Sendable {
     private func sendBootstrap(querySetVersion version: UInt64, _ state: inout State) async throws {
         guard let clientFileId = state.clientFileId else { return }
         let outbound = self.outbound
-        // Every upload of the client applied so far is in the bootstrap: acknowledged after it,
-        // the client counts them as integrated (their entries may be compacted away, §8.5).
+        // Every upload of the client applied so far is in the bootstrap: acknowledged before it,
+        // they are not pending when it is applied, so the client takes the store's values for
+        // what they wrote (their own entries precede the bootstrap's version, or were compacted
+        // away, §8.5).
         let applied = try await store.lastClientVersion(of: clientFileId)
+        if applied > 0 { try await send(.uploadAck(clientVersion: applied, serverVersion: state.latest)) }
         let bootstrapVersion = try await store.bootstrap(
             state.subscriptions, querySetVersion: version, catalog: state.catalog, batch: configuration.bootstrapBatch
         ) { message in
             try await outbound.writeBinaryMessage(ByteBuffer(bytes: message))
         }
         try await send(.bootstrap(querySetVersion: version, serverVersion: bootstrapVersion, objects: [], last: true))
-        if applied > 0 { try await send(.uploadAck(clientVersion: applied, serverVersion: bootstrapVersion)) }
         state.sentVersion = bootstrapVersion
         state.latest = max(state.latest, bootstrapVersion)
         if let permissions = configuration.permissions {

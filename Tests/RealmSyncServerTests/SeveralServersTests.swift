@@ -194,3 +194,44 @@ extension SyncServerTests {
         for c in clients { await c.close() }
     }
 }
+
+extension SyncServerTests {
+    /// Load through two servers, scaled to the test machine (the benchmark's S7 runs 200 sessions
+    /// of 100 writes): 20 sessions, half on each server, each writing 10 dogs while subscribed to
+    /// everyone's. Every write reaches every session's file, PostgreSQL holds each once, and the
+    /// test stops by itself (every wait is bounded).
+    @Test func twentySessionsOnTwoServersEachSeeEveryWrite() async throws {
+        let first = try await ServerProcess()
+        let second = try await ServerProcess(appId: first.appId)
+        defer {
+            first.stop()
+            second.stop()
+        }
+        let urls = [first.baseURL, second.baseURL]
+        var clients: [TestClient] = []
+        for i in 0..<20 {
+            let c = try await Self.deploymentClient(urls, first: i % 2, appId: first.appId)
+            _ = try Realm(configuration: c.configuration)
+            clients.append(c)
+        }
+        for c in clients { try await bounded { try await c.sync() } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (i, c) in clients.enumerated() {
+                group.addTask {
+                    for k in 0..<10 {
+                        try c.write { $0.add(ClientDog(name: "w\(i)-\(k)", age: k)) }
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for c in clients {
+            #expect(try await eventually(90) { try c.dogs().count == 200 }, "\((try? c.dogs().count) ?? -1) of 200")
+        }
+        let store = try await Self.deploymentReplica(appId: first.appId)
+        #expect(store.filter { $0.hasPrefix("dog ") }.count == 200)
+        #expect(try await Self.uploadsRecordedTwice(appId: first.appId) == 0)
+        for c in clients { await c.close() }
+    }
+}
