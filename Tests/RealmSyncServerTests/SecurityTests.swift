@@ -117,3 +117,20 @@ extension SyncServerTests {
         await b.close()
     }
 }
+
+extension SyncServerTests {
+    /// A message larger than the server's limit (16 MiB) ends its connection with an error, and
+    /// the server goes on serving.
+    @Test func aMessageLargerThanTheLimitIsRefused() async throws {
+        let server = try await ServerProcess()
+        defer { server.stop() }
+        let token = try await server.anonymousToken()
+        let big = try await SyncConnection(server, token: token)
+        _ = try await big.hello()
+        big.sendRaw([UInt8](repeating: 3, count: (16 << 20) + 1))
+        #expect(await big.closedByServer(within: 20))
+        let other = try await SyncConnection(server, token: token)
+        _ = try await other.hello()
+        await other.close()
+    }
+}
