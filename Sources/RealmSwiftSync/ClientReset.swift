@@ -66,6 +66,6 @@ extension SyncSession {
         try? files.createDirectory(
             at: URL(fileURLWithPath: token.backupPath).deletingLastPathComponent(), withIntermediateDirectories: true)
         try? files.moveItem(atPath: token.path, toPath: token.backupPath)
-        for suffix in [".lock", ".note", ".management"] { try? files.removeItem(atPath: token.path + suffix) }
+        for suffix in [".lock", ".creating", ".compacting"] { try? files.removeItem(atPath: token.path + suffix) }
     }
 }
