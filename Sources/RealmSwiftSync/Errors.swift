@@ -49,8 +49,10 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     let backupPath: String?
     /// For a client reset in `.manual` mode: the file to reset.
     let resetPath: String?
+    /// The protocol's error code (Spec/SYNC.md §9) when the server sent the error.
+    var serverCode: UInt64?
     /// Whether the server asked for a client reset (error 11).
-    var resetRequested: Bool { code == .clientResetError && message.hasPrefix("the server reported error 11:") }
+    var resetRequested: Bool { serverCode == 11 }
 
     init(
         _ code: Code, _ message: String, fatal: Bool = false, compensatingWriteInfo: [CompensatingWriteInfo]? = nil,
@@ -95,7 +97,9 @@ public struct SyncError: Error, Equatable, Sendable, CustomStringConvertible {
             default: .clientSessionError
             }
         // Too many sessions (12): the server closes the connection, and the client tries again later.
-        return SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal && code != 12)
+        var error = SyncError(kind, "the server reported error \(code): \(message)", fatal: fatal && code != 12)
+        error.serverCode = code
+        return error
     }
 }
 

@@ -84,8 +84,6 @@ actor SyncClient {
     /// A client reset under way: the file as it was, and what to call once the reset's bootstrap
     /// is applied.
     private var resetting: (before: Realm?, after: (@Sendable (Realm, Realm) -> Void)?)?
-    /// The server version the file has integrated, as of the last write of the client.
-    private var integratedServerVersion: UInt64 = 0
 
     init(user: User, core: AppCore, path: String) {
         self.user = user
@@ -354,19 +352,20 @@ actor SyncClient {
         if let before { beforeReset?(before) }
         let recovers = mode.recovers
         let journal = self.journal
+        var kept: UInt64 = 0
         do {
             try write(link) { tx, state in
                 // Acknowledged uploads are in the server's state; the others are kept (recover)
                 // or dropped (discard).
                 try journal.refresh(tx)
                 let newest = journal.entries.last?.upload.clientVersion ?? 0
-                let kept = recovers ? state.uploadAcked : max(state.uploadAcked, newest)
+                kept = recovers ? state.uploadAcked : max(state.uploadAcked, newest)
                 state.integratedOwn = max(state.integratedOwn, kept)
                 state.uploadAcked = max(state.uploadAcked, kept)
                 try journal.integrate(through: state.integratedOwn, in: tx)
                 state.serverVersion = 0
             }
-            acked = max(acked, try SyncFileState.read(try link.store.snapshot(kind: "sync"))?.uploadAcked ?? 0)
+            acked = max(acked, kept)
         } catch {
             return fail(SyncError(.clientResetError, "the client reset failed: \(error)", fatal: true))
         }
@@ -457,16 +456,7 @@ actor SyncClient {
             for (id, w) in waiters.sorted(by: { $0.key < $1.key }) {
                 if case .mark = w.awaited { try await send(.mark(requestId: id, serverVersion: 0)) }
             }
-        case .uploadAck(let clientVersion, let serverVersion):
-            if serverVersion <= integratedServerVersion && clientVersion > acked {
-                // The file already has the server's state at that version (a bootstrap): the
-                // uploads are integrated, though their own entries will not come (Spec/SYNC.md §8.5).
-                let journal = self.journal
-                try write(link) { tx, state in
-                    state.integratedOwn = max(state.integratedOwn, clientVersion)
-                    try journal.integrate(through: state.integratedOwn, in: tx)
-                }
-            }
+        case .uploadAck(let clientVersion, _):
             acked = max(acked, clientVersion)
             unacknowledged.removeAll { $0 <= clientVersion }
             resolveUploadWaiters()
@@ -571,7 +561,6 @@ actor SyncClient {
     private func write(_ link: RealmFileLink, _ body: (WriteTransaction, inout SyncFileState) throws -> Void) throws {
         let acked = self.acked
         var integrated: UInt64 = 0
-        var serverVersion: UInt64 = 0
         let rejected: [SyncFile.Rejected]
         do {
             (_, rejected) = try SyncFile.transaction(link.store, embedded: embedded) { tx, state in
@@ -579,7 +568,6 @@ actor SyncClient {
                 try body(tx, &state)
                 state.uploadAcked = max(state.uploadAcked, state.integratedOwn)
                 integrated = state.integratedOwn
-                serverVersion = state.serverVersion
             }
         } catch {
             // The journal cache may have followed a transaction that did not commit: read it anew.
@@ -587,7 +575,6 @@ actor SyncClient {
             throw error
         }
         link.committed()
-        integratedServerVersion = serverVersion
         reportRejected(rejected)
         // An upload whose own entry came back was applied, even when its acknowledgement was lost
         // with a connection.

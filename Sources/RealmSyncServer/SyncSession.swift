@@ -190,10 +190,11 @@ struct SyncSession: Sendable {
             if id.isEmpty {
                 clientFileId = try await store.registerClient(user: user.id)
             } else {
-                guard let known = try await store.client(id) else {
+                let known = try await store.helloOfClient(id, user: user.id, serverVersion: lastServerVersion)
+                guard let owner = known.owner else {
                     throw SessionFailure.badClientFileId("the store does not know this client file; reset it")
                 }
-                guard known.user == user.id else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
+                guard owner == user.id else { throw SessionFailure.badClientFileId("this client file belongs to another user") }
                 clientFileId = id
                 readRoles = known.readRoles
             }
@@ -222,7 +223,6 @@ struct SyncSession: Sendable {
                 }
                 state.sentVersion = compacted
             }
-            try await store.clientSeen(clientFileId, serverVersion: lastServerVersion)
             let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
             try await send(.welcome(clientFileId: clientFileId, serverVersion: latest, serverClock: HybridClock.value(milliseconds: now)))
             if lastServerVersion > latest {

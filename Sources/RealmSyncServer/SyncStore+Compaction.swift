@@ -17,13 +17,6 @@ extension SyncStore {
         return (0, 0)
     }
 
-    /// Records that client file `id` has integrated the history through `serverVersion`, now.
-    func clientSeen(_ id: [UInt8], serverVersion: UInt64) async throws {
-        try await client.query(
-            "UPDATE \(unescaped: table("_sync_clients")) SET server_version = \(Int64(serverVersion)), last_seen = now() WHERE client_file_id = \(ByteBuffer(bytes: id))",
-            logger: logger)
-    }
-
     /// The newest client version of client file `id` the store applied.
     func lastClientVersion(of id: [UInt8]) async throws -> UInt64 {
         for try await v in try await client.query(
@@ -42,7 +35,7 @@ extension SyncStore {
         let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
         return try await transaction { c in
             // Under the history's writer lock, so that compacted_through and the entries agree.
-            try await c.query("SELECT 1 FROM \(unescaped: table("_sync_meta")) WHERE id = 1 FOR UPDATE", logger: logger)
+            _ = try await lockHistory(on: c)
             var deleted = 0
             var newest: Int64 = 0
             for try await (n, m) in try await c.query(

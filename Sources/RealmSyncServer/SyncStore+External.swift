@@ -149,14 +149,8 @@ extension SyncStore {
         }
         guard pending else { return nil }
         return try await transaction { c -> UInt64? in
-            var version: UInt64 = 0
-            for try await v in try await c.query(
-                "SELECT server_version FROM \(unescaped: table("_sync_meta")) WHERE id = 1 FOR UPDATE", logger: logger
-            ).decode(Int64.self) {
-                version = UInt64(v)
-            }
-            let catalog = try await Self.catalog(
-                c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+            var version = try await lockHistory(on: c)
+            let catalog = try await catalog(on: c)
             var rows: [(Int64, String, String, String, [String]?, Int64)] = []
             for try await row in try await c.query(
                 """
@@ -192,7 +186,7 @@ extension SyncStore {
                 let object = loaded[id]?.object.flatMap { $0.created.clock == 0 ? nil : $0 }
                 model.load(id, object: object, tombstone: loaded[id]?.tombstone)
             }
-            var history: [(version: UInt64, clock: UInt64, changeset: [UInt8])] = []
+            var history: [HistoryRow] = []
             var group: [Instruction] = []
             var inGroup = Set<SyncStoreModel.ObjectID>()
             var clock: UInt64 = 0
@@ -203,7 +197,7 @@ extension SyncStore {
                 version += 1
                 var w = WireWriter()
                 w.instructions(effective)
-                history.append((version, clock, w.bytes))
+                history.append(HistoryRow(version: version, clientFileId: nil, clientVersion: 0, clock: clock, changeset: w.bytes))
                 last = clock
                 group = []
                 inGroup = []
@@ -242,23 +236,9 @@ extension SyncStore {
             }
             flush()
             guard !history.isEmpty else { return nil }
-            try await insertRows(
-                into: "_sync_history", columns: ["server_version", "client_file_id", "client_version", "clock", "changeset"],
-                count: history.count, on: c
-            ) { r, binds in
-                binds.append(Int64(history[r].version))
-                binds.appendNull()
-                binds.append(Int64(0))
-                binds.append(Int64(bitPattern: history[r].clock))
-                binds.append(ByteBuffer(bytes: history[r].changeset))
-            }
             try await store(ids.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c)
             try await storeTombstones(of: ids, model, loaded: loaded, on: c)
-            try await c.query(
-                """
-                WITH meta AS (UPDATE \(unescaped: table("_sync_meta")) SET server_version = \(Int64(version)) WHERE id = 1) \
-                SELECT pg_notify(\(channel), \(String(version)))
-                """, logger: logger)
+            try await appendHistory(history, on: c)
             return version
         }
     }

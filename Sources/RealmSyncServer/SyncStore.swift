@@ -80,8 +80,7 @@ struct SyncStore: Sendable {
                 try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             // Class tables made before `_sync_values` existed (protocol draft of 2026-11-28).
-            let catalog = try await Self.catalog(
-                c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+            let catalog = try await catalog(on: c)
             for statement in captureFunctions() { try await c.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
             for name in catalog.classes.keys.sorted() where !catalog.classes[name]!.isEmbedded {
                 try await c.query(
@@ -96,8 +95,70 @@ struct SyncStore: Sendable {
 
     /// The synced schema the store has.
     func catalog() async throws -> Catalog {
-        try await Self.catalog(
-            client.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+        try await Self.catalog(client.query(catalogQuery, logger: logger))
+    }
+
+    /// The synced schema as connection `c` (in a transaction) sees it.
+    func catalog(on c: PostgresConnection) async throws -> Catalog {
+        try await Self.catalog(c.query(catalogQuery, logger: logger))
+    }
+
+    private var catalogQuery: PostgresQuery {
+        "SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))"
+    }
+
+    /// Locks the history's one writer row (`_sync_meta`) for the transaction of `c`, so that
+    /// server versions commit in their order, and returns the newest server version.
+    func lockHistory(on c: PostgresConnection) async throws -> UInt64 {
+        for try await v in try await c.query(
+            "SELECT server_version FROM \(unescaped: table("_sync_meta")) WHERE id = 1 FOR UPDATE", logger: logger
+        ).decode(Int64.self) {
+            return UInt64(v)
+        }
+        return 0
+    }
+
+    /// One row of `_sync_history` (§8.1).
+    struct HistoryRow {
+        var version: UInt64
+        /// Nil for the SQL writer (§8.4).
+        var clientFileId: [UInt8]?
+        var clientVersion: UInt64
+        var clock: UInt64
+        var changeset: [UInt8]
+        var compensations: [UInt8]? = nil
+    }
+
+    /// Appends `rows` to the history, and sets the server version to the last one's (with the
+    /// client's newest applied upload, when it is an upload's) and announces it, in one statement.
+    func appendHistory(_ rows: [HistoryRow], applied: (clientFileId: [UInt8], version: UInt64)? = nil, on c: PostgresConnection)
+        async throws
+    {
+        guard let version = rows.last?.version else { return }
+        try await insertRows(
+            into: "_sync_history", columns: ["server_version", "client_file_id", "client_version", "clock", "changeset", "compensations"],
+            count: rows.count, on: c
+        ) { r, binds in
+            let row = rows[r]
+            binds.append(Int64(row.version))
+            if let id = row.clientFileId { binds.append(ByteBuffer(bytes: id)) } else { binds.appendNull() }
+            binds.append(Int64(row.clientVersion))
+            binds.append(Int64(bitPattern: row.clock))
+            binds.append(ByteBuffer(bytes: row.changeset))
+            if let compensations = row.compensations { binds.append(ByteBuffer(bytes: compensations)) } else { binds.appendNull() }
+        }
+        let meta = "UPDATE \(table("_sync_meta")) SET server_version = \(version) WHERE id = 1"
+        if let applied {
+            try await c.query(
+                """
+                WITH meta AS (\(unescaped: meta)), \
+                client AS (UPDATE \(unescaped: table("_sync_clients")) SET last_client_version = \(Int64(applied.version)) \
+                WHERE client_file_id = \(ByteBuffer(bytes: applied.clientFileId))) \
+                SELECT pg_notify(\(channel), \(String(version)))
+                """, logger: logger)
+        } else {
+            try await c.query("WITH meta AS (\(unescaped: meta)) SELECT pg_notify(\(channel), \(String(version)))", logger: logger)
+        }
     }
 
     static func catalog(_ rows: PostgresRowSequence) async throws -> Catalog {
@@ -121,8 +182,7 @@ struct SyncStore: Sendable {
     func ensure(_ classes: [SyncClass]) async throws -> Catalog {
         try await transaction { c in
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
-            let current = try await Self.catalog(
-                c.query("SELECT class, property, tag, flags, link_target FROM \(unescaped: table("_sync_schema"))", logger: logger))
+            let current = try await catalog(on: c)
             let additions = try current.additions(for: classes)
             var after = current
             for added in additions {
@@ -194,17 +254,22 @@ struct SyncStore: Sendable {
         return id
     }
 
-    /// The user a client file belongs to, and what that user could read when the file was last
-    /// bootstrapped (``Permissions/readRoles(of:for:)``); nil for an identity the store does not
-    /// know.
-    func client(_ id: [UInt8]) async throws -> (user: String, readRoles: String?)? {
-        for try await (user, roles) in try await client.query(
-            "SELECT user_id, read_roles FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(ByteBuffer(bytes: id))",
-            logger: logger
-        ).decode((String, String?).self) {
-            return (user, roles)
+    /// What a HELLO learns of a client file it names: the user it belongs to (nil: the store does
+    /// not know it), and, when that is `user`, what the user could read when the file was last
+    /// bootstrapped (``Permissions/readRoles(of:for:)``). A file of `user` is recorded as having
+    /// integrated the history through `serverVersion`, now (§8.5), in the same statement.
+    func helloOfClient(_ id: [UInt8], user: String, serverVersion: UInt64) async throws -> (owner: String?, readRoles: String?) {
+        let key = ByteBuffer(bytes: id)
+        for try await (owner, roles) in try await client.query(
+            """
+            WITH seen AS (UPDATE \(unescaped: table("_sync_clients")) SET server_version = \(Int64(serverVersion)), last_seen = now() \
+            WHERE client_file_id = \(key) AND user_id = \(user) RETURNING read_roles) \
+            SELECT (SELECT user_id FROM \(unescaped: table("_sync_clients")) WHERE client_file_id = \(key)), (SELECT read_roles FROM seen)
+            """, logger: logger
+        ).decode((String?, String?).self) {
+            return (owner, roles)
         }
-        return nil
+        return (nil, nil)
     }
 
     /// Records what a client file's user could read when the file was bootstrapped.
@@ -248,13 +313,7 @@ struct SyncStore: Sendable {
             ).decode(Int64.self) {
                 lastClientVersion = UInt64(v)
             }
-            // One writer of the history at a time, so server versions commit in their order.
-            var version: UInt64 = 0
-            for try await v in try await c.query(
-                "SELECT server_version FROM \(unescaped: table("_sync_meta")) WHERE id = 1 FOR UPDATE", logger: logger
-            ).decode(Int64.self) {
-                version = UInt64(v)
-            }
+            var version = try await lockHistory(on: c)
             // Every object the new uploads touch, read (and locked) with a query per class, then the
             // uploads applied in memory, and the history, objects and tombstones written with a
             // statement per table and class: a few round trips a batch instead of four an object.
@@ -271,7 +330,7 @@ struct SyncStore: Sendable {
             let loaded = try await load(touched, catalog: catalog, on: c)
             var model = SyncStoreModel()
             for id in touched { model.load(id, object: loaded[id]?.object, tombstone: loaded[id]?.tombstone) }
-            var history: [(version: UInt64, upload: Upload, changeset: [UInt8], compensations: [UInt8]?)] = []
+            var history: [HistoryRow] = []
             var refused: [(clientVersion: UInt64, objects: [SyncStoreModel.ObjectID])] = []
             // Once an upload's writes are checked, each upload is stored as it is applied (the
             // checks read the tables).
@@ -328,36 +387,17 @@ struct SyncStore: Sendable {
                     cw.instructions(objects.map { Instruction($0.className, $0.primaryKey, .create) })
                     compensations = cw.bytes
                 }
-                history.append((version, upload, w.bytes, compensations))
+                history.append(
+                    HistoryRow(
+                        version: version, clientFileId: clientFileId, clientVersion: upload.clientVersion, clock: upload.clock,
+                        changeset: w.bytes, compensations: compensations))
             }
             guard let applied = fresh.last?.clientVersion else { return (lastClientVersion, version, []) }
-            try await insertRows(
-                into: "_sync_history",
-                columns: ["server_version", "client_file_id", "client_version", "clock", "changeset", "compensations"],
-                count: history.count,
-                on: c
-            ) { r, binds in
-                binds.append(Int64(history[r].version))
-                binds.append(clientKey)
-                binds.append(Int64(history[r].upload.clientVersion))
-                binds.append(Int64(bitPattern: history[r].upload.clock))
-                binds.append(ByteBuffer(bytes: history[r].changeset))
-                if let compensations = history[r].compensations {
-                    binds.append(ByteBuffer(bytes: compensations))
-                } else {
-                    binds.appendNull()
-                }
-            }
             if !storedEach { try await store(touched.map { ($0, loaded[$0]?.object, model.object($0)) }, catalog: catalog, on: c) }
             try await storeTombstones(of: touched, model, loaded: loaded, on: c)
-            // The new server version, the client's newest applied upload and the announcement, in
-            // one statement (one round trip).
-            try await c.query(
-                """
-                WITH meta AS (UPDATE \(unescaped: table("_sync_meta")) SET server_version = \(Int64(version)) WHERE id = 1), \
-                client AS (UPDATE \(unescaped: table("_sync_clients")) SET last_client_version = \(Int64(applied)) WHERE client_file_id = \(clientKey)) \
-                SELECT pg_notify(\(channel), \(String(version)))
-                """, logger: logger)
+            // The history, then the new server version, the client's newest applied upload and the
+            // announcement in one statement.
+            try await appendHistory(history, applied: (clientFileId, applied), on: c)
             return (applied, version, refused)
         }
     }

@@ -20,13 +20,16 @@ final class VersionFeed: Service, Sendable {
     private let externalWrites: AsyncStream<Void>
     private let wakeConversion: AsyncStream<Void>.Continuation
 
-    /// How long the history keeps entries (nil: forever), compacted every quarter of it (at most
-    /// every minute, at least every second).
+    /// How long the history keeps entries (nil: forever).
     private let retention: Duration?
+    /// How often the history is compacted: every quarter of the retention, at most every minute,
+    /// at least every second.
+    private let compactionInterval: Duration?
 
     init(store: SyncStore, retention: Duration? = nil) {
         self.store = store
         self.retention = retention
+        compactionInterval = retention.map { min(max($0 / 4, .seconds(1)), .seconds(60)) }
         (externalWrites, wakeConversion) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -90,7 +93,7 @@ final class VersionFeed: Service, Sendable {
             while !Task.isCancelled {
                 if let v = try? await self.store.latestVersion() { self.announce(v) }
                 self.wakeConversion.yield()
-                if let retention = self.retention, ContinuousClock.now - compacted >= min(max(retention / 4, .seconds(1)), .seconds(60)) {
+                if let retention = self.retention, let interval = self.compactionInterval, ContinuousClock.now - compacted >= interval {
                     compacted = ContinuousClock.now
                     do {
                         try await self.store.compactHistory(retention: retention)
@@ -98,7 +101,7 @@ final class VersionFeed: Service, Sendable {
                         self.store.logger.warning("compacting the history failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
                 }
-                try? await Task.sleep(for: min(Self.pollInterval, self.retention.map { max($0 / 4, .seconds(1)) } ?? Self.pollInterval))
+                try? await Task.sleep(for: min(Self.pollInterval, self.compactionInterval ?? Self.pollInterval))
             }
         }
         wakeConversion.finish()

@@ -19,13 +19,14 @@ func eventuallyAsync(_ seconds: Double, _ condition: () async throws -> Bool) as
 /// The history kept bounded, and client reset in RealmSwift's four modes (Spec/SYNC.md §8.5,
 /// issue 52 §4).
 extension SyncServerTests {
-    /// The newest server version the store of `appId` compacted away.
-    static func compactedThrough(appId: String) async throws -> Int {
+    /// The store's newest server version and the newest it compacted away (`_sync_meta`).
+    static func meta(appId: String) async throws -> (version: Int, compacted: Int) {
         try await TestDatabase.withClient { client in
-            var n = 0
-            let sql = "SELECT compacted_through FROM \"\(appId)\"._sync_meta WHERE id = 1"
-            for try await v in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { n = Int(v) }
-            return n
+            let sql = "SELECT server_version, compacted_through FROM \"\(appId)\"._sync_meta WHERE id = 1"
+            for try await (v, c) in try await client.query(PostgresQuery(unsafeSQL: sql)).decode((Int64, Int64).self) {
+                return (Int(v), Int(c))
+            }
+            return (0, 0)
         }
     }
 
@@ -60,20 +61,10 @@ extension SyncServerTests {
         }
         for i in 0..<3 { try a.write { $0.add(ClientDog(name: "a\(i)", age: 2)) } }
         try await bounded { try await a.sync() }
-        let target = try await Self.versions(appId: server.appId) - 1
-        #expect(try await eventuallyAsync(15) { (try? await Self.compactedThrough(appId: server.appId)) ?? 0 >= target })
+        let target = try await Self.meta(appId: server.appId).version - 1
+        #expect(try await eventuallyAsync(15) { (try? await Self.meta(appId: server.appId).compacted) ?? 0 >= target })
         try b.session.resume()
         return (server, a, b)
-    }
-
-    /// The store's newest server version.
-    static func versions(appId: String) async throws -> Int {
-        try await TestDatabase.withClient { client in
-            var n = 0
-            let sql = "SELECT server_version FROM \"\(appId)\"._sync_meta WHERE id = 1"
-            for try await v in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int64.self) { n = Int(v) }
-            return n
-        }
     }
 
     static func cities(_ c: TestClient) throws -> [String] {

@@ -54,12 +54,22 @@ struct TestClient: Sendable {
         configuration = config
     }
 
-    /// A client made of these parts.
-    init(app: App, user: User, configuration: Realm.Configuration, root: URL) {
-        self.app = app
-        self.user = user
-        self.configuration = configuration
-        self.root = root
+    /// A client of `appId` of its own (user and directory) through an app configured as
+    /// `configure` says (the base URL, other servers, trusted authorities; the directory and a
+    /// 15 s connect timeout are set here), logged in with `credentials`, whose file holds
+    /// `objectTypes` with `initialSubscriptions`.
+    init(
+        appId: String, credentials: Credentials = .anonymous, objectTypes: [ObjectBase.Type],
+        configure: (inout AppConfiguration) -> Void, initialSubscriptions: @escaping @Sendable (SyncSubscriptionSet) -> Void
+    ) async throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-client-\(UUID().uuidString)")
+        var appConfiguration = AppConfiguration(rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000))
+        configure(&appConfiguration)
+        app = App(id: appId, configuration: appConfiguration)
+        user = try await app.login(credentials: credentials)
+        var config = user.flexibleSyncConfiguration(initialSubscriptions: initialSubscriptions)
+        config.objectTypes = objectTypes
+        configuration = config
     }
 
     /// The same client with another configuration (same user and directory).

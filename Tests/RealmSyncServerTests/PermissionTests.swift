@@ -77,6 +77,19 @@ extension SyncServerTests {
         try await TestClient(server, objectTypes: [ClientDoc.self]) { $0.append(QuerySubscription<ClientDoc>(name: "docs")) }
     }
 
+    /// A client of `server` that wrote, and uploaded, a private document (p1, "secret-p1") and a
+    /// shared one (s1, "open-s1") of its user.
+    static func docsWriter(_ server: ServerProcess) async throws -> TestClient {
+        let a = try await docsClient(server)
+        let owner = a.user.id
+        try a.write { realm in
+            realm.create(ClientDoc.self, value: ["_id": "p1", "ownerId": owner, "title": "secret-p1"])
+            realm.create(ClientDoc.self, value: ["_id": "s1", "ownerId": owner, "shared": true, "title": "open-s1"])
+        }
+        try await bounded { try await a.sync() }
+        return a
+    }
+
     static func doc(_ id: String, owner: String, shared: Bool, title: String) -> [Instruction] {
         [
             Instruction("Doc", .string(id), .create),
@@ -163,14 +176,8 @@ extension SyncServerTests {
     @Test func aClientFileHoldsOnlyWhatItsUserMayRead() async throws {
         let (server, _) = try await Self.permissionedServer(Self.permissions)
         defer { server.stop() }
-        let a = try await Self.docsClient(server)
+        let a = try await Self.docsWriter(server)
         let b = try await Self.docsClient(server)
-        let owner = a.user.id
-        try a.write { realm in
-            realm.create(ClientDoc.self, value: ["_id": "p1", "ownerId": owner, "title": "secret-p1"])
-            realm.create(ClientDoc.self, value: ["_id": "s1", "ownerId": owner, "shared": true, "title": "open-s1"])
-        }
-        try await bounded { try await a.sync() }
         _ = try Realm(configuration: b.configuration)  // starts its session
         try await bounded { try await b.sync() }
         #expect(try Realm(configuration: b.configuration).objects(ClientDoc.self).map(\._id) == ["s1"])
@@ -316,24 +323,15 @@ extension SyncServerTests {
     @Test func aUserWhoseClaimsChangeSeesWhatItsNewRoleMayRead() async throws {
         let (server, _) = try await Self.permissionedServer(Self.permissions)
         defer { server.stop() }
-        let a = try await Self.docsClient(server)
-        let owner = a.user.id
-        try a.write { realm in
-            realm.create(ClientDoc.self, value: ["_id": "p1", "ownerId": owner, "title": "private"])
-            realm.create(ClientDoc.self, value: ["_id": "s1", "ownerId": owner, "shared": true, "title": "shared"])
+        let a = try await Self.docsWriter(server)
+        let admin = Credentials.jwt(token: try await Self.jwt(server, user: "carol", role: "admin"))
+        let client = try await TestClient(appId: server.appId, credentials: admin, objectTypes: [ClientDoc.self]) {
+            $0.baseURL = server.baseURL
+        } initialSubscriptions: {
+            $0.append(QuerySubscription<ClientDoc>(name: "docs"))
         }
-        try await bounded { try await a.sync() }
-
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-claims-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let app = App(
-            id: server.appId,
-            configuration: AppConfiguration(
-                baseURL: server.baseURL, rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000)))
-        let carol = try await app.login(credentials: .jwt(token: try await Self.jwt(server, user: "carol", role: "admin")))
-        var config = carol.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<ClientDoc>(name: "docs")) })
-        config.objectTypes = [ClientDoc.self]
-        let client = TestClient(a, configuration: config)
+        defer { try? FileManager.default.removeItem(at: client.root) }
+        let (app, carol, config) = (client.app, client.user, client.configuration)
         func ids() throws -> [String] {
             let realm = try Realm(configuration: config)
             realm.refresh()

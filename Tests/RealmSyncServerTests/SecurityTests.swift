@@ -84,16 +84,12 @@ extension SyncServerTests {
         // A host name: TLS names the server it expects (SNI), which an IP address cannot be.
         let url = "https://localhost:\(server.port)"
         func client(trusting: Bool) async throws -> TestClient {
-            let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-tls-\(UUID().uuidString)")
-            let app = App(
-                id: server.appId,
-                configuration: AppConfiguration(
-                    baseURL: url, rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000),
-                    trustedCertificateAuthorities: trusting ? Self.certificates.appendingPathComponent("ca.pem") : nil))
-            let user = try await app.login(credentials: .anonymous)
-            var config = user.flexibleSyncConfiguration(initialSubscriptions: { $0.append(QuerySubscription<ClientDog>(name: "dogs")) })
-            config.objectTypes = [ClientDog.self, ClientOwner.self]
-            return TestClient(app: app, user: user, configuration: config, root: root)
+            try await TestClient(appId: server.appId, objectTypes: [ClientDog.self, ClientOwner.self]) {
+                $0.baseURL = url
+                $0.trustedCertificateAuthorities = trusting ? Self.certificates.appendingPathComponent("ca.pem") : nil
+            } initialSubscriptions: {
+                $0.append(QuerySubscription<ClientDog>(name: "dogs"))
+            }
         }
         let a = try await client(trusting: true)
         let b = try await client(trusting: true)

@@ -20,20 +20,14 @@ extension SyncServerTests {
     /// owners and the writers' dogs subscribed.
     static func deploymentClient(_ urls: [String], first: Int, appId: String) async throws -> TestClient {
         let ordered = Array(urls[first...] + urls[..<first])
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("realm-client-\(UUID().uuidString)")
-        let app = App(
-            id: appId,
-            configuration: AppConfiguration(
-                baseURL: ordered[0], rootDirectory: root, syncTimeouts: SyncTimeoutOptions(connectTimeout: 15_000),
-                additionalBaseURLs: Array(ordered.dropFirst())))
-        let user = try await app.login(credentials: .anonymous)
-        var config = user.flexibleSyncConfiguration(initialSubscriptions: { subs in
+        return try await TestClient(appId: appId, objectTypes: [ClientDog.self, ClientOwner.self, CrashDog.self]) {
+            $0.baseURL = ordered[0]
+            $0.additionalBaseURLs = Array(ordered.dropFirst())
+        } initialSubscriptions: { subs in
             subs.append(QuerySubscription<ClientDog>(name: "dogs"))
             subs.append(QuerySubscription<ClientOwner>(name: "owners"))
             subs.append(QuerySubscription<CrashDog>(name: "writers"))
-        })
-        config.objectTypes = [ClientDog.self, ClientOwner.self, CrashDog.self]
-        return TestClient(app: app, user: user, configuration: config, root: root)
+        }
     }
 
     /// A deployment replica: dogs as "id name age owner", owners as "id city", the writers' dogs

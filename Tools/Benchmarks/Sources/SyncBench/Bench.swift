@@ -113,18 +113,24 @@ final class Bench: Sendable {
         try psql(
             "CREATE TABLE IF NOT EXISTS \"\(appId)\".baseline (_id bigint PRIMARY KEY, name text, age bigint, score double precision, active boolean)"
         )
+        try await withConnection { connection in
+            for i in first..<(first + count) {
+                try await connection.query(
+                    "INSERT INTO \(unescaped: "\"\(appId)\".baseline") VALUES (\(i), \("name-\(i)"), \(i % 100), \(Double(i % 1000) * 0.5), \(i % 2 == 0))",
+                    logger: Logger(label: "bench"))
+            }
+        }
+    }
+
+    /// Runs `body` on a connection of its own to the benchmark's database (another application's,
+    /// not a server's).
+    func withConnection(_ body: (PostgresConnection) async throws -> Void) async throws {
         var config = try PostgresClient.Configuration(url: postgres)
         config.options.maximumConnections = 1
         let client = PostgresClient(configuration: config)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
-            try await client.withConnection { connection in
-                for i in first..<(first + count) {
-                    try await connection.query(
-                        "INSERT INTO \(unescaped: "\"\(appId)\".baseline") VALUES (\(i), \("name-\(i)"), \(i % 100), \(Double(i % 1000) * 0.5), \(i % 2 == 0))",
-                        logger: Logger(label: "bench"))
-                }
-            }
+            try await client.withConnection { try await body($0) }
             group.cancelAll()
         }
     }
@@ -140,8 +146,7 @@ final class Bench: Sendable {
             try await seen.wait(for: id)
             samples.append((ContinuousClock.now - start) / .seconds(1))
         }
-        samples.sort()
-        return (samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)])
+        return Report.percentiles(samples)
     }
 
     /// Inserts a row with plain SQL (another application's write, Spec/SYNC.md §8.4) and waits
@@ -149,26 +154,18 @@ final class Bench: Sendable {
     func sqlLatency(reader: BenchClient, rounds: Int, firstId: Int) async throws -> (p50: Double, p99: Double) {
         var samples: [Double] = []
         let seen = reader.watch()
-        var config = try PostgresClient.Configuration(url: postgres)
-        config.options.maximumConnections = 1
-        let client = PostgresClient(configuration: config)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            try await client.withConnection { connection in
-                for r in 0..<rounds {
-                    let id = firstId + r
-                    let start = ContinuousClock.now
-                    try await connection.query(
-                        "INSERT INTO \(unescaped: "\"\(appId)\".\"SyncPerson\"") (_id, name, age, score, active) VALUES (\(id), \("name-\(id)"), \(id % 100), \(Double(id % 1000) * 0.5), \(id % 2 == 0))",
-                        logger: Logger(label: "bench"))
-                    try await seen.wait(for: id)
-                    samples.append((ContinuousClock.now - start) / .seconds(1))
-                }
+        try await withConnection { connection in
+            for r in 0..<rounds {
+                let id = firstId + r
+                let start = ContinuousClock.now
+                try await connection.query(
+                    "INSERT INTO \(unescaped: "\"\(appId)\".\"SyncPerson\"") (_id, name, age, score, active) VALUES (\(id), \("name-\(id)"), \(id % 100), \(Double(id % 1000) * 0.5), \(id % 2 == 0))",
+                    logger: Logger(label: "bench"))
+                try await seen.wait(for: id)
+                samples.append((ContinuousClock.now - start) / .seconds(1))
             }
-            group.cancelAll()
         }
-        samples.sort()
-        return (samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)])
+        return Report.percentiles(samples)
     }
 
     /// The server process's resident memory.
@@ -253,6 +250,20 @@ final class BenchClient: Sendable {
     }
 }
 
+/// Calls `handle`, on `queue`, with the objects of `type` each change of the file inserts (a Realm
+/// confined to `queue` observes them); the token keeps the observation.
+func observeInsertions<T: Object>(
+    of type: T.Type, configuration: Realm.Configuration, on queue: DispatchQueue, _ handle: @escaping ([T]) -> Void
+) -> NotificationToken {
+    queue.sync {
+        let realm = try! Realm(configuration: configuration, queue: queue)
+        return realm.objects(type).observe(on: queue) { change in
+            guard case .update(let r, _, let insertions, _) = change else { return }
+            handle(insertions.map { r[$0] })
+        }
+    }
+}
+
 /// Follows a client's `SyncPerson` objects on a queue of its own and tells waiters when an id
 /// arrives.
 final class Watcher: @unchecked Sendable {
@@ -264,21 +275,17 @@ final class Watcher: @unchecked Sendable {
     private var token: NotificationToken?
 
     init(_ configuration: Realm.Configuration) {
-        queue.sync {
-            let realm = try! Realm(configuration: configuration, queue: queue)
-            let results = realm.objects(SyncPerson.self)
-            token = results.observe(on: queue) { [weak self] change in
-                guard let self, case .update(let r, _, let insertions, _) = change else { return }
-                let ids = insertions.map { r[$0]._id }
-                self.lock.lock()
-                var ready: [CheckedContinuation<Void, Never>] = []
-                for id in ids {
-                    self.seen.insert(id)
-                    if let c = self.waiting.removeValue(forKey: id) { ready.append(c) }
-                }
-                self.lock.unlock()
-                for c in ready { c.resume() }
+        token = observeInsertions(of: SyncPerson.self, configuration: configuration, on: queue) { [weak self] inserted in
+            guard let self else { return }
+            let ids = inserted.map(\._id)
+            self.lock.lock()
+            var ready: [CheckedContinuation<Void, Never>] = []
+            for id in ids {
+                self.seen.insert(id)
+                if let c = self.waiting.removeValue(forKey: id) { ready.append(c) }
             }
+            self.lock.unlock()
+            for c in ready { c.resume() }
         }
     }
 
@@ -297,6 +304,13 @@ final class Watcher: @unchecked Sendable {
 }
 
 enum Report {
+    /// The median and the 99th percentile of `samples` (nan when there are none).
+    static func percentiles(_ samples: [Double]) -> (p50: Double, p99: Double) {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return (.nan, .nan) }
+        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
+    }
+
     static func ratio(_ a: Double, _ b: Double) -> String {
         guard b.isFinite, b > 0 else { return "" }
         return String(format: "%.2f×", a / b)

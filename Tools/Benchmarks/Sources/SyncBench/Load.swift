@@ -69,12 +69,11 @@ extension Bench {
         let cpu = [process, second.process].map(Self.cpuSeconds).reduce(0, +) - cpuBefore
         let loop = Self.loopbackBytes() - loopBefore
         let rss = Self.residentBytes(process) + Self.residentBytes(second.process)
-        var samples = probes.flatMap { $0.samples() }.sorted()
-        if samples.isEmpty { samples = [.nan] }
+        let (p50, p99) = Report.percentiles(probes.flatMap { $0.samples() })
         let stored = try countRows("LoadNote")
         for c in clients { await c.close() }
         return LoadResult(
-            seconds: seconds, p50: samples[samples.count / 2], p99: samples[min(samples.count - 1, samples.count * 99 / 100)],
+            seconds: seconds, p50: p50, p99: p99,
             serverCPUSeconds: cpu, serverResidentBytes: rss, loopbackBytes: loop, lost: lost, stored: stored)
     }
 
@@ -156,16 +155,13 @@ final class LatencyProbe: @unchecked Sendable {
     private var token: NotificationToken?
 
     init(_ configuration: Realm.Configuration) {
-        queue.sync {
-            let realm = try! Realm(configuration: configuration, queue: queue)
-            token = realm.objects(LoadNote.self).observe(on: queue) { [weak self] change in
-                guard let self, case .update(let r, _, let insertions, _) = change else { return }
-                let now = Date()
-                let d = insertions.map { now.timeIntervalSince(r[$0].at) }
-                self.lock.lock()
-                self.delays += d
-                self.lock.unlock()
-            }
+        token = observeInsertions(of: LoadNote.self, configuration: configuration, on: queue) { [weak self] inserted in
+            guard let self else { return }
+            let now = Date()
+            let d = inserted.map { now.timeIntervalSince($0.at) }
+            self.lock.lock()
+            self.delays += d
+            self.lock.unlock()
         }
     }
 
